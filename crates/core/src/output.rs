@@ -1,0 +1,399 @@
+//! What a tool returns ([`ToolOutput`], [`ToolError`]) and what the model sees ([`ToolResult`]).
+
+use std::error::Error as StdError;
+use std::fmt;
+use std::time::Duration;
+
+use crate::artifacts::ArtifactId;
+use crate::trim::grouped;
+
+/// The successful output of a tool: the text that becomes the tool result.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct ToolOutput {
+    /// The text the model will see (post-trimmed by the registry if it exceeds its allowance).
+    pub text: String,
+}
+
+impl ToolOutput {
+    /// An output made of `text`.
+    pub fn text(text: impl Into<String>) -> Self {
+        ToolOutput { text: text.into() }
+    }
+
+    /// The output's text.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+}
+
+impl From<String> for ToolOutput {
+    fn from(text: String) -> Self {
+        ToolOutput { text }
+    }
+}
+
+impl From<&str> for ToolOutput {
+    fn from(text: &str) -> Self {
+        ToolOutput {
+            text: text.to_owned(),
+        }
+    }
+}
+
+/// The failure of one tool call.
+///
+/// Two texts describe each error: [`Display`](fmt::Display) is for operators (logs, tracing;
+/// it includes sources through [`Error::source`](StdError::source)), and
+/// [`model_text`](ToolError::model_text) is what the model reads in the `is_error` tool result:
+/// what went wrong and what to do next, without internals.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ToolError {
+    /// The arguments are not JSON, or do not match the tool's input schema.
+    #[error("invalid arguments: {message}")]
+    InvalidArguments {
+        /// What is wrong, with the field path when there is one (`path.offset: invalid type …`).
+        message: String,
+    },
+    /// The work would produce more than the allowance; refused before it was done.
+    #[error("{what} (~{estimated_tokens} tokens) exceeds the cap of {max_tokens} tokens")]
+    TooLarge {
+        /// What is too large, capitalised: `File content`, `Command output`.
+        what: String,
+        /// The estimated size of the full result, in tokens.
+        estimated_tokens: usize,
+        /// The most tokens this call may return.
+        max_tokens: usize,
+        /// What to do instead, with real numbers: `Use offset and limit …`.
+        suggestion: String,
+    },
+    /// Something the call names does not exist.
+    #[error("not found: {what}")]
+    NotFound {
+        /// What was not found, e.g. ``file `src/lib.rs` ``.
+        what: String,
+    },
+    /// The call asked for something outside what the tool may touch.
+    #[error("permission denied: {message}")]
+    PermissionDenied {
+        /// What was refused and why, e.g. the workspace root a path escapes.
+        message: String,
+    },
+    /// The call did not finish within its timeout and was stopped.
+    #[error("timed out after {}", DisplayDuration(*.0))]
+    Timeout(Duration),
+    /// The call was cancelled (its turn was cancelled) before it finished.
+    #[error("cancelled")]
+    Cancelled,
+    /// The tool failed for any other reason.
+    #[error("{message}")]
+    Failed {
+        /// A model-readable account of the failure.
+        message: String,
+        /// The underlying error, for operators.
+        #[source]
+        source: Option<Box<dyn StdError + Send + Sync>>,
+    },
+    /// The model named a tool the registry does not have. Produced by the registry.
+    #[error("unknown tool `{name}`")]
+    UnknownTool {
+        /// The name the model used.
+        name: String,
+        /// The names the registry knows, in registration order.
+        known: Vec<String>,
+    },
+    /// The tool panicked. Produced by the registry; the other calls of the batch are unaffected.
+    #[error("tool panicked: {message}")]
+    Panicked {
+        /// The panic message, when it was a string.
+        message: String,
+    },
+    /// A per-turn call cap was reached, so this call was not run. Produced by the registry.
+    #[error("{cap} reached ({limit} calls)")]
+    CapExceeded {
+        /// Which cap.
+        cap: Cap,
+        /// The cap's value.
+        limit: usize,
+    },
+}
+
+/// The per-turn call caps a [`Turn`](crate::Turn) enforces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Cap {
+    /// `max_calls_per_turn`: calls of any tool in one turn.
+    CallsPerTurn,
+    /// `max_calls_per_tool`: calls of the one named tool in one turn.
+    CallsPerTool(String),
+}
+
+impl fmt::Display for Cap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Cap::CallsPerTurn => f.write_str("max_calls_per_turn"),
+            Cap::CallsPerTool(tool) => write!(f, "max_calls_per_tool for `{tool}`"),
+        }
+    }
+}
+
+impl ToolError {
+    /// A generic failure with a model-readable message.
+    pub fn failed(message: impl Into<String>) -> Self {
+        ToolError::Failed {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// A failure with a model-readable message and the underlying error for operators.
+    pub fn failed_with(
+        message: impl Into<String>,
+        source: impl Into<Box<dyn StdError + Send + Sync>>,
+    ) -> Self {
+        ToolError::Failed {
+            message: message.into(),
+            source: Some(source.into()),
+        }
+    }
+
+    /// Invalid arguments, with what is wrong.
+    pub fn invalid_arguments(message: impl Into<String>) -> Self {
+        ToolError::InvalidArguments {
+            message: message.into(),
+        }
+    }
+
+    /// Something the call names was not found.
+    pub fn not_found(what: impl Into<String>) -> Self {
+        ToolError::NotFound { what: what.into() }
+    }
+
+    /// The call reached outside what the tool may touch.
+    pub fn permission_denied(message: impl Into<String>) -> Self {
+        ToolError::PermissionDenied {
+            message: message.into(),
+        }
+    }
+
+    /// The work would exceed the allowance: `what` (`File content`) is estimated at
+    /// `estimated_tokens`, over `max_tokens`; `suggestion` says what to do instead.
+    pub fn too_large(
+        what: impl Into<String>,
+        estimated_tokens: usize,
+        max_tokens: usize,
+        suggestion: impl Into<String>,
+    ) -> Self {
+        ToolError::TooLarge {
+            what: what.into(),
+            estimated_tokens,
+            max_tokens,
+            suggestion: suggestion.into(),
+        }
+    }
+
+    /// The text the model reads in the `is_error` tool result.
+    ///
+    /// ```
+    /// use toolsmith::ToolError;
+    ///
+    /// let error = ToolError::too_large(
+    ///     "File content",
+    ///     74_829,
+    ///     20_000,
+    ///     "Use offset and limit to read part of it: offset=0 limit=400 reads about the first \
+    ///      20,000 tokens; or use grep to search it.",
+    /// );
+    /// assert!(error.model_text().starts_with(
+    ///     "Error: File content (~74,829 tokens) exceeds maximum allowed tokens (20,000). Use offset"
+    /// ));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn model_text(&self) -> String {
+        match self {
+            ToolError::InvalidArguments { message } => format!(
+                "Error: invalid arguments: {message}. Call the tool again with arguments that \
+                 match its input schema."
+            ),
+            ToolError::TooLarge {
+                what,
+                estimated_tokens,
+                max_tokens,
+                suggestion,
+            } => format!(
+                "Error: {what} (~{} tokens) exceeds maximum allowed tokens ({}). {suggestion}",
+                grouped(*estimated_tokens),
+                grouped(*max_tokens)
+            ),
+            ToolError::NotFound { what } => format!("Error: {what} was not found."),
+            ToolError::PermissionDenied { message } => {
+                format!("Error: permission denied: {message}")
+            }
+            ToolError::Timeout(after) => format!(
+                "Error: the call did not finish within {} and was stopped; nothing it produced \
+                 was kept. Ask for less work in one call (a narrower query, a smaller page).",
+                DisplayDuration(*after)
+            ),
+            ToolError::Cancelled => {
+                "Error: the call was cancelled before it finished; it returned nothing.".to_owned()
+            }
+            ToolError::Failed { message, .. } => format!("Error: {message}"),
+            ToolError::UnknownTool { name, known } => {
+                if known.is_empty() {
+                    format!("Error: unknown tool `{name}`; no tools are available.")
+                } else {
+                    format!(
+                        "Error: unknown tool `{name}`. Available tools: {}.",
+                        known.join(", ")
+                    )
+                }
+            }
+            ToolError::Panicked { message } => format!(
+                "Error: the tool failed unexpectedly ({message}). The other calls were not \
+                 affected; try a different request or another tool."
+            ),
+            ToolError::CapExceeded { cap, limit } => match cap {
+                Cap::CallsPerTurn => format!(
+                    "Error: this call was not run: {limit} tool calls were already made this \
+                     turn (max_calls_per_turn). Work with the results you have, or answer the \
+                     user."
+                ),
+                Cap::CallsPerTool(tool) => format!(
+                    "Error: this call was not run: `{tool}` was already called {limit} times \
+                     this turn (max_calls_per_tool). Use the results you have or another \
+                     approach."
+                ),
+            },
+        }
+    }
+
+    /// A short, stable name of the error's kind, for logs and metrics: `invalid_arguments`,
+    /// `too_large`, `not_found`, `permission_denied`, `timeout`, `cancelled`, `failed`,
+    /// `unknown_tool`, `panicked`, `cap_exceeded`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ToolError::InvalidArguments { .. } => "invalid_arguments",
+            ToolError::TooLarge { .. } => "too_large",
+            ToolError::NotFound { .. } => "not_found",
+            ToolError::PermissionDenied { .. } => "permission_denied",
+            ToolError::Timeout(_) => "timeout",
+            ToolError::Cancelled => "cancelled",
+            ToolError::Failed { .. } => "failed",
+            ToolError::UnknownTool { .. } => "unknown_tool",
+            ToolError::Panicked { .. } => "panicked",
+            ToolError::CapExceeded { .. } => "cap_exceeded",
+        }
+    }
+}
+
+impl From<std::io::Error> for ToolError {
+    fn from(error: std::io::Error) -> Self {
+        match error.kind() {
+            std::io::ErrorKind::NotFound => ToolError::NotFound {
+                what: error.to_string(),
+            },
+            std::io::ErrorKind::PermissionDenied => ToolError::PermissionDenied {
+                message: error.to_string(),
+            },
+            _ => ToolError::failed_with(error.to_string(), error),
+        }
+    }
+}
+
+/// Durations as people write them: `30s`, `1.5s`, `250ms`, `2m`.
+pub(crate) struct DisplayDuration(pub(crate) Duration);
+
+impl fmt::Display for DisplayDuration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let d = self.0;
+        if d.as_secs() >= 60 && d.as_secs() % 60 == 0 && d.subsec_nanos() == 0 {
+            write!(f, "{}m", d.as_secs() / 60)
+        } else if d.as_secs() >= 1 {
+            write!(f, "{}s", d.as_secs_f64())
+        } else {
+            write!(f, "{}ms", d.as_millis())
+        }
+    }
+}
+
+/// One tool result: exactly what the model sees, plus the figures behind it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ToolResult {
+    /// The id of the tool call this answers (`tool_use_id`).
+    pub call_id: String,
+    /// The name of the tool the model called (possibly unknown to the registry).
+    pub tool: String,
+    /// The text the model sees: the output, trimmed with a marker if it exceeded its allowance.
+    pub content: String,
+    /// Whether this is an error result.
+    pub is_error: bool,
+    /// How the content was budgeted.
+    pub meta: ResultMeta,
+}
+
+impl ToolResult {
+    /// The chars (Unicode scalar values) of the content.
+    pub fn content_chars(&self) -> usize {
+        self.content.chars().count()
+    }
+}
+
+/// The figures behind one [`ToolResult`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct ResultMeta {
+    /// The call's final allowance in chars: the content never has more.
+    pub allowance: usize,
+    /// The allowance the tool saw while running (`ToolContext::budget`).
+    pub initial_allowance: usize,
+    /// Chars of the full output before trimming.
+    pub original_chars: usize,
+    /// Lines of the full output before trimming.
+    pub original_lines: usize,
+    /// Whether the registry trimmed the output.
+    pub trimmed: bool,
+    /// The artifact holding the full output, when it was trimmed and stored.
+    pub artifact: Option<ArtifactId>,
+    /// Why the full output could not be stored, when storing failed.
+    pub artifact_error: Option<String>,
+    /// The error kind (see [`ToolError::kind`]) when this is an error result.
+    pub error_kind: Option<&'static str>,
+    /// How long the call ran (zero for calls refused before running).
+    pub duration: Duration,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_naturally() {
+        assert_eq!(DisplayDuration(Duration::from_secs(30)).to_string(), "30s");
+        assert_eq!(DisplayDuration(Duration::from_millis(1500)).to_string(), "1.5s");
+        assert_eq!(DisplayDuration(Duration::from_millis(250)).to_string(), "250ms");
+        assert_eq!(DisplayDuration(Duration::from_secs(120)).to_string(), "2m");
+    }
+
+    #[test]
+    fn model_text_and_display_differ() {
+        let source = std::io::Error::other("disk on fire");
+        let error = ToolError::failed_with("could not write the file", source);
+        assert_eq!(error.model_text(), "Error: could not write the file");
+        assert_eq!(error.to_string(), "could not write the file");
+        assert!(error.source().is_some());
+    }
+
+    #[test]
+    fn unknown_tool_lists_the_known_ones() {
+        let error = ToolError::UnknownTool {
+            name: "reed_file".into(),
+            known: vec!["read_file".into(), "grep".into()],
+        };
+        assert_eq!(
+            error.model_text(),
+            "Error: unknown tool `reed_file`. Available tools: read_file, grep."
+        );
+    }
+}

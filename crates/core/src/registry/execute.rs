@@ -1,0 +1,453 @@
+//! Running batches: admission, concurrent execution, budgeting and post-trim.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
+
+use super::{Arguments, READ_ARTIFACT, Registry, ToolCall};
+use crate::artifacts::ArtifactError;
+use crate::budget::{BudgetError, BudgetPolicy};
+use crate::context::{CallSummary, Event, Page, ToolContext};
+use crate::output::{Cap, ResultMeta, ToolError, ToolOutput, ToolResult};
+use crate::tool::DynTool;
+use crate::trim::{self, FullOutput, TrimStyle};
+
+/// One user turn: the batches the model asks for until it answers, under shared caps.
+///
+/// A turn counts calls across its batches (`max_calls_per_turn`, `max_calls_per_tool`) and
+/// the chars its results used (`turn_budget_chars`). Start a new turn for each user message.
+#[derive(Debug)]
+pub struct Turn {
+    registry: Registry,
+    budget: BudgetPolicy,
+    calls_made: usize,
+    calls_per_tool: HashMap<String, usize>,
+    chars_used: usize,
+    cancel: CancellationToken,
+}
+
+/// A call after admission: either it runs, or its error result is already known.
+enum Admission {
+    Run {
+        tool: Arc<dyn DynTool>,
+        args: Value,
+        page: Option<Page>,
+    },
+    Refused(ToolError),
+}
+
+/// What became of one call, before budgeting.
+struct Outcome {
+    result: Result<ToolOutput, ToolError>,
+    duration: Duration,
+}
+
+impl Turn {
+    pub(super) fn new(registry: Registry) -> Self {
+        Turn {
+            budget: registry.inner.budget.clone(),
+            registry,
+            calls_made: 0,
+            calls_per_tool: HashMap::new(),
+            chars_used: 0,
+            cancel: CancellationToken::new(),
+        }
+    }
+
+    /// The budget this turn's batches run under (the registry's, unless replaced).
+    pub fn budget(&self) -> &BudgetPolicy {
+        &self.budget
+    }
+
+    /// Replaces this turn's budget (the registry's is untouched): context-overflow recovery
+    /// halves it with [`BudgetPolicy::halved`].
+    ///
+    /// # Errors
+    ///
+    /// [`BudgetError`] if the policy is invalid; the turn keeps its budget.
+    pub fn set_budget(&mut self, budget: BudgetPolicy) -> Result<(), BudgetError> {
+        budget.validate()?;
+        self.budget = budget;
+        Ok(())
+    }
+
+    /// Calls admitted so far in this turn (refused calls do not count).
+    pub fn calls_made(&self) -> usize {
+        self.calls_made
+    }
+
+    /// Chars of all results returned so far in this turn.
+    pub fn chars_used(&self) -> usize {
+        self.chars_used
+    }
+
+    /// What is left of the turn budget, when there is one.
+    pub fn turn_budget_left(&self) -> Option<usize> {
+        self.budget
+            .turn_budget_chars
+            .map(|total| total.saturating_sub(self.chars_used))
+    }
+
+    /// Cancels the turn: running calls stop and get a cancelled result; later batches are
+    /// answered with cancelled results without running.
+    pub fn cancel(&self) {
+        self.cancel.cancel();
+    }
+
+    /// A token that cancels this turn, to hand to another task (a Ctrl-C handler, say).
+    pub fn cancellation_token(&self) -> CancellationToken {
+        self.cancel.clone()
+    }
+
+    /// Runs one batch (the tool calls of one assistant message) concurrently and returns
+    /// exactly one result per call, in call order, each within its allowance.
+    ///
+    /// Failures never escape as errors: an unknown tool, arguments that are not JSON or do not
+    /// fit the schema, a panic, a timeout, a cancellation, a tripped cap — each becomes an
+    /// `is_error` result the model can act on, and the other calls run normally.
+    ///
+    /// # Panics
+    ///
+    /// When called outside a Tokio runtime (calls are spawned on it).
+    pub async fn execute(&mut self, calls: impl IntoIterator<Item = ToolCall>) -> Vec<ToolResult> {
+        let calls: Vec<ToolCall> = calls.into_iter().collect();
+        let registry = self.registry.clone();
+        let inner = &registry.inner;
+        let batch_budget = match self.turn_budget_left() {
+            Some(left) => self.budget.batch_budget_chars.min(left),
+            None => self.budget.batch_budget_chars,
+        };
+
+        let admissions: Vec<Admission> = calls.iter().map(|call| self.admit(call)).collect();
+        let caps: Vec<Option<usize>> = admissions
+            .iter()
+            .map(|admission| match admission {
+                Admission::Run { tool, .. } => tool.spec().limits.max_result_chars,
+                Admission::Refused(_) => None,
+            })
+            .collect();
+        let initial = self.budget.allowances(batch_budget, &caps);
+
+        let spans: Vec<tracing::Span> = calls
+            .iter()
+            .zip(&initial)
+            .map(|(call, &allowance)| {
+                tracing::info_span!(
+                    "tool_call",
+                    call_id = %call.id,
+                    tool = %call.name,
+                    allowance,
+                    original_chars = tracing::field::Empty,
+                    trimmed = tracing::field::Empty,
+                    artifact = tracing::field::Empty,
+                    is_error = tracing::field::Empty,
+                )
+            })
+            .collect();
+
+        let mut outcomes: Vec<Option<Outcome>> = Vec::with_capacity(calls.len());
+        let mut tasks = JoinSet::new();
+        let mut index_of = HashMap::new();
+        for (i, (admission, call)) in admissions.into_iter().zip(&calls).enumerate() {
+            match admission {
+                Admission::Refused(error) => outcomes.push(Some(Outcome {
+                    result: Err(error),
+                    duration: Duration::ZERO,
+                })),
+                Admission::Run { tool, args, page } => {
+                    outcomes.push(None);
+                    let timeout = tool.spec().limits.timeout.or(inner.default_timeout);
+                    let cx = ToolContext::new(call.id.as_str(), call.name.as_str(), initial[i])
+                        .with_page(page)
+                        .with_events(inner.events.clone())
+                        .with_cancellation(self.cancel.child_token());
+                    let run = run_call(tool, args, cx, timeout).instrument(spans[i].clone());
+                    let handle = tasks.spawn(run);
+                    index_of.insert(handle.id(), i);
+                }
+            }
+        }
+        while let Some(joined) = tasks.join_next_with_id().await {
+            match joined {
+                Ok((id, outcome)) => outcomes[index_of[&id]] = Some(outcome),
+                Err(error) => {
+                    let i = index_of[&error.id()];
+                    let message = if error.is_panic() {
+                        panic_message(error.into_panic())
+                    } else {
+                        "its task was aborted".to_owned()
+                    };
+                    outcomes[i] = Some(Outcome {
+                        result: Err(ToolError::Panicked { message }),
+                        duration: Duration::ZERO,
+                    });
+                }
+            }
+        }
+
+        let mut results = self
+            .budget_results(&calls, outcomes, &caps, &initial, batch_budget)
+            .await;
+        for (result, span) in results.iter_mut().zip(&spans) {
+            span.record("original_chars", result.meta.original_chars);
+            span.record("trimmed", result.meta.trimmed);
+            span.record("is_error", result.is_error);
+            if let Some(artifact) = &result.meta.artifact {
+                span.record("artifact", artifact.as_str());
+            }
+            self.chars_used += result.content_chars();
+            let _ = inner.events.send(Event::CallFinished(CallSummary {
+                call_id: result.call_id.as_str().into(),
+                tool: result.tool.as_str().into(),
+                duration: result.meta.duration,
+                allowance: result.meta.allowance,
+                original_chars: result.meta.original_chars,
+                trimmed: result.meta.trimmed,
+                artifact: result.meta.artifact.clone(),
+                is_error: result.is_error,
+            }));
+        }
+        results
+    }
+
+    /// Decides whether a call runs: the tool exists, the turn is live, no cap is tripped, the
+    /// arguments are JSON.
+    fn admit(&mut self, call: &ToolCall) -> Admission {
+        let inner = &self.registry.inner;
+        let Some(tool) = self.registry.get(&call.name).cloned() else {
+            let known = inner.tools.iter().map(|t| t.spec().name.clone()).collect();
+            return Admission::Refused(ToolError::UnknownTool {
+                name: call.name.clone(),
+                known,
+            });
+        };
+        if self.cancel.is_cancelled() {
+            return Admission::Refused(ToolError::Cancelled);
+        }
+        let tool_calls = self.calls_per_tool.get(&call.name).copied().unwrap_or(0);
+        let tripped = if self.calls_made >= inner.max_calls_per_turn {
+            Some((Cap::CallsPerTurn, inner.max_calls_per_turn))
+        } else if tool_calls >= inner.max_calls_per_tool {
+            Some((Cap::CallsPerTool(call.name.clone()), inner.max_calls_per_tool))
+        } else {
+            None
+        };
+        if let Some((cap, limit)) = tripped {
+            let message = format!("call `{}` of `{}` refused: {cap} ({limit}) reached", call.id, call.name);
+            tracing::warn!(call_id = %call.id, tool = %call.name, "{message}");
+            let _ = inner.events.send(Event::Warning {
+                call_id: call.id.as_str().into(),
+                tool: call.name.as_str().into(),
+                message,
+            });
+            return Admission::Refused(ToolError::CapExceeded { cap, limit });
+        }
+        self.calls_made += 1;
+        *self.calls_per_tool.entry(call.name.clone()).or_default() += 1;
+
+        let args = match &call.arguments {
+            Arguments::Json(value) => value.clone(),
+            Arguments::Raw(text) => match serde_json::from_str(text) {
+                Ok(value) => value,
+                Err(error) => {
+                    return Admission::Refused(ToolError::invalid_arguments(format!(
+                        "the arguments are not valid JSON ({error})"
+                    )));
+                }
+            },
+        };
+        let page = tool.spec().limits.paginate.then(|| page_of(&args));
+        Admission::Run { tool, args, page }
+    }
+
+    /// Turns outcomes into results: final allowances, artifacts for what overflows, post-trim.
+    async fn budget_results(
+        &self,
+        calls: &[ToolCall],
+        outcomes: Vec<Option<Outcome>>,
+        caps: &[Option<usize>],
+        initial: &[usize],
+        batch_budget: usize,
+    ) -> Vec<ToolResult> {
+        let registry = &self.registry;
+        let mut texts = Vec::with_capacity(calls.len());
+        let mut demands = Vec::with_capacity(calls.len());
+        for outcome in outcomes {
+            // Every slot was filled: refused calls up front, the others by their task.
+            let outcome = outcome.unwrap_or(Outcome {
+                result: Err(ToolError::Cancelled),
+                duration: Duration::ZERO,
+            });
+            let (text, error_kind) = match outcome.result {
+                Ok(output) => (output.text, None),
+                Err(error) => (error.model_text(), Some(error.kind())),
+            };
+            demands.push(text.chars().count());
+            texts.push((text, error_kind, outcome.duration));
+        }
+        let allowances = self.budget.final_allowances(batch_budget, caps, &demands);
+
+        // Store the full text of every result that will be trimmed, concurrently, off the
+        // runtime's threads; each text comes back from its blocking task untouched.
+        let mut pending = Vec::with_capacity(texts.len());
+        for (i, (text, error_kind, _)) in texts.iter_mut().enumerate() {
+            let style = style_of(registry, &calls[i].name, error_kind.is_some());
+            let lines = trim::line_count(text);
+            let overflows =
+                demands[i] > allowances[i] || style.max_lines().is_some_and(|max| lines > max);
+            let store = registry.artifacts().filter(|_| overflows).cloned();
+            let job = store.map(|store| {
+                let text = std::mem::take(text);
+                tokio::task::spawn_blocking(move || {
+                    let stored = store.put(&text);
+                    (text, stored)
+                })
+            });
+            pending.push((style, lines, job));
+        }
+
+        let mut results = Vec::with_capacity(texts.len());
+        for (i, ((text, error_kind, duration), (style, lines, job))) in
+            texts.into_iter().zip(pending).enumerate()
+        {
+            let (text, stored) = match job {
+                None => (text, None),
+                Some(job) => match job.await {
+                    Ok((text, stored)) => (text, Some(stored)),
+                    Err(error) => (
+                        // The store panicked and took the text with it; say so.
+                        format!("Error: the output was lost: the artifact store failed ({error})."),
+                        None,
+                    ),
+                },
+            };
+            let (artifact, artifact_error) = match stored {
+                Some(Ok(id)) => (Some(id), None),
+                Some(Err(error)) => (None, Some(store_failure(&error))),
+                None => (None, None),
+            };
+            let full = match (&artifact, &artifact_error) {
+                (Some(id), _) => FullOutput::Stored {
+                    id: id.as_str(),
+                    reader: READ_ARTIFACT,
+                },
+                (None, Some(reason)) => FullOutput::Failed { reason },
+                (None, None) => FullOutput::NotKept,
+            };
+            let (trimmed, cut) = trim::fit_with(&text, allowances[i], &style, &full).into_parts();
+            let trimmed_text = match trimmed {
+                Cow::Owned(trimmed) => Some(trimmed),
+                Cow::Borrowed(_) => None,
+            };
+            let content = trimmed_text.unwrap_or(text);
+            if let Some(reason) = &artifact_error {
+                let _ = registry.inner.events.send(Event::Warning {
+                    call_id: calls[i].id.as_str().into(),
+                    tool: calls[i].name.as_str().into(),
+                    message: format!("the full output could not be stored: {reason}"),
+                });
+            }
+            results.push(ToolResult {
+                call_id: calls[i].id.clone(),
+                tool: calls[i].name.clone(),
+                is_error: error_kind.is_some(),
+                content,
+                meta: ResultMeta {
+                    allowance: allowances[i],
+                    initial_allowance: initial[i],
+                    original_chars: demands[i],
+                    original_lines: lines,
+                    trimmed: cut.is_some(),
+                    artifact: artifact.filter(|_| cut.is_some()),
+                    artifact_error,
+                    error_kind,
+                    duration,
+                },
+            });
+        }
+        results
+    }
+}
+
+/// Runs one admitted call under its timeout and the turn's cancellation.
+async fn run_call(
+    tool: Arc<dyn DynTool>,
+    args: Value,
+    cx: ToolContext,
+    timeout: Option<Duration>,
+) -> Outcome {
+    let started = Instant::now();
+    if let Some(events) = cx.events_sender() {
+        let _ = events.send(Event::CallStarted {
+            call_id: cx.call_id().into(),
+            tool: cx.tool_name().into(),
+            allowance: cx.budget(),
+        });
+    }
+    let call = tool.call_json(args, &cx);
+    let result = tokio::select! {
+        result = with_timeout(timeout, call) => result,
+        () = cx.cancelled() => Err(ToolError::Cancelled),
+    };
+    if matches!(result, Err(ToolError::Timeout(_))) {
+        // Whatever the tool spawned and handed the token to stops too.
+        cx.cancellation_token().cancel();
+    }
+    Outcome {
+        result,
+        duration: started.elapsed(),
+    }
+}
+
+async fn with_timeout(
+    timeout: Option<Duration>,
+    call: impl Future<Output = Result<ToolOutput, ToolError>>,
+) -> Result<ToolOutput, ToolError> {
+    match timeout {
+        Some(limit) => tokio::time::timeout(limit, call)
+            .await
+            .unwrap_or(Err(ToolError::Timeout(limit))),
+        None => call.await,
+    }
+}
+
+/// The trim style of a result: the tool's own for its output; the default for errors.
+fn style_of(registry: &Registry, tool: &str, is_error: bool) -> TrimStyle {
+    match registry.get(tool) {
+        Some(tool) if !is_error => tool.spec().limits.trim_style(),
+        _ => TrimStyle::default(),
+    }
+}
+
+/// `offset` and `limit` of a paginated tool's arguments; the tool's own deserializer reports
+/// values of the wrong type.
+fn page_of(args: &Value) -> Page {
+    let number = |key| args.get(key).and_then(Value::as_u64);
+    Page {
+        offset: number("offset").map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX)),
+        limit: number("limit").map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+    }
+}
+
+fn store_failure(error: &ArtifactError) -> String {
+    match error {
+        ArtifactError::Io(io) => format!("the artifact store failed ({io})"),
+        other => other.to_string(),
+    }
+}
+
+fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    if let Some(message) = payload.downcast_ref::<&str>() {
+        format!("it panicked: {message}")
+    } else if let Some(message) = payload.downcast_ref::<String>() {
+        format!("it panicked: {message}")
+    } else {
+        "it panicked".to_owned()
+    }
+}

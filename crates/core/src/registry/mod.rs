@@ -1,0 +1,443 @@
+//! The registry: the tools of an agent, the budget they share, and the turns that run them.
+
+mod execute;
+mod read_artifact;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::broadcast;
+
+use crate::artifacts::ArtifactStore;
+use crate::budget::{BudgetError, BudgetPolicy};
+use crate::context::Event;
+use crate::tool::{DynTool, Tool, into_dyn};
+
+pub use execute::Turn;
+pub use read_artifact::{READ_ARTIFACT, ReadArtifact};
+
+/// One tool call, as the model made it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ToolCall {
+    /// The call's id (`tool_use` id); the result carries it back.
+    pub id: String,
+    /// The tool the model named.
+    pub name: String,
+    /// The arguments.
+    pub arguments: Arguments,
+}
+
+/// The arguments of a [`ToolCall`]: parsed JSON, or raw text still to parse (OpenAI sends a
+/// string; a model can get it wrong, and that must become an error result, not a panic).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Arguments {
+    /// Parsed JSON.
+    Json(Value),
+    /// Text that should hold JSON.
+    Raw(String),
+}
+
+impl ToolCall {
+    /// A call with JSON arguments.
+    pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: Value) -> Self {
+        ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: Arguments::Json(arguments),
+        }
+    }
+
+    /// A call whose arguments are JSON text, parsed when the call runs.
+    pub fn from_raw(id: impl Into<String>, name: impl Into<String>, arguments: impl Into<String>) -> Self {
+        ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: Arguments::Raw(arguments.into()),
+        }
+    }
+}
+
+/// The tools of an agent and the limits they run under. Cheap to clone: clones share the tools.
+///
+/// ```
+/// use toolsmith::{BudgetPolicy, Registry, ToolCall};
+/// # use toolsmith::{Tool, ToolContext, ToolError, ToolOutput};
+/// # #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// # struct Args {}
+/// # struct Hello;
+/// # #[async_trait::async_trait]
+/// # impl Tool for Hello {
+/// #     type Args = Args;
+/// #     fn name(&self) -> std::borrow::Cow<'static, str> { "hello".into() }
+/// #     fn description(&self) -> std::borrow::Cow<'static, str> { "Says hello.".into() }
+/// #     async fn call(&self, _: Args, _: &ToolContext) -> Result<ToolOutput, ToolError> {
+/// #         Ok("hello".into())
+/// #     }
+/// # }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let registry = Registry::builder()
+///     .tool(Hello)
+///     .budget(BudgetPolicy::default().with_batch_budget_chars(10_000))
+///     .build()?;
+/// let mut turn = registry.turn();
+/// let results = turn
+///     .execute(vec![
+///         ToolCall::new("call_1", "hello", serde_json::json!({})),
+///         ToolCall::new("call_2", "nope", serde_json::json!({})),
+///     ])
+///     .await;
+/// assert_eq!(results[0].content, "hello");
+/// assert!(results[1].is_error);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Registry {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    tools: Vec<Arc<dyn DynTool>>,
+    by_name: HashMap<String, usize>,
+    budget: BudgetPolicy,
+    max_calls_per_turn: usize,
+    max_calls_per_tool: usize,
+    default_timeout: Option<Duration>,
+    artifacts: Option<Arc<dyn ArtifactStore>>,
+    events: broadcast::Sender<Event>,
+}
+
+impl fmt::Debug for Registry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.tools().map(|tool| tool.spec().name.as_str()).collect();
+        f.debug_struct("Registry")
+            .field("tools", &names)
+            .field("budget", &self.inner.budget)
+            .field("max_calls_per_turn", &self.inner.max_calls_per_turn)
+            .field("max_calls_per_tool", &self.inner.max_calls_per_tool)
+            .field("default_timeout", &self.inner.default_timeout)
+            .field("artifacts", &self.inner.artifacts)
+            .finish()
+    }
+}
+
+impl Registry {
+    /// The default `max_calls_per_turn`: 20.
+    pub const DEFAULT_MAX_CALLS_PER_TURN: usize = 20;
+    /// The default `max_calls_per_tool`: 5.
+    pub const DEFAULT_MAX_CALLS_PER_TOOL: usize = 5;
+    /// The default timeout of one call: 2 minutes.
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+    /// How many events a slow subscriber may fall behind before it misses some.
+    const EVENT_CAPACITY: usize = 1024;
+
+    /// Starts building a registry.
+    pub fn builder() -> RegistryBuilder {
+        RegistryBuilder::default()
+    }
+
+    /// Starts a turn: one user turn of the agent loop, across which the call caps and the turn
+    /// budget apply. Run its batches with [`Turn::execute`].
+    pub fn turn(&self) -> Turn {
+        Turn::new(self.clone())
+    }
+
+    /// The tools, in registration order (the built-in `read_artifact` last).
+    pub fn tools(&self) -> impl Iterator<Item = &Arc<dyn DynTool>> {
+        self.inner.tools.iter()
+    }
+
+    /// The tool named `name`.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn DynTool>> {
+        self.inner.by_name.get(name).map(|&i| &self.inner.tools[i])
+    }
+
+    /// The budget policy turns start with.
+    pub fn budget(&self) -> &BudgetPolicy {
+        &self.inner.budget
+    }
+
+    /// The artifact store, when one is configured.
+    pub fn artifacts(&self) -> Option<&Arc<dyn ArtifactStore>> {
+        self.inner.artifacts.as_ref()
+    }
+
+    /// Subscribes to the registry's [events](Event): calls started and finished, progress,
+    /// warnings. A subscriber that falls more than 1,024 events behind misses the oldest
+    /// (`RecvError::Lagged`); nothing waits for a slow subscriber.
+    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+        self.inner.events.subscribe()
+    }
+}
+
+/// Builds a [`Registry`]; see [`Registry::builder`].
+pub struct RegistryBuilder {
+    tools: Vec<Arc<dyn DynTool>>,
+    budget: BudgetPolicy,
+    max_calls_per_turn: usize,
+    max_calls_per_tool: usize,
+    default_timeout: Option<Duration>,
+    artifacts: Option<Arc<dyn ArtifactStore>>,
+}
+
+impl Default for RegistryBuilder {
+    fn default() -> Self {
+        RegistryBuilder {
+            tools: Vec::new(),
+            budget: BudgetPolicy::default(),
+            max_calls_per_turn: Registry::DEFAULT_MAX_CALLS_PER_TURN,
+            max_calls_per_tool: Registry::DEFAULT_MAX_CALLS_PER_TOOL,
+            default_timeout: Some(Registry::DEFAULT_TIMEOUT),
+            artifacts: None,
+        }
+    }
+}
+
+impl fmt::Debug for RegistryBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.tools.iter().map(|t| t.spec().name.as_str()).collect();
+        f.debug_struct("RegistryBuilder")
+            .field("tools", &names)
+            .field("budget", &self.budget)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RegistryBuilder {
+    /// Adds a typed tool.
+    #[must_use]
+    pub fn tool<T: Tool>(mut self, tool: T) -> Self {
+        self.tools.push(into_dyn(tool));
+        self
+    }
+
+    /// Adds an object-safe tool.
+    #[must_use]
+    pub fn dyn_tool(mut self, tool: Arc<dyn DynTool>) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    /// Sets the budget policy. By default, [`BudgetPolicy::default`].
+    #[must_use]
+    pub fn budget(mut self, budget: BudgetPolicy) -> Self {
+        self.budget = budget;
+        self
+    }
+
+    /// Caps the calls of one turn, across its batches; the call past the cap gets an error
+    /// result. By default 20. Must be at least 1.
+    #[must_use]
+    pub fn max_calls_per_turn(mut self, max: usize) -> Self {
+        self.max_calls_per_turn = max;
+        self
+    }
+
+    /// Caps the calls of any one tool in one turn; the call past the cap gets an error result.
+    /// By default 5. Must be at least 1.
+    #[must_use]
+    pub fn max_calls_per_tool(mut self, max: usize) -> Self {
+        self.max_calls_per_tool = max;
+        self
+    }
+
+    /// The timeout of calls whose tool sets none. By default 2 minutes; `None` means calls may
+    /// run as long as they like. Must not be zero.
+    #[must_use]
+    pub fn default_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.default_timeout = timeout;
+        self
+    }
+
+    /// Keeps the full output of every trimmed result in `store`, and registers the
+    /// `read_artifact` tool that pages through it. By default no store is configured and the
+    /// marker says the full output was not kept.
+    #[must_use]
+    pub fn artifacts(mut self, store: impl ArtifactStore) -> Self {
+        self.artifacts = Some(Arc::new(store));
+        self
+    }
+
+    /// Like [`artifacts`](Self::artifacts), for a store already shared.
+    #[must_use]
+    pub fn shared_artifacts(mut self, store: Arc<dyn ArtifactStore>) -> Self {
+        self.artifacts = Some(store);
+        self
+    }
+
+    /// Checks everything and builds the registry.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildError`] for two tools with one name (naming both), a name the providers refuse,
+    /// an input schema whose root is not an object, a tool limit out of range, or an invalid
+    /// budget or cap.
+    pub fn build(mut self) -> Result<Registry, BuildError> {
+        self.budget.validate()?;
+        if self.max_calls_per_turn == 0 {
+            return Err(BuildError::InvalidLimit {
+                what: "max_calls_per_turn".into(),
+                problem: "is 0, so no call could ever run; use at least 1".into(),
+            });
+        }
+        if self.max_calls_per_tool == 0 {
+            return Err(BuildError::InvalidLimit {
+                what: "max_calls_per_tool".into(),
+                problem: "is 0, so no call could ever run; use at least 1".into(),
+            });
+        }
+        if self.default_timeout == Some(Duration::ZERO) {
+            return Err(BuildError::InvalidLimit {
+                what: "default_timeout".into(),
+                problem: "is zero, so every call would time out; use None for no timeout".into(),
+            });
+        }
+        if let Some(store) = &self.artifacts {
+            let user_has_one = self.tools.iter().any(|t| t.spec().name == READ_ARTIFACT);
+            if !user_has_one {
+                self.tools.push(into_dyn(ReadArtifact::new(store.clone())));
+            }
+        }
+        let mut by_name = HashMap::with_capacity(self.tools.len());
+        for (i, tool) in self.tools.iter().enumerate() {
+            let spec = tool.spec();
+            check_spec(spec)?;
+            if let Some(&first) = by_name.get(&spec.name) {
+                let first: &Arc<dyn DynTool> = &self.tools[first];
+                return Err(BuildError::DuplicateName {
+                    name: spec.name.clone(),
+                    first: describe(first.spec().type_name, first),
+                    second: describe(spec.type_name, tool),
+                });
+            }
+            by_name.insert(spec.name.clone(), i);
+        }
+        let (events, _) = broadcast::channel(Registry::EVENT_CAPACITY);
+        Ok(Registry {
+            inner: Arc::new(Inner {
+                tools: self.tools,
+                by_name,
+                budget: self.budget,
+                max_calls_per_turn: self.max_calls_per_turn,
+                max_calls_per_tool: self.max_calls_per_tool,
+                default_timeout: self.default_timeout,
+                artifacts: self.artifacts,
+                events,
+            }),
+        })
+    }
+}
+
+fn describe(type_name: Option<&'static str>, _tool: &Arc<dyn DynTool>) -> String {
+    type_name.map_or_else(|| "a DynTool".to_owned(), |name| format!("`{name}`"))
+}
+
+/// Whether `name` is a tool name every provider accepts: `^[a-zA-Z0-9_-]{1,64}$`.
+pub fn is_valid_tool_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+fn check_spec(spec: &crate::tool::ToolSpec) -> Result<(), BuildError> {
+    let name = &spec.name;
+    if !is_valid_tool_name(name) {
+        return Err(BuildError::InvalidName(name.clone()));
+    }
+    let limit = |what: &str, problem: String| BuildError::InvalidLimit {
+        what: format!("`{name}`: {what}"),
+        problem,
+    };
+    let limits = &spec.limits;
+    if limits.max_result_chars == Some(0) {
+        return Err(limit(
+            "max_result_chars",
+            "is 0, so every result would be empty; use None for no cap".into(),
+        ));
+    }
+    if !(0.0..=1.0).contains(&limits.head_ratio) {
+        return Err(limit(
+            "head_ratio",
+            format!("is {}, outside 0.0..=1.0", limits.head_ratio),
+        ));
+    }
+    if limits.timeout == Some(Duration::ZERO) {
+        return Err(limit(
+            "timeout",
+            "is zero, so every call would time out; use None for the registry's default".into(),
+        ));
+    }
+    let schema_type = spec.input_schema.get("type").and_then(Value::as_str);
+    if schema_type != Some("object") {
+        return Err(BuildError::SchemaNotObject {
+            tool: name.clone(),
+            found: schema_type.unwrap_or("no type").to_owned(),
+        });
+    }
+    Ok(())
+}
+
+/// Why a [`Registry`] could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// Two tools share a name.
+    #[error("two tools are named `{name}`: {first} and {second}; rename one")]
+    DuplicateName {
+        /// The shared name.
+        name: String,
+        /// The first tool registered under it.
+        first: String,
+        /// The second.
+        second: String,
+    },
+    /// A tool name that providers refuse.
+    #[error("invalid tool name `{0}`: names must match ^[a-zA-Z0-9_-]{{1,64}}$")]
+    InvalidName(String),
+    /// A tool's input schema does not describe a JSON object.
+    #[error(
+        "the input schema of `{tool}` has type `{found}`; tool arguments must be a JSON object \
+         (use a struct with named fields)"
+    )]
+    SchemaNotObject {
+        /// The tool.
+        tool: String,
+        /// The schema's type.
+        found: String,
+    },
+    /// A limit out of range.
+    #[error("{what} {problem}")]
+    InvalidLimit {
+        /// Which limit (and which tool's).
+        what: String,
+        /// What is wrong and what to use instead.
+        problem: String,
+    },
+    /// An invalid budget policy.
+    #[error("invalid budget: {0}")]
+    Budget(#[from] BudgetError),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_names_follow_the_provider_rule() {
+        assert!(is_valid_tool_name("read_file"));
+        assert!(is_valid_tool_name("a-B_9"));
+        assert!(is_valid_tool_name(&"x".repeat(64)));
+        assert!(!is_valid_tool_name(""));
+        assert!(!is_valid_tool_name(&"x".repeat(65)));
+        assert!(!is_valid_tool_name("read file"));
+        assert!(!is_valid_tool_name("lire_é"));
+    }
+}

@@ -1,0 +1,129 @@
+//! The built-in `read_artifact` tool: how a model reads the rest of a trimmed output.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::artifacts::{ArtifactError, ArtifactId, ArtifactStore, PageRequest};
+use crate::context::ToolContext;
+use crate::output::{ToolError, ToolOutput};
+use crate::tool::{Tool, ToolLimits};
+use crate::trim::grouped;
+
+/// The name of the built-in artifact reader, as markers cite it.
+pub const READ_ARTIFACT: &str = "read_artifact";
+
+/// Room kept for the page header (`[artifact …: lines 1-120 of 5,000; next: offset=120]`).
+const HEADER_RESERVE: usize = 160;
+
+/// The arguments of `read_artifact`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadArtifactArgs {
+    /// The artifact id, as the truncation marker gives it.
+    pub id: String,
+    /// The first line to read, counting from 0. Defaults to 0.
+    #[serde(default)]
+    pub offset: usize,
+    /// How many lines to read. Defaults to as many as fit the budget.
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+/// Pages through artifacts, within the call's budget. The registry registers it when an
+/// artifact store is configured.
+pub struct ReadArtifact {
+    store: Arc<dyn ArtifactStore>,
+}
+
+impl ReadArtifact {
+    /// A reader of `store`.
+    pub fn new(store: Arc<dyn ArtifactStore>) -> Self {
+        ReadArtifact { store }
+    }
+}
+
+impl fmt::Debug for ReadArtifact {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ReadArtifact")
+            .field("store", &self.store)
+            .finish()
+    }
+}
+
+#[async_trait]
+impl Tool for ReadArtifact {
+    type Args = ReadArtifactArgs;
+
+    fn name(&self) -> Cow<'static, str> {
+        READ_ARTIFACT.into()
+    }
+
+    fn description(&self) -> Cow<'static, str> {
+        "Reads the full output of a truncated tool result, one page of lines at a time. Pass the \
+         artifact id from the truncation marker; `offset` is the first line (0-based) and \
+         `limit` the number of lines. Each page says where the next one starts."
+            .into()
+    }
+
+    fn limits(&self) -> ToolLimits {
+        ToolLimits::default()
+            .with_paginate(true)
+            .with_head_ratio(1.0)
+    }
+
+    async fn call(&self, args: ReadArtifactArgs, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let id = ArtifactId::parse(&args.id)
+            .map_err(|error| ToolError::invalid_arguments(format!("id: {error}")))?;
+        let request = PageRequest {
+            offset: args.offset,
+            limit: args.limit,
+            // Bytes bound chars from above, so the body fits whatever the text.
+            max_bytes: cx.budget().saturating_sub(HEADER_RESERVE),
+        };
+        let store = self.store.clone();
+        let read_id = id.clone();
+        let page = tokio::task::spawn_blocking(move || store.read_page(&read_id, request))
+            .await
+            .map_err(|error| ToolError::failed_with("the artifact store failed", error))?
+            .map_err(|error| match error {
+                ArtifactError::NotFound(_) => {
+                    ToolError::not_found(format!("artifact `{id}` (it may have expired)"))
+                }
+                other => ToolError::failed_with("the artifact could not be read", other),
+            })?;
+        if page.lines == 0 {
+            if args.limit == Some(0) {
+                return Err(ToolError::invalid_arguments("limit: must be at least 1"));
+            }
+            return Err(ToolError::invalid_arguments(format!(
+                "offset: {} is past the end of artifact `{id}`, which has {} lines",
+                args.offset,
+                grouped(page.total_lines)
+            )));
+        }
+        let first = page.offset + 1;
+        let last = page.offset + page.lines;
+        let cut = if page.cut_mid_line {
+            format!(", line {} cut to fit the budget", grouped(last))
+        } else {
+            String::new()
+        };
+        let next = match page.next_offset() {
+            Some(next) => format!("next: offset={next}"),
+            None => "end of artifact".to_owned(),
+        };
+        let mut text = format!(
+            "[artifact {id}: lines {}-{} of {}{cut}; {next}]\n",
+            grouped(first),
+            grouped(last),
+            grouped(page.total_lines)
+        );
+        text.push_str(&page.text);
+        Ok(text.into())
+    }
+}

@@ -1,0 +1,242 @@
+//! The one marker grammar every toolsmith truncation uses.
+//!
+//! ```text
+//! [toolsmith: output truncated, kept 19,812 of 45,231 chars (lines 1-30 and 431-500 of 500); full output: artifact 7f3a…, read it with read_artifact]
+//! ```
+//!
+//! The marker states who cut (toolsmith), the original size in chars and lines, what was kept and
+//! where the rest is. Its figures are also carried as data in [`Cut`].
+
+use std::fmt::Write as _;
+
+/// Where the full, untrimmed output can be found; named by the marker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FullOutput<'a> {
+    /// The full output was not kept anywhere (no artifact store is configured).
+    NotKept,
+    /// The full output is stored as an artifact.
+    Stored {
+        /// The artifact id the model passes to `reader`.
+        id: &'a str,
+        /// The tool the model calls to read it, e.g. `read_artifact`.
+        reader: &'a str,
+    },
+    /// Storing the full output was attempted and failed; `reason` says why.
+    Failed {
+        /// A short, model-readable reason (long reasons are shortened in the marker).
+        reason: &'a str,
+    },
+}
+
+/// A 1-based, inclusive range of lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineSpan {
+    /// The first line, counting from 1.
+    pub first: usize,
+    /// The last line, inclusive.
+    pub last: usize,
+}
+
+/// What a truncation kept and dropped, as data. The marker states the same figures.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Cut {
+    /// Chars (Unicode scalar values) in the input.
+    pub original_chars: usize,
+    /// Lines in the input: newlines, plus one if the input does not end with a newline.
+    pub original_lines: usize,
+    /// Chars of the input that were kept (the marker and its separators not counted).
+    pub kept_chars: usize,
+    /// Byte length of the kept head: the head is `input[..head_bytes]`.
+    pub head_bytes: usize,
+    /// Byte length of the kept tail: the tail is `input[input.len() - tail_bytes..]`.
+    pub tail_bytes: usize,
+    /// The lines the kept head touches, if any head was kept.
+    pub head_lines: Option<LineSpan>,
+    /// The lines the kept tail touches, if any tail was kept.
+    pub tail_lines: Option<LineSpan>,
+    /// Whether a cut fell inside a line (a line was kept only in part).
+    pub mid_line: bool,
+}
+
+/// The longest reason a marker quotes, in chars.
+const MAX_REASON_CHARS: usize = 120;
+
+/// How numbers in a rendered marker are laid out.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Layout {
+    /// The marker the model sees.
+    Exact,
+    /// A marker at least as long as any exact marker with figures no larger than these:
+    /// used to reserve room before the figures are known.
+    Widest,
+}
+
+/// Renders the full marker for `cut`.
+pub(crate) fn render(cut: &Cut, full: &FullOutput<'_>, layout: Layout) -> String {
+    let mut out = String::with_capacity(160);
+    out.push_str("[toolsmith: output truncated, kept ");
+    push_grouped(&mut out, cut.kept_chars);
+    out.push_str(" of ");
+    push_grouped(&mut out, cut.original_chars);
+    out.push_str(" chars (");
+    match (cut.head_lines, cut.tail_lines) {
+        (None, None) => {
+            out.push_str("no lines of ");
+            push_grouped(&mut out, cut.original_lines);
+        }
+        (Some(one), None) | (None, Some(one)) => {
+            out.push_str("lines ");
+            push_span(&mut out, one, layout);
+            out.push_str(" of ");
+            push_grouped(&mut out, cut.original_lines);
+        }
+        (Some(head), Some(tail)) => {
+            out.push_str("lines ");
+            push_span(&mut out, head, layout);
+            out.push_str(" and ");
+            push_span(&mut out, tail, layout);
+            out.push_str(" of ");
+            push_grouped(&mut out, cut.original_lines);
+        }
+    }
+    if cut.mid_line {
+        out.push_str(", cut mid-line");
+    }
+    out.push_str("); ");
+    match full {
+        FullOutput::NotKept => out.push_str("full output not kept"),
+        FullOutput::Stored { id, reader } => {
+            let _ = write!(out, "full output: artifact {id}, read it with {reader}");
+        }
+        FullOutput::Failed { reason } => {
+            out.push_str("full output could not be kept: ");
+            push_shortened(&mut out, reason);
+        }
+    }
+    out.push(']');
+    out
+}
+
+/// The shorter marker used when the full one does not fit the allowance.
+pub(crate) fn render_compact(original_chars: usize, full: &FullOutput<'_>) -> String {
+    let mut out = String::with_capacity(80);
+    out.push_str("[toolsmith: output truncated, ");
+    push_grouped(&mut out, original_chars);
+    out.push_str(" chars; ");
+    match full {
+        FullOutput::Stored { id, .. } => {
+            let _ = write!(out, "artifact {id}");
+        }
+        FullOutput::NotKept | FullOutput::Failed { .. } => out.push_str("full output not kept"),
+    }
+    out.push(']');
+    out
+}
+
+/// The shortest marker there is; below its length a trim returns the empty string.
+pub(crate) const MINIMAL: &str = "[truncated]";
+
+fn push_span(out: &mut String, span: LineSpan, layout: Layout) {
+    push_grouped(out, span.first);
+    if span.first != span.last || layout == Layout::Widest {
+        out.push('-');
+        push_grouped(out, span.last);
+    }
+}
+
+fn push_shortened(out: &mut String, reason: &str) {
+    match reason.char_indices().nth(MAX_REASON_CHARS) {
+        None => out.push_str(reason),
+        Some((end, _)) => {
+            out.push_str(&reason[..end]);
+            out.push('…');
+        }
+    }
+}
+
+/// Writes `n` with a comma between groups of three digits: `45231` → `45,231`.
+///
+/// The length of the result never decreases as `n` grows, which the room reservation relies on.
+pub(crate) fn push_grouped(out: &mut String, n: usize) {
+    let digits = n.to_string();
+    let lead = digits.len() % 3;
+    for (i, digit) in digits.chars().enumerate() {
+        if i != 0 && (i + 3 - lead) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+}
+
+/// `n` with thousands separators, as the marker writes it.
+pub(crate) fn grouped(n: usize) -> String {
+    let mut out = String::new();
+    push_grouped(&mut out, n);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_thousands() {
+        for (n, want) in [
+            (0, "0"),
+            (7, "7"),
+            (999, "999"),
+            (1_000, "1,000"),
+            (45_231, "45,231"),
+            (200_000, "200,000"),
+            (1_234_567, "1,234,567"),
+        ] {
+            assert_eq!(grouped(n), want);
+        }
+    }
+
+    #[test]
+    fn marker_states_every_figure() {
+        let cut = Cut {
+            original_chars: 45_231,
+            original_lines: 500,
+            kept_chars: 19_812,
+            head_bytes: 0,
+            tail_bytes: 0,
+            head_lines: Some(LineSpan { first: 1, last: 30 }),
+            tail_lines: Some(LineSpan {
+                first: 431,
+                last: 500,
+            }),
+            mid_line: false,
+        };
+        let full = FullOutput::Stored {
+            id: "7f3a",
+            reader: "read_artifact",
+        };
+        assert_eq!(
+            render(&cut, &full, Layout::Exact),
+            "[toolsmith: output truncated, kept 19,812 of 45,231 chars (lines 1-30 and 431-500 \
+             of 500); full output: artifact 7f3a, read it with read_artifact]"
+        );
+    }
+
+    #[test]
+    fn long_reasons_are_shortened_on_a_char_boundary() {
+        let reason = "é".repeat(500);
+        let cut = Cut {
+            original_chars: 1,
+            original_lines: 1,
+            kept_chars: 0,
+            head_bytes: 0,
+            tail_bytes: 0,
+            head_lines: None,
+            tail_lines: None,
+            mid_line: false,
+        };
+        let marker = render(&cut, &FullOutput::Failed { reason: &reason }, Layout::Exact);
+        assert!(marker.ends_with("…]"));
+        assert_eq!(marker.matches('é').count(), MAX_REASON_CHARS);
+    }
+}

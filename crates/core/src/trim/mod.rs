@@ -1,0 +1,465 @@
+//! Pure text algorithms: fitting a text into an allowance of chars, with a marker.
+//!
+//! Nothing here knows about tools or does I/O. The unit is the Unicode scalar value (`char`):
+//! every cut lands on a char boundary and no input or allowance can make a trim panic.
+//!
+//! [`fit`] runs two stages, as the budget contract describes:
+//!
+//! 1. **Chars.** If the text has more chars than fit, keep `head_ratio` of the room from the top
+//!    and the rest from the bottom. Each cut moves to the nearest line break within a quarter of
+//!    its side's room (the head ends after the last break before its cut; the tail starts after
+//!    the first break after its cut), and stays a char cut inside a line longer than that.
+//! 2. **Lines.** If a line limit is set and the kept text has more lines, keep `head_ratio` of the
+//!    lines from the top and the rest from the bottom (a side with fewer lines than its quota
+//!    gives the difference to the other).
+//!
+//! One [marker](FullOutput) takes the place of what was dropped: between head and tail, at the
+//! end when only a head is kept, at the start when only a tail is.
+
+mod marker;
+
+use std::borrow::Cow;
+
+pub use marker::{Cut, FullOutput, LineSpan};
+pub(crate) use marker::grouped;
+
+use marker::{Layout, MINIMAL, render, render_compact};
+
+/// How [`fit`] chooses what to keep.
+///
+/// By default, 30% of the room goes to the head and 70% to the tail (errors and summaries come
+/// last), with no line limit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TrimStyle {
+    head_ratio: f64,
+    max_lines: Option<usize>,
+}
+
+impl TrimStyle {
+    /// The default share of the room given to the head: 0.3.
+    pub const DEFAULT_HEAD_RATIO: f64 = 0.3;
+
+    /// Keep `head_ratio` of the room from the top and the rest from the bottom.
+    ///
+    /// `head_ratio` is clamped to `0.0..=1.0`; NaN means the default, 0.3. Validate user input
+    /// before it gets here (the registry's builder does) if a bad ratio should be an error.
+    pub fn head_tail(head_ratio: f64) -> Self {
+        let head_ratio = if head_ratio.is_nan() {
+            Self::DEFAULT_HEAD_RATIO
+        } else {
+            head_ratio.clamp(0.0, 1.0)
+        };
+        TrimStyle {
+            head_ratio,
+            max_lines: None,
+        }
+    }
+
+    /// Keep the beginning only (what `read_file` wants): a head ratio of 1.
+    pub fn head_only() -> Self {
+        Self::head_tail(1.0)
+    }
+
+    /// Keep the end only (the last lines of a log): a head ratio of 0.
+    pub fn tail_only() -> Self {
+        Self::head_tail(0.0)
+    }
+
+    /// Also limit the kept text to `max_lines` lines (`None`, the default, means no limit;
+    /// `Some(0)` keeps no line at all, only the marker).
+    #[must_use]
+    pub fn with_max_lines(mut self, max_lines: Option<usize>) -> Self {
+        self.max_lines = max_lines;
+        self
+    }
+
+    /// The share of the room (and of the line limit) given to the head, in `0.0..=1.0`.
+    pub fn head_ratio(&self) -> f64 {
+        self.head_ratio
+    }
+
+    /// The line limit, if any.
+    pub fn max_lines(&self) -> Option<usize> {
+        self.max_lines
+    }
+
+    /// Splits `room` into (head, tail) by the head ratio.
+    fn split(&self, room: usize) -> (usize, usize) {
+        // The float product of a usize and a ratio in 0..=1 floors back into 0..=room.
+        let head = ((room as f64 * self.head_ratio).floor() as usize).min(room);
+        (head, room - head)
+    }
+}
+
+impl Default for TrimStyle {
+    fn default() -> Self {
+        Self::head_tail(Self::DEFAULT_HEAD_RATIO)
+    }
+}
+
+/// The outcome of [`fit`]: the text to show and, when anything was cut, what was cut.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Trimmed<'a> {
+    text: Cow<'a, str>,
+    cut: Option<Cut>,
+}
+
+impl<'a> Trimmed<'a> {
+    /// The text to show: the input itself when it fit, else the kept parts and the marker.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Takes the text out; borrowed when the input fit, so nothing was copied.
+    pub fn into_text(self) -> Cow<'a, str> {
+        self.text
+    }
+
+    /// Whether anything was cut.
+    pub fn is_trimmed(&self) -> bool {
+        self.cut.is_some()
+    }
+
+    /// The figures of the cut, when there was one.
+    pub fn cut(&self) -> Option<&Cut> {
+        self.cut.as_ref()
+    }
+
+    /// Splits into the text and the cut.
+    pub fn into_parts(self) -> (Cow<'a, str>, Option<Cut>) {
+        (self.text, self.cut)
+    }
+}
+
+/// Fits `text` into `allowance` chars; the marker says the full output was not kept.
+///
+/// Same as [`fit_with`] with [`FullOutput::NotKept`].
+///
+/// ```
+/// use toolsmith::trim::{fit, TrimStyle};
+///
+/// let log: String = (1..=1000).map(|i| format!("line {i}\n")).collect();
+/// let trimmed = fit(&log, 400, &TrimStyle::default());
+/// assert!(trimmed.text().chars().count() <= 400);
+/// assert!(trimmed.text().starts_with("line 1\n"));
+/// assert!(trimmed.text().ends_with("line 1000\n"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn fit<'a>(text: &'a str, allowance: usize, style: &TrimStyle) -> Trimmed<'a> {
+    fit_with(text, allowance, style, &FullOutput::NotKept)
+}
+
+/// Fits `text` into `allowance` chars, naming `full` as where the rest is.
+///
+/// A text within the allowance (and within the style's line limit) comes back borrowed and
+/// untouched. Otherwise the result, marker included, has at most `allowance` chars, and it keeps a
+/// prefix (the head) and a suffix (the tail) of the input, never splitting a char.
+///
+/// When the allowance is too small for the full marker, the body is dropped and the text is the
+/// longest of these that fits: a compact marker (`[toolsmith: output truncated, 45,231 chars;
+/// artifact …]`), then `[truncated]`, then the empty string (allowances under 11 chars).
+///
+/// Work is proportional to what is kept, plus one pass to count chars and one to count newlines
+/// (skipped when the text's byte length is within the allowance and no line limit is set).
+pub fn fit_with<'a>(
+    text: &'a str,
+    allowance: usize,
+    style: &TrimStyle,
+    full: &FullOutput<'_>,
+) -> Trimmed<'a> {
+    let bytes = text.as_bytes();
+    // A text of at most `allowance` bytes has at most `allowance` chars: no count needed.
+    let chars_fit = bytes.len() <= allowance;
+    if chars_fit && style.max_lines.is_none() {
+        return untouched(text);
+    }
+    let newlines = count_newlines(bytes);
+    let original_lines = lines_from(bytes, newlines);
+    let original_chars = if chars_fit {
+        None
+    } else {
+        Some(text.chars().count())
+    };
+    let chars_fit = original_chars.is_none_or(|chars| chars <= allowance);
+    let lines_fit = style.max_lines.is_none_or(|max| original_lines <= max);
+    if chars_fit && lines_fit {
+        return untouched(text);
+    }
+    let original_chars = original_chars.unwrap_or_else(|| text.chars().count());
+
+    let widest = Cut {
+        original_chars,
+        original_lines,
+        kept_chars: original_chars,
+        head_bytes: 0,
+        tail_bytes: 0,
+        head_lines: Some(LineSpan {
+            first: original_lines,
+            last: original_lines,
+        }),
+        tail_lines: Some(LineSpan {
+            first: original_lines,
+            last: original_lines,
+        }),
+        mid_line: true,
+    };
+    // The marker plus the two line breaks around it.
+    let reserve = render(&widest, full, Layout::Widest).chars().count() + 2;
+    let Some(room) = allowance.checked_sub(reserve) else {
+        return marker_only(original_chars, original_lines, allowance, full);
+    };
+
+    let (head_end, tail_start) = choose_cuts(text, original_chars, original_lines, room, style);
+    let head = &text[..head_end];
+    let tail = &text[tail_start..];
+    let head_lines = (!head.is_empty()).then(|| LineSpan {
+        first: 1,
+        last: 1 + count_newlines(&bytes[..head_end - 1]),
+    });
+    let tail_lines = (!tail.is_empty()).then(|| LineSpan {
+        first: 1 + newlines - count_newlines(tail.as_bytes()),
+        last: original_lines,
+    });
+    let head_mid_line = !head.is_empty() && !head.ends_with('\n') && head_end < bytes.len();
+    let tail_mid_line = !tail.is_empty() && tail_start > 0 && bytes[tail_start - 1] != b'\n';
+    let cut = Cut {
+        original_chars,
+        original_lines,
+        kept_chars: head.chars().count() + tail.chars().count(),
+        head_bytes: head.len(),
+        tail_bytes: tail.len(),
+        head_lines,
+        tail_lines,
+        mid_line: head_mid_line || tail_mid_line,
+    };
+    let marker = render(&cut, full, Layout::Exact);
+
+    let mut out = String::with_capacity(head.len() + marker.len() + tail.len() + 2);
+    out.push_str(head);
+    if !head.is_empty() && !head.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(&marker);
+    if !tail.is_empty() {
+        out.push('\n');
+        out.push_str(tail);
+    }
+    Trimmed {
+        text: Cow::Owned(out),
+        cut: Some(cut),
+    }
+}
+
+/// Chooses `(head_end, tail_start)`, byte offsets: the head is `text[..head_end]`, the tail
+/// `text[tail_start..]`, with `head_end <= tail_start` and at most `room` chars kept in all.
+fn choose_cuts(
+    text: &str,
+    original_chars: usize,
+    original_lines: usize,
+    room: usize,
+    style: &TrimStyle,
+) -> (usize, usize) {
+    let bytes = text.as_bytes();
+    if original_chars <= room {
+        // The chars fit: only the line limit can have been exceeded.
+        let max = style.max_lines.unwrap_or(original_lines);
+        let (head_quota, tail_quota) = style.split(max);
+        return (
+            end_of_first_lines(bytes, head_quota),
+            start_of_last_lines(bytes, tail_quota),
+        );
+    }
+
+    // Stage 1: chars.
+    let (head_room, tail_room) = style.split(room);
+    let mut head_end = byte_offset_after_chars(text, head_room);
+    if head_end > 0 && bytes[head_end - 1] != b'\n' {
+        let window_start = byte_offset_before_chars(text, head_end, head_room / 4);
+        if let Some(at) = memchr::memrchr(b'\n', &bytes[window_start..head_end]) {
+            head_end = window_start + at + 1;
+        }
+    }
+    let mut tail_start = byte_offset_before_chars(text, bytes.len(), tail_room);
+    if tail_start < bytes.len() && tail_start > 0 && bytes[tail_start - 1] != b'\n' {
+        let window_end = byte_offset_after_chars_from(text, tail_start, tail_room / 4);
+        if let Some(at) = memchr::memchr(b'\n', &bytes[tail_start..window_end]) {
+            tail_start += at + 1;
+        }
+    }
+
+    // Stage 2: lines.
+    if let Some(max) = style.max_lines {
+        let head = &bytes[..head_end];
+        let tail = &bytes[tail_start..];
+        let head_lines = lines_from(head, count_newlines(head));
+        let tail_lines = lines_from(tail, count_newlines(tail));
+        if head_lines + tail_lines > max {
+            let (mut head_quota, mut tail_quota) = style.split(max);
+            if head_lines < head_quota {
+                tail_quota += head_quota - head_lines;
+                head_quota = head_lines;
+            } else if tail_lines < tail_quota {
+                head_quota += tail_quota - tail_lines;
+                tail_quota = tail_lines;
+            }
+            head_end = end_of_first_lines(head, head_quota);
+            tail_start += start_of_last_lines(tail, tail_quota);
+        }
+    }
+    (head_end, tail_start)
+}
+
+/// The result when not even the full marker fits: the longest shorter marker that does.
+fn marker_only<'a>(
+    original_chars: usize,
+    original_lines: usize,
+    allowance: usize,
+    full: &FullOutput<'_>,
+) -> Trimmed<'a> {
+    let compact = render_compact(original_chars, full);
+    let text = if compact.chars().count() <= allowance {
+        compact
+    } else if MINIMAL.len() <= allowance {
+        MINIMAL.to_owned()
+    } else {
+        String::new()
+    };
+    Trimmed {
+        text: Cow::Owned(text),
+        cut: Some(Cut {
+            original_chars,
+            original_lines,
+            kept_chars: 0,
+            head_bytes: 0,
+            tail_bytes: 0,
+            head_lines: None,
+            tail_lines: None,
+            mid_line: false,
+        }),
+    }
+}
+
+fn untouched(text: &str) -> Trimmed<'_> {
+    Trimmed {
+        text: Cow::Borrowed(text),
+        cut: None,
+    }
+}
+
+/// The number of lines in `text`: its newlines, plus one for a last line without one.
+///
+/// The empty string has no lines; `"a"` and `"a\n"` have one; `"a\nb"` has two.
+pub fn line_count(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    lines_from(bytes, count_newlines(bytes))
+}
+
+fn lines_from(bytes: &[u8], newlines: usize) -> usize {
+    newlines + usize::from(bytes.last().is_some_and(|&b| b != b'\n'))
+}
+
+fn count_newlines(bytes: &[u8]) -> usize {
+    memchr::memchr_iter(b'\n', bytes).count()
+}
+
+/// The byte offset just after the first `n` chars of `text` (its length if it has fewer).
+fn byte_offset_after_chars(text: &str, n: usize) -> usize {
+    byte_offset_after_chars_from(text, 0, n)
+}
+
+fn byte_offset_after_chars_from(text: &str, from: usize, n: usize) -> usize {
+    match text[from..].char_indices().nth(n) {
+        Some((at, _)) => from + at,
+        None => text.len(),
+    }
+}
+
+/// The byte offset `n` chars before `end` (0 if fewer chars precede it).
+fn byte_offset_before_chars(text: &str, end: usize, n: usize) -> usize {
+    if n == 0 {
+        return end;
+    }
+    match text[..end].char_indices().nth_back(n - 1) {
+        Some((at, _)) => at,
+        None => 0,
+    }
+}
+
+/// The byte offset just after the first `n` lines of `bytes`.
+fn end_of_first_lines(bytes: &[u8], n: usize) -> usize {
+    if n == 0 {
+        return 0;
+    }
+    match memchr::memchr_iter(b'\n', bytes).nth(n - 1) {
+        Some(at) => at + 1,
+        None => bytes.len(),
+    }
+}
+
+/// The byte offset where the last `n` lines of `bytes` start.
+fn start_of_last_lines(bytes: &[u8], n: usize) -> usize {
+    if n == 0 {
+        return bytes.len();
+    }
+    // A final newline ends the last line; it does not start another.
+    let body = match bytes.last() {
+        Some(b'\n') => &bytes[..bytes.len() - 1],
+        _ => bytes,
+    };
+    match memchr::memrchr_iter(b'\n', body).nth(n - 1) {
+        Some(at) => at + 1,
+        None => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_within_allowance_is_borrowed() {
+        let trimmed = fit("hello\nworld", 11, &TrimStyle::default());
+        assert!(matches!(trimmed.text, Cow::Borrowed("hello\nworld")));
+        assert!(!trimmed.is_trimmed());
+    }
+
+    #[test]
+    fn counts_lines_like_an_editor() {
+        assert_eq!(line_count(""), 0);
+        assert_eq!(line_count("a"), 1);
+        assert_eq!(line_count("a\n"), 1);
+        assert_eq!(line_count("a\nb"), 2);
+        assert_eq!(line_count("\n\n"), 2);
+    }
+
+    #[test]
+    fn last_lines_start_after_the_right_newline() {
+        assert_eq!(start_of_last_lines(b"a\nb\nc\n", 1), 4);
+        assert_eq!(start_of_last_lines(b"a\nb\nc", 2), 2);
+        assert_eq!(start_of_last_lines(b"a\nb\nc", 5), 0);
+        assert_eq!(end_of_first_lines(b"a\nb\nc", 1), 2);
+        assert_eq!(end_of_first_lines(b"a\nb\nc", 9), 5);
+    }
+
+    #[test]
+    fn char_offsets_never_split_a_char() {
+        let text = "aé😀b";
+        assert_eq!(byte_offset_after_chars(text, 2), 3);
+        assert_eq!(byte_offset_after_chars(text, 9), text.len());
+        assert_eq!(byte_offset_before_chars(text, text.len(), 2), 3);
+        assert_eq!(byte_offset_before_chars(text, text.len(), 9), 0);
+    }
+
+    #[test]
+    fn tiny_allowances_get_the_longest_marker_that_fits() {
+        let text = "x".repeat(1_000);
+        let style = TrimStyle::default();
+        assert_eq!(fit(&text, 0, &style).text(), "");
+        assert_eq!(fit(&text, 10, &style).text(), "");
+        assert_eq!(fit(&text, 11, &style).text(), "[truncated]");
+        assert_eq!(
+            fit(&text, 70, &style).text(),
+            "[toolsmith: output truncated, 1,000 chars; full output not kept]"
+        );
+    }
+}
