@@ -1,0 +1,398 @@
+//! `trim::fit` against a naive reference implementation of the same contract, over arbitrary
+//! Unicode and allowances from 0 up.
+
+use proptest::prelude::*;
+use toolsmith::trim::{FullOutput, TrimStyle, fit, fit_with, line_count};
+
+/// The contract, written the slow and obvious way: a `Vec<char>`, indices, and `format!`.
+mod reference {
+    use toolsmith::trim::{FullOutput, TrimStyle};
+
+    pub(crate) fn grouped(n: usize) -> String {
+        let digits = n.to_string();
+        let mut out = String::new();
+        for (i, d) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i) % 3 == 0 {
+                out.push(',');
+            }
+            out.push(d);
+        }
+        out
+    }
+
+    fn lines(chars: &[char]) -> usize {
+        let newlines = chars.iter().filter(|&&c| c == '\n').count();
+        newlines + usize::from(chars.last().is_some_and(|&c| c != '\n'))
+    }
+
+    fn split(n: usize, ratio: f64) -> (usize, usize) {
+        let head = ((n as f64 * ratio).floor() as usize).min(n);
+        (head, n - head)
+    }
+
+    fn location(full: &FullOutput<'_>) -> String {
+        match full {
+            FullOutput::Stored { id, reader } => {
+                format!("full output: artifact {id}, read it with {reader}")
+            }
+            FullOutput::Failed { reason } => {
+                let short: String = reason.chars().take(120).collect();
+                let ellipsis = if reason.chars().count() > 120 { "…" } else { "" };
+                format!("full output could not be kept: {short}{ellipsis}")
+            }
+            _ => "full output not kept".to_owned(),
+        }
+    }
+
+    fn range(first: usize, last: usize, widest: bool) -> String {
+        if first == last && !widest {
+            grouped(first)
+        } else {
+            format!("{}-{}", grouped(first), grouped(last))
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn marker(
+        kept: usize,
+        total: usize,
+        head: Option<(usize, usize)>,
+        tail: Option<(usize, usize)>,
+        lines: usize,
+        mid_line: bool,
+        full: &FullOutput<'_>,
+        widest: bool,
+    ) -> String {
+        let spans = match (head, tail) {
+            (None, None) => format!("no lines of {}", grouped(lines)),
+            (Some((a, b)), None) | (None, Some((a, b))) => {
+                format!("lines {} of {}", range(a, b, widest), grouped(lines))
+            }
+            (Some((a, b)), Some((c, d))) => format!(
+                "lines {} and {} of {}",
+                range(a, b, widest),
+                range(c, d, widest),
+                grouped(lines)
+            ),
+        };
+        let mid = if mid_line { ", cut mid-line" } else { "" };
+        format!(
+            "[toolsmith: output truncated, kept {} of {} chars ({spans}{mid}); {}]",
+            grouped(kept),
+            grouped(total),
+            location(full)
+        )
+    }
+
+    fn first_lines(chars: &[char], n: usize) -> usize {
+        let mut seen = 0;
+        for (i, &c) in chars.iter().enumerate() {
+            if seen == n {
+                return i;
+            }
+            if c == '\n' {
+                seen += 1;
+            }
+        }
+        chars.len()
+    }
+
+    fn last_lines(chars: &[char], n: usize) -> usize {
+        // Index where the last `n` lines start.
+        if n == 0 {
+            return chars.len();
+        }
+        let total = lines(chars);
+        if n >= total {
+            return 0;
+        }
+        // Line k (0-based) starts after the k-th newline.
+        let skip = total - n;
+        let mut seen = 0;
+        for (i, &c) in chars.iter().enumerate() {
+            if c == '\n' {
+                seen += 1;
+                if seen == skip {
+                    return i + 1;
+                }
+            }
+        }
+        0
+    }
+
+    pub(crate) fn fit(text: &str, allowance: usize, style: &TrimStyle, full: &FullOutput<'_>) -> String {
+        let chars: Vec<char> = text.chars().collect();
+        let total = chars.len();
+        let total_lines = lines(&chars);
+        let fits = total <= allowance && style.max_lines().is_none_or(|m| total_lines <= m);
+        if fits {
+            return text.to_owned();
+        }
+        let widest = marker(
+            total,
+            total,
+            Some((total_lines, total_lines)),
+            Some((total_lines, total_lines)),
+            total_lines,
+            true,
+            full,
+            true,
+        );
+        let reserve = widest.chars().count() + 2;
+        if allowance < reserve {
+            let compact = match full {
+                FullOutput::Stored { id, .. } => format!(
+                    "[toolsmith: output truncated, {} chars; artifact {id}]",
+                    grouped(total)
+                ),
+                _ => format!(
+                    "[toolsmith: output truncated, {} chars; full output not kept]",
+                    grouped(total)
+                ),
+            };
+            return if compact.chars().count() <= allowance {
+                compact
+            } else if allowance >= 11 {
+                "[truncated]".to_owned()
+            } else {
+                String::new()
+            };
+        }
+        let room = allowance - reserve;
+        let ratio = style.head_ratio();
+        let (head_end, tail_start);
+        if total <= room {
+            let (hq, tq) = split(style.max_lines().unwrap_or(total_lines), ratio);
+            head_end = first_lines(&chars, hq);
+            tail_start = last_lines(&chars, tq);
+        } else {
+            let (hr, tr) = split(room, ratio);
+            let mut h = hr;
+            if h > 0 && chars[h - 1] != '\n' {
+                let window = hr / 4;
+                if let Some(p) = (h - window..h).rev().find(|&i| chars[i] == '\n') {
+                    h = p + 1;
+                }
+            }
+            let mut t = total - tr;
+            if t < total && t > 0 && chars[t - 1] != '\n' {
+                let window = tr / 4;
+                if let Some(q) = (t..t + window).find(|&i| chars[i] == '\n') {
+                    t = q + 1;
+                }
+            }
+            if let Some(m) = style.max_lines() {
+                let hl = lines(&chars[..h]);
+                let tl = lines(&chars[t..]);
+                if hl + tl > m {
+                    let (mut hq, mut tq) = split(m, ratio);
+                    if hl < hq {
+                        tq += hq - hl;
+                        hq = hl;
+                    } else if tl < tq {
+                        hq += tq - tl;
+                        tq = tl;
+                    }
+                    h = first_lines(&chars[..h], hq);
+                    t += last_lines(&chars[t..], tq);
+                }
+            }
+            head_end = h;
+            tail_start = t;
+        }
+        let head: String = chars[..head_end].iter().collect();
+        let tail: String = chars[tail_start..].iter().collect();
+        let head_span = (head_end > 0).then(|| {
+            let newlines = chars[..head_end - 1].iter().filter(|&&c| c == '\n').count();
+            (1, 1 + newlines)
+        });
+        let tail_span = (tail_start < total).then(|| {
+            let newlines = chars[..tail_start].iter().filter(|&&c| c == '\n').count();
+            (1 + newlines, total_lines)
+        });
+        let mid_line = (head_end > 0 && head_end < total && chars[head_end - 1] != '\n')
+            || (tail_start < total && tail_start > 0 && chars[tail_start - 1] != '\n');
+        let kept = head_end + (total - tail_start);
+        let marker = marker(kept, total, head_span, tail_span, total_lines, mid_line, full, false);
+        let mut out = head.clone();
+        if !head.is_empty() && !head.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str(&marker);
+        if !tail.is_empty() {
+            out.push('\n');
+            out.push_str(&tail);
+        }
+        out
+    }
+}
+
+fn text_strategy() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        4 => "[a-z ]{1,12}",
+        3 => Just("\n".to_owned()),
+        1 => Just("\r\n".to_owned()),
+        1 => Just("é".to_owned()),
+        1 => Just("😀".to_owned()),
+        1 => Just("e\u{301}".to_owned()),
+        1 => Just("日本語".to_owned()),
+        1 => any::<char>().prop_map(String::from),
+    ];
+    prop::collection::vec(piece, 0..400).prop_map(|pieces| pieces.concat())
+}
+
+fn style_strategy() -> impl Strategy<Value = TrimStyle> {
+    let ratio = prop_oneof![Just(0.0), Just(0.3), Just(0.5), Just(1.0), 0.0..=1.0f64];
+    let max_lines = prop_oneof![2 => Just(None), 1 => (0usize..40).prop_map(Some)];
+    (ratio, max_lines).prop_map(|(ratio, max)| TrimStyle::head_tail(ratio).with_max_lines(max))
+}
+
+const ID: &str = "0123456789abcdef0123456789abcdef";
+
+fn full_strategy() -> impl Strategy<Value = u8> {
+    0u8..3
+}
+
+fn full_of<'a>(which: u8, reason: &'a str) -> FullOutput<'a> {
+    match which {
+        0 => FullOutput::NotKept,
+        1 => FullOutput::Stored {
+            id: ID,
+            reader: "read_artifact",
+        },
+        _ => FullOutput::Failed { reason },
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2_000))]
+
+    #[test]
+    fn fit_keeps_the_contract(
+        text in text_strategy(),
+        allowance in prop_oneof![0usize..40, 0usize..600, 0usize..5_000],
+        style in style_strategy(),
+        which in full_strategy(),
+        reason in "\\PC{0,200}",
+    ) {
+        let full = full_of(which, &reason);
+        let trimmed = fit_with(&text, allowance, &style, &full);
+        let out = trimmed.text();
+        let chars = text.chars().count();
+        let lines = line_count(&text);
+        let fits = chars <= allowance && style.max_lines().is_none_or(|m| lines <= m);
+
+        prop_assert_eq!(trimmed.is_trimmed(), !fits);
+        if fits {
+            prop_assert_eq!(out, text.as_str());
+        } else {
+            prop_assert!(out.chars().count() <= allowance, "{} > {allowance}", out.chars().count());
+            let cut = trimmed.cut().unwrap();
+            prop_assert_eq!(cut.original_chars, chars);
+            prop_assert_eq!(cut.original_lines, lines);
+            let head = &text[..cut.head_bytes];
+            let tail = &text[text.len() - cut.tail_bytes..];
+            prop_assert!(out.starts_with(head));
+            prop_assert!(out.ends_with(tail));
+            prop_assert_eq!(cut.kept_chars, head.chars().count() + tail.chars().count());
+            if cut.kept_chars > 0 || out.starts_with("[toolsmith: output truncated, kept") {
+                let kept = format!(
+                    "kept {} of {} chars",
+                    reference::grouped(cut.kept_chars),
+                    reference::grouped(chars)
+                );
+                prop_assert!(out.contains(&kept), "{out:?} lacks {kept:?}");
+            }
+        }
+        prop_assert_eq!(out, reference::fit(&text, allowance, &style, &full));
+    }
+
+    #[test]
+    fn the_lines_stage_holds_the_line_limit(
+        lines in 0usize..300,
+        max in 0usize..60,
+        ratio in 0.0..=1.0f64,
+    ) {
+        let text: String = (1..=lines).map(|i| format!("line {i}\n")).collect();
+        let style = TrimStyle::head_tail(ratio).with_max_lines(Some(max));
+        let trimmed = fit(&text, 1_000_000, &style);
+        if let Some(cut) = trimmed.cut() {
+            let kept_lines = line_count(&text[..cut.head_bytes])
+                + line_count(&text[text.len() - cut.tail_bytes..]);
+            prop_assert!(kept_lines <= max);
+            prop_assert!(lines > max);
+        } else {
+            prop_assert!(lines <= max);
+        }
+    }
+}
+
+#[test]
+fn a_10_mb_line_is_cut_inside_the_line() {
+    let line = "abcé😀".repeat(2 * 1024 * 1024 / 2);
+    for allowance in [0, 5, 11, 80, 200, 20_000, 1_000_000] {
+        let trimmed = fit(&line, allowance, &TrimStyle::default());
+        assert!(trimmed.text().chars().count() <= allowance, "allowance {allowance}");
+        let cut = trimmed.cut().unwrap();
+        assert!(trimmed.text().starts_with(&line[..cut.head_bytes]));
+        assert!(trimmed.text().ends_with(&line[line.len() - cut.tail_bytes..]));
+        if cut.kept_chars > 0 {
+            assert!(cut.mid_line);
+            assert!(trimmed.text().contains("(lines 1 and 1 of 1, cut mid-line)"));
+        }
+    }
+}
+
+#[test]
+fn crlf_lines_are_cut_after_the_line_feed() {
+    let text: String = (1..=2_000).map(|i| format!("row {i}\r\n")).collect();
+    let trimmed = fit(&text, 1_000, &TrimStyle::default());
+    let cut = trimmed.cut().unwrap();
+    assert!(text[..cut.head_bytes].ends_with("\r\n"));
+    assert!(text[..text.len() - cut.tail_bytes].ends_with("\r\n"));
+    assert!(!cut.mid_line);
+}
+
+#[test]
+fn the_marker_reads_as_the_design_shows() {
+    let text: String = (1..=500).map(|i| format!("{i:>89}\n")).collect();
+    let full = FullOutput::Stored {
+        id: ID,
+        reader: "read_artifact",
+    };
+    let trimmed = fit_with(&text, 20_000, &TrimStyle::default(), &full);
+    let out = trimmed.text();
+    let marker_line = out
+        .lines()
+        .find(|line| line.starts_with("[toolsmith:"))
+        .unwrap();
+    assert_eq!(
+        marker_line,
+        format!(
+            "[toolsmith: output truncated, kept 19,800 of 45,000 chars (lines 1-66 and 347-500 \
+             of 500); full output: artifact {ID}, read it with read_artifact]"
+        )
+    );
+    // The head is exactly lines 1-66 and the tail 347-500.
+    assert!(out.starts_with(&format!("{:>89}\n", 1)));
+    assert!(out.contains(&format!("{:>89}\n[toolsmith", 66)));
+    assert!(out.contains(&format!("]\n{:>89}\n", 347)));
+}
+
+#[test]
+fn head_only_and_tail_only_put_the_marker_at_the_cut() {
+    let text: String = (1..=100).map(|i| format!("line {i}\n")).collect();
+    let head = fit(&text, 300, &TrimStyle::head_only());
+    assert!(head.text().starts_with("line 1\n"));
+    assert!(head.text().ends_with("full output not kept]"));
+    let tail = fit(&text, 300, &TrimStyle::tail_only());
+    assert!(tail.text().starts_with("[toolsmith: output truncated"));
+    assert!(tail.text().ends_with("line 100\n"));
+}
+
+#[test]
+fn nan_and_out_of_range_ratios_are_clamped() {
+    assert_eq!(TrimStyle::head_tail(f64::NAN).head_ratio(), 0.3);
+    assert_eq!(TrimStyle::head_tail(-1.0).head_ratio(), 0.0);
+    assert_eq!(TrimStyle::head_tail(7.0).head_ratio(), 1.0);
+}
