@@ -39,7 +39,10 @@ fn the_directory_is_private_and_so_is_every_artifact() {
     assert_eq!(mode(&dir), 0o700);
     let id = store.put("secret output\n").unwrap();
     assert_eq!(mode(&store.file_of(&id)), 0o600);
-    assert_eq!(fs::read_to_string(store.file_of(&id)).unwrap(), "secret output\n");
+    assert_eq!(
+        fs::read_to_string(store.file_of(&id)).unwrap(),
+        "secret output\n"
+    );
     assert_eq!(names_in(&dir), [format!("{id}.txt")]);
 }
 
@@ -53,9 +56,15 @@ fn nothing_is_visible_before_commit_and_nothing_is_left_after_a_drop() {
         .into_iter()
         .filter(|name| name.ends_with(".txt"))
         .collect();
-    assert!(visible.is_empty(), "a partial artifact is visible: {visible:?}");
+    assert!(
+        visible.is_empty(),
+        "a partial artifact is visible: {visible:?}"
+    );
     drop(writer);
-    assert!(names_in(dir.path()).is_empty(), "the partial file was not removed");
+    assert!(
+        names_in(dir.path()).is_empty(),
+        "the partial file was not removed"
+    );
 
     let mut writer = store.begin().unwrap();
     writer.write_all(b"whole\n").unwrap();
@@ -101,7 +110,10 @@ fn retention_removes_the_oldest_past_the_byte_limit_but_never_the_newest() {
     assert!(store.file_of(&second).exists() && store.file_of(&third).exists());
 
     let huge = store.put(&"y".repeat(10_000)).unwrap();
-    assert!(store.file_of(&huge).exists(), "the newest stays even alone over the limit");
+    assert!(
+        store.file_of(&huge).exists(),
+        "the newest stays even alone over the limit"
+    );
     assert!(!store.file_of(&second).exists() && !store.file_of(&third).exists());
 }
 
@@ -125,7 +137,10 @@ fn pages_of_a_dir_store_artifact() {
     let id = store.put(&text).unwrap();
     let got = store.read_page(&id, page(95, Some(10))).unwrap();
     assert_eq!(got.text, "row 95\nrow 96\nrow 97\nrow 98\nrow 99\n");
-    assert_eq!((got.lines, got.total_lines, got.next_offset()), (5, 100, None));
+    assert_eq!(
+        (got.lines, got.total_lines, got.next_offset()),
+        (5, 100, None)
+    );
     assert_eq!(got.total_bytes, text.len() as u64);
     let missing = ArtifactId::generate().unwrap();
     assert!(matches!(
@@ -171,14 +186,21 @@ async fn read_artifact_pages_within_its_budget() {
 
     // No limit: as many lines as fit the 3,000-char budget, and where to go next.
     let first = turn
-        .execute([ToolCall::new("r1", "read_artifact", json!({ "id": id.as_str() }))])
+        .execute([ToolCall::new(
+            "r1",
+            "read_artifact",
+            json!({ "id": id.as_str() }),
+        )])
         .await;
     let text = &first[0].content;
     assert!(!first[0].is_error, "{text}");
     assert!(text.chars().count() <= 3_000);
     assert!(!first[0].meta.trimmed, "the reader pre-trims to its budget");
     let header = text.lines().next().unwrap();
-    assert!(header.starts_with(&format!("[artifact {id}: lines 1-")), "{header}");
+    assert!(
+        header.starts_with(&format!("[artifact {id}: lines 1-")),
+        "{header}"
+    );
     let next: usize = header
         .rsplit("offset=")
         .next()
@@ -189,7 +211,11 @@ async fn read_artifact_pages_within_its_budget() {
     let errors = turn
         .execute([
             ToolCall::new("r2", "read_artifact", json!({ "id": "../../etc/passwd" })),
-            ToolCall::new("r3", "read_artifact", json!({ "id": id.as_str(), "offset": 9_999 })),
+            ToolCall::new(
+                "r3",
+                "read_artifact",
+                json!({ "id": id.as_str(), "offset": 9_999 }),
+            ),
             ToolCall::new(
                 "r4",
                 "read_artifact",
@@ -197,8 +223,24 @@ async fn read_artifact_pages_within_its_budget() {
             ),
         ])
         .await;
-    assert!(errors[0].content.contains("is not an artifact id"), "{}", errors[0].content);
-    assert!(errors[1].content.contains("past the end"), "{}", errors[1].content);
-    assert!(errors[1].content.contains("5,000 lines"), "{}", errors[1].content);
-    assert!(errors[2].content.contains("was not found"), "{}", errors[2].content);
+    assert!(
+        errors[0].content.contains("is not an artifact id"),
+        "{}",
+        errors[0].content
+    );
+    assert!(
+        errors[1].content.contains("past the end"),
+        "{}",
+        errors[1].content
+    );
+    assert!(
+        errors[1].content.contains("5,000 lines"),
+        "{}",
+        errors[1].content
+    );
+    assert!(
+        errors[2].content.contains("was not found"),
+        "{}",
+        errors[2].content
+    );
 }

@@ -23,7 +23,11 @@ fn a_small_result_frees_room_for_a_large_one() {
     );
     // A big result whose tool caps it at 30,000 takes no more than that.
     assert_eq!(
-        fair.final_allowances(80_000, &[None, Some(30_000), None], &[1_000, 60_000, 60_000]),
+        fair.final_allowances(
+            80_000,
+            &[None, Some(30_000), None],
+            &[1_000, 60_000, 60_000]
+        ),
         [26_666, 30_000, 49_000]
     );
     // When every result fits its share, nothing moves.

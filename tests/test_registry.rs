@@ -150,7 +150,10 @@ async fn the_turn_budget_caps_later_batches() {
     assert!(used <= 80_000);
     let second = turn.execute([emit("b", 20_000)]).await;
     assert_eq!(second[0].meta.allowance, 100_000 - used);
-    assert_eq!(turn.turn_budget_left(), Some(100_000 - used - second[0].content_chars()));
+    assert_eq!(
+        turn.turn_budget_left(),
+        Some(100_000 - used - second[0].content_chars())
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -163,7 +166,11 @@ async fn a_thousand_concurrent_calls_come_back_in_call_order() {
         .unwrap();
     // Later calls sleep less, so they finish first.
     let calls = (0..1_000).map(|i| {
-        ToolCall::new(format!("call_{i}"), "sleep", json!({ "ms": (1_000 - i) / 50 }))
+        ToolCall::new(
+            format!("call_{i}"),
+            "sleep",
+            json!({ "ms": (1_000 - i) / 50 }),
+        )
     });
     let results = registry.turn().execute(calls).await;
     assert_eq!(results.len(), 1_000);
@@ -192,7 +199,11 @@ async fn a_panicking_tool_does_not_disturb_its_neighbours() {
         .await;
     assert_eq!(results[0].content, "line 1\nline 2\nline 3\n");
     assert!(results[1].is_error);
-    assert!(results[1].content.contains("index out of bounds"), "{}", results[1].content);
+    assert!(
+        results[1].content.contains("index out of bounds"),
+        "{}",
+        results[1].content
+    );
     assert_eq!(results[1].meta.error_kind, Some("panicked"));
     assert_eq!(results[2].content, "line 1\nline 2\n");
 }
@@ -212,7 +223,11 @@ async fn a_tool_timeout_stops_the_call() {
         .await;
     assert!(results[0].is_error);
     assert_eq!(results[0].meta.error_kind, Some("timeout"));
-    assert!(results[0].content.contains("did not finish within 1s"), "{}", results[0].content);
+    assert!(
+        results[0].content.contains("did not finish within 1s"),
+        "{}",
+        results[0].content
+    );
     assert_eq!(results[1].content, "slept 10 ms");
 }
 
@@ -271,17 +286,31 @@ async fn the_21st_call_of_a_turn_is_refused_with_a_result() {
             .collect()
     };
     let first = turn
-        .execute(calls(&["a", "b", "c", "d", "a", "b", "c", "d", "a", "b"], 1))
+        .execute(calls(
+            &["a", "b", "c", "d", "a", "b", "c", "d", "a", "b"],
+            1,
+        ))
         .await;
     assert!(first.iter().all(|r| !r.is_error));
     let second = turn
-        .execute(calls(&["c", "d", "a", "b", "c", "d", "e", "e", "e", "e", "e"], 2))
+        .execute(calls(
+            &["c", "d", "a", "b", "c", "d", "e", "e", "e", "e", "e"],
+            2,
+        ))
         .await;
-    assert_eq!(second.len(), 11, "a refused call is answered, never dropped");
+    assert_eq!(
+        second.len(),
+        11,
+        "a refused call is answered, never dropped"
+    );
     assert!(second[..10].iter().all(|r| !r.is_error));
     assert!(second[10].is_error);
     assert_eq!(second[10].meta.error_kind, Some("cap_exceeded"));
-    assert!(second[10].content.contains("max_calls_per_turn"), "{}", second[10].content);
+    assert!(
+        second[10].content.contains("max_calls_per_turn"),
+        "{}",
+        second[10].content
+    );
     assert_eq!(turn.calls_made(), 20);
     let warned = std::iter::from_fn(|| events.try_recv().ok())
         .any(|event| matches!(event, Event::Warning { call_id, .. } if &*call_id == "2-10"));
@@ -292,12 +321,22 @@ async fn the_21st_call_of_a_turn_is_refused_with_a_result() {
 async fn the_6th_call_of_one_tool_across_batches_is_refused() {
     let registry = Registry::builder().tool(Emit::default()).build().unwrap();
     let mut turn = registry.turn();
-    let first = turn.execute((0..3).map(|i| emit(&format!("a{i}"), 1))).await;
+    let first = turn
+        .execute((0..3).map(|i| emit(&format!("a{i}"), 1)))
+        .await;
     assert!(first.iter().all(|r| !r.is_error));
-    let second = turn.execute((0..3).map(|i| emit(&format!("b{i}"), 1))).await;
+    let second = turn
+        .execute((0..3).map(|i| emit(&format!("b{i}"), 1)))
+        .await;
     assert!(!second[0].is_error && !second[1].is_error);
     assert!(second[2].is_error);
-    assert!(second[2].content.contains("`emit` was already called 5 times"), "{}", second[2].content);
+    assert!(
+        second[2]
+            .content
+            .contains("`emit` was already called 5 times"),
+        "{}",
+        second[2].content
+    );
     // A new turn starts counting afresh.
     assert!(!registry.turn().execute([emit("c", 1)]).await[0].is_error);
 }
@@ -332,14 +371,28 @@ async fn arguments_that_are_not_json_or_miss_the_schema_are_errors_with_the_path
             ToolCall::from_raw("ok", "emit", "{\"lines\": 1}"),
         ])
         .await;
-    assert!(results[0].content.contains("not valid JSON"), "{}", results[0].content);
     assert!(
-        results[1].content.contains("lines: invalid type: string \"ten\""),
+        results[0].content.contains("not valid JSON"),
+        "{}",
+        results[0].content
+    );
+    assert!(
+        results[1]
+            .content
+            .contains("lines: invalid type: string \"ten\""),
         "{}",
         results[1].content
     );
-    assert!(results[2].content.contains("missing field `lines`"), "{}", results[2].content);
-    assert!(results[..3].iter().all(|r| r.meta.error_kind == Some("invalid_arguments")));
+    assert!(
+        results[2].content.contains("missing field `lines`"),
+        "{}",
+        results[2].content
+    );
+    assert!(
+        results[..3]
+            .iter()
+            .all(|r| r.meta.error_kind == Some("invalid_arguments"))
+    );
     assert_eq!(results[3].content, "line 1\n");
 }
 
@@ -358,7 +411,11 @@ async fn trimmed_output_is_kept_as_an_artifact_and_readable() {
     assert!(result.meta.trimmed);
     assert!(result.content_chars() <= 2_000);
     let id = result.meta.artifact.clone().expect("stored");
-    assert!(result.content.contains(&format!("artifact {id}, read it with read_artifact")));
+    assert!(
+        result
+            .content
+            .contains(&format!("artifact {id}, read it with read_artifact"))
+    );
     let full: String = (1..=1_000).map(|i| format!("line {i}\n")).collect();
     assert_eq!(store.get(&id).as_deref(), Some(full.as_str()));
 
@@ -372,7 +429,9 @@ async fn trimmed_output_is_kept_as_an_artifact_and_readable() {
     assert!(!page[0].is_error, "{}", page[0].content);
     assert_eq!(
         page[0].content,
-        format!("[artifact {id}: lines 501-503 of 1,000; next: offset=503]\nline 501\nline 502\nline 503\n")
+        format!(
+            "[artifact {id}: lines 501-503 of 1,000; next: offset=503]\nline 501\nline 502\nline 503\n"
+        )
     );
 }
 
@@ -381,7 +440,9 @@ struct BrokenStore;
 
 impl ArtifactStore for BrokenStore {
     fn begin(&self) -> Result<Box<dyn ArtifactWriter>, ArtifactError> {
-        Err(ArtifactError::Io(std::io::Error::other("No space left on device")))
+        Err(ArtifactError::Io(std::io::Error::other(
+            "No space left on device",
+        )))
     }
 
     fn read_page(&self, id: &ArtifactId, _: PageRequest) -> Result<ArtifactPage, ArtifactError> {
@@ -411,8 +472,9 @@ async fn a_failing_store_never_fails_the_call() {
         "{}",
         result.content
     );
-    let warned = std::iter::from_fn(|| events.try_recv().ok())
-        .any(|event| matches!(event, Event::Warning { message, .. } if message.contains("No space")));
+    let warned = std::iter::from_fn(|| events.try_recv().ok()).any(
+        |event| matches!(event, Event::Warning { message, .. } if message.contains("No space")),
+    );
     assert!(warned);
 }
 
@@ -458,16 +520,34 @@ async fn events_report_each_call_and_progress_stays_out_of_the_result() {
     let mut events = registry.subscribe();
     let results = registry
         .turn()
-        .execute([ToolCall::new("p", "pager", json!({ "offset": 10, "limit": 5 }))])
+        .execute([ToolCall::new(
+            "p",
+            "pager",
+            json!({ "offset": 10, "limit": 5 }),
+        )])
         .await;
     assert_eq!(
         results[0].content,
         "Some(Page { offset: 10, limit: Some(5) }) budget=80000"
     );
     let received: Vec<Event> = std::iter::from_fn(|| events.try_recv().ok()).collect();
-    assert!(matches!(&received[0], Event::CallStarted { allowance: 80_000, .. }));
-    assert!(matches!(&received[1], Event::Progress { audience: Audience::User, message, .. } if message == "halfway"));
-    assert!(matches!(&received[2], Event::Progress { audience: Audience::Log, .. }));
+    assert!(matches!(
+        &received[0],
+        Event::CallStarted {
+            allowance: 80_000,
+            ..
+        }
+    ));
+    assert!(
+        matches!(&received[1], Event::Progress { audience: Audience::User, message, .. } if message == "halfway")
+    );
+    assert!(matches!(
+        &received[2],
+        Event::Progress {
+            audience: Audience::Log,
+            ..
+        }
+    ));
     let Event::CallFinished(summary) = &received[3] else {
         panic!("expected CallFinished, got {:?}", received[3]);
     };

@@ -12,7 +12,7 @@ mod reference {
         let digits = n.to_string();
         let mut out = String::new();
         for (i, d) in digits.chars().enumerate() {
-            if i > 0 && (digits.len() - i) % 3 == 0 {
+            if i > 0 && (digits.len() - i).is_multiple_of(3) {
                 out.push(',');
             }
             out.push(d);
@@ -37,7 +37,11 @@ mod reference {
             }
             FullOutput::Failed { reason } => {
                 let short: String = reason.chars().take(120).collect();
-                let ellipsis = if reason.chars().count() > 120 { "…" } else { "" };
+                let ellipsis = if reason.chars().count() > 120 {
+                    "…"
+                } else {
+                    ""
+                };
                 format!("full output could not be kept: {short}{ellipsis}")
             }
             _ => "full output not kept".to_owned(),
@@ -120,7 +124,12 @@ mod reference {
         0
     }
 
-    pub(crate) fn fit(text: &str, allowance: usize, style: &TrimStyle, full: &FullOutput<'_>) -> String {
+    pub(crate) fn fit(
+        text: &str,
+        allowance: usize,
+        style: &TrimStyle,
+        full: &FullOutput<'_>,
+    ) -> String {
         let chars: Vec<char> = text.chars().collect();
         let total = chars.len();
         let total_lines = lines(&chars);
@@ -213,7 +222,16 @@ mod reference {
         let mid_line = (head_end > 0 && head_end < total && chars[head_end - 1] != '\n')
             || (tail_start < total && tail_start > 0 && chars[tail_start - 1] != '\n');
         let kept = head_end + (total - tail_start);
-        let marker = marker(kept, total, head_span, tail_span, total_lines, mid_line, full, false);
+        let marker = marker(
+            kept,
+            total,
+            head_span,
+            tail_span,
+            total_lines,
+            mid_line,
+            full,
+            false,
+        );
         let mut out = head.clone();
         if !head.is_empty() && !head.ends_with('\n') {
             out.push('\n');
@@ -332,13 +350,24 @@ fn a_10_mb_line_is_cut_inside_the_line() {
     let line = "abcé😀".repeat(2 * 1024 * 1024 / 2);
     for allowance in [0, 5, 11, 80, 200, 20_000, 1_000_000] {
         let trimmed = fit(&line, allowance, &TrimStyle::default());
-        assert!(trimmed.text().chars().count() <= allowance, "allowance {allowance}");
+        assert!(
+            trimmed.text().chars().count() <= allowance,
+            "allowance {allowance}"
+        );
         let cut = trimmed.cut().unwrap();
         assert!(trimmed.text().starts_with(&line[..cut.head_bytes]));
-        assert!(trimmed.text().ends_with(&line[line.len() - cut.tail_bytes..]));
+        assert!(
+            trimmed
+                .text()
+                .ends_with(&line[line.len() - cut.tail_bytes..])
+        );
         if cut.kept_chars > 0 {
             assert!(cut.mid_line);
-            assert!(trimmed.text().contains("(lines 1 and 1 of 1, cut mid-line)"));
+            assert!(
+                trimmed
+                    .text()
+                    .contains("(lines 1 and 1 of 1, cut mid-line)")
+            );
         }
     }
 }

@@ -352,7 +352,9 @@ impl ArtifactWriter for DirWriter {
     fn commit(mut self: Box<Self>) -> Result<ArtifactId, ArtifactError> {
         self.file.flush()?;
         let Some(id) = self.id.take() else {
-            return Err(ArtifactError::Io(io::Error::other("artifact committed twice")));
+            return Err(ArtifactError::Io(io::Error::other(
+                "artifact committed twice",
+            )));
         };
         fs::rename(&self.temp, self.store.file_of(&id))?;
         // Retention is housekeeping: its failure must not fail the artifact just written.
@@ -421,7 +423,9 @@ impl MemoryStore {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<ArtifactId, Arc<[u8]>>> {
         // The map stays consistent even if a holder panicked: every update is one insert.
-        self.artifacts.lock().unwrap_or_else(PoisonError::into_inner)
+        self.artifacts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 }
 

@@ -193,7 +193,11 @@ pub struct ToolSpec {
 
 impl ToolSpec {
     /// A spec for a [`DynTool`] implemented by hand.
-    pub fn new(name: impl Into<String>, description: impl Into<String>, input_schema: Value) -> Self {
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+    ) -> Self {
         ToolSpec {
             name: name.into(),
             description: description.into(),

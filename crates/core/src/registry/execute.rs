@@ -234,12 +234,18 @@ impl Turn {
         let tripped = if self.calls_made >= inner.max_calls_per_turn {
             Some((Cap::CallsPerTurn, inner.max_calls_per_turn))
         } else if tool_calls >= inner.max_calls_per_tool {
-            Some((Cap::CallsPerTool(call.name.clone()), inner.max_calls_per_tool))
+            Some((
+                Cap::CallsPerTool(call.name.clone()),
+                inner.max_calls_per_tool,
+            ))
         } else {
             None
         };
         if let Some((cap, limit)) = tripped {
-            let message = format!("call `{}` of `{}` refused: {cap} ({limit}) reached", call.id, call.name);
+            let message = format!(
+                "call `{}` of `{}` refused: {cap} ({limit}) reached",
+                call.id, call.name
+            );
             tracing::warn!(call_id = %call.id, tool = %call.name, "{message}");
             let _ = inner.events.send(Event::Warning {
                 call_id: call.id.as_str().into(),

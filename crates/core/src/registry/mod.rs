@@ -53,7 +53,11 @@ impl ToolCall {
     }
 
     /// A call whose arguments are JSON text, parsed when the call runs.
-    pub fn from_raw(id: impl Into<String>, name: impl Into<String>, arguments: impl Into<String>) -> Self {
+    pub fn from_raw(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: impl Into<String>,
+    ) -> Self {
         ToolCall {
             id: id.into(),
             name: name.into(),

@@ -76,7 +76,11 @@ impl Tool for ReadArtifact {
             .with_head_ratio(1.0)
     }
 
-    async fn call(&self, args: ReadArtifactArgs, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn call(
+        &self,
+        args: ReadArtifactArgs,
+        cx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
         let id = ArtifactId::parse(&args.id)
             .map_err(|error| ToolError::invalid_arguments(format!("id: {error}")))?;
         let request = PageRequest {

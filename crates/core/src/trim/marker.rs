@@ -163,7 +163,7 @@ pub(crate) fn push_grouped(out: &mut String, n: usize) {
     let digits = n.to_string();
     let lead = digits.len() % 3;
     for (i, digit) in digits.chars().enumerate() {
-        if i != 0 && (i + 3 - lead) % 3 == 0 {
+        if i != 0 && (i + 3 - lead).is_multiple_of(3) {
             out.push(',');
         }
         out.push(digit);

@@ -20,8 +20,8 @@ mod marker;
 
 use std::borrow::Cow;
 
-pub use marker::{Cut, FullOutput, LineSpan};
 pub(crate) use marker::grouped;
+pub use marker::{Cut, FullOutput, LineSpan};
 
 use marker::{Layout, MINIMAL, render, render_compact};
 
