@@ -173,13 +173,14 @@ pub fn fit_with<'a>(
     if chars_fit && style.max_lines.is_none() {
         return untouched(text);
     }
-    let newlines = count_newlines(bytes);
-    let original_lines = lines_from(bytes, newlines);
-    let original_chars = if chars_fit {
-        None
+    // One pass over the input; everything after it is proportional to what is kept.
+    let (original_chars, newlines) = if chars_fit {
+        (None, count_newlines(bytes))
     } else {
-        Some(text.chars().count())
+        let (chars, newlines) = count_chars_and_newlines(bytes);
+        (Some(chars), newlines)
     };
+    let original_lines = lines_from(bytes, newlines);
     let chars_fit = original_chars.is_none_or(|chars| chars <= allowance);
     let lines_fit = style.max_lines.is_none_or(|max| original_lines <= max);
     if chars_fit && lines_fit {
@@ -362,6 +363,35 @@ fn count_newlines(bytes: &[u8]) -> usize {
     memchr::memchr_iter(b'\n', bytes).count()
 }
 
+/// Counts chars (bytes that do not continue a UTF-8 sequence) and newlines in one pass.
+///
+/// Written so the compiler vectorizes it: byte-wide counters per lane, widened every 255 rounds
+/// before they could overflow. On a 100 MB input it runs at the speed of memchr's newline count
+/// alone, where two separate passes take twice as long (BENCHMARKS.md).
+fn count_chars_and_newlines(bytes: &[u8]) -> (usize, usize) {
+    const LANES: usize = 32;
+    let (mut chars, mut newlines) = (0usize, 0usize);
+    for block in bytes.chunks(LANES * 255) {
+        let mut lane_chars = [0u8; LANES];
+        let mut lane_newlines = [0u8; LANES];
+        let mut groups = block.chunks_exact(LANES);
+        for group in &mut groups {
+            for ((byte, c), n) in group.iter().zip(&mut lane_chars).zip(&mut lane_newlines) {
+                // Continuation bytes are 0b10xx_xxxx, that is -64..-128 as i8.
+                *c += u8::from((*byte as i8) >= -64);
+                *n += u8::from(*byte == b'\n');
+            }
+        }
+        chars += lane_chars.iter().map(|&c| usize::from(c)).sum::<usize>();
+        newlines += lane_newlines.iter().map(|&n| usize::from(n)).sum::<usize>();
+        for &byte in groups.remainder() {
+            chars += usize::from((byte as i8) >= -64);
+            newlines += usize::from(byte == b'\n');
+        }
+    }
+    (chars, newlines)
+}
+
 /// The byte offset just after the first `n` chars of `text` (its length if it has fewer).
 fn byte_offset_after_chars(text: &str, n: usize) -> usize {
     byte_offset_after_chars_from(text, 0, n)
@@ -448,6 +478,14 @@ mod tests {
         assert_eq!(byte_offset_after_chars(text, 9), text.len());
         assert_eq!(byte_offset_before_chars(text, text.len(), 2), 3);
         assert_eq!(byte_offset_before_chars(text, text.len(), 9), 0);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_fused_count_agrees_with_std(text in "\\PC{0,3000}|(\\PC|\n){0,9000}") {
+            let expected = (text.chars().count(), text.matches('\n').count());
+            proptest::prop_assert_eq!(count_chars_and_newlines(text.as_bytes()), expected);
+        }
     }
 
     #[test]
