@@ -181,7 +181,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let artifacts = DirStore::new_session()?;
     let artifact_dir = artifacts.path().to_path_buf();
-    let budget = 40_000;
+    let budget = 24_000;
     let registry = Registry::builder()
         .tool(ReadWholeFile { root: root.clone() })
         .tool(ListFiles { root: root.clone() })
@@ -226,16 +226,23 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         print_result(result);
     }
 
-    // The model recovers what was cut, without any filesystem access.
-    if let Some(id) = results.iter().find_map(|r| r.meta.artifact.clone()) {
+    // The model recovers what was cut, without any filesystem access: the first lines after
+    // the kept head.
+    let trimmed = results.iter().find(|r| r.meta.artifact.is_some());
+    if let Some((id, cut)) =
+        trimmed.and_then(|r| Some((r.meta.artifact.clone()?, r.meta.cut.clone()?)))
+    {
+        let offset = cut.head_lines.map_or(0, |span| span.last);
         let page = turn
             .execute([ToolCall::new(
                 "toolu_06",
                 "read_artifact",
-                json!({ "id": id.as_str(), "offset": 100, "limit": 5 }),
+                json!({ "id": id.as_str(), "offset": offset, "limit": 5 }),
             )])
             .await;
-        println!("── read_artifact {id} offset=100 limit=5 ──");
+        println!(
+            "── read_artifact id={id} offset={offset} limit=5: lines the model did not see ──"
+        );
         println!("{}", page[0].content);
     }
     println!(
@@ -278,7 +285,12 @@ fn print_result(result: &ToolResult) {
     let marker = lines.iter().position(|l| l.starts_with("[toolsmith:"));
     let show = |range: std::ops::Range<usize>| {
         for line in &lines[range] {
-            let short: String = line.chars().take(110).collect();
+            // Markers in full; content lines shortened to keep the page readable.
+            let short: String = if line.starts_with("[toolsmith:") {
+                (*line).to_owned()
+            } else {
+                line.chars().take(100).collect()
+            };
             println!("  {short}");
         }
     };

@@ -5,7 +5,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::artifacts::ArtifactId;
-use crate::trim::grouped;
+use crate::trim::{Cut, grouped};
 
 /// The successful output of a tool: the text that becomes the tool result.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -354,6 +354,8 @@ pub struct ResultMeta {
     pub original_lines: usize,
     /// Whether the registry trimmed the output.
     pub trimmed: bool,
+    /// What the trim kept (line spans, byte lengths), when the output was trimmed.
+    pub cut: Option<Cut>,
     /// The artifact holding the full output, when it was trimmed and stored.
     pub artifact: Option<ArtifactId>,
     /// Why the full output could not be stored, when storing failed.

@@ -371,6 +371,7 @@ impl Turn {
                     original_lines: lines,
                     trimmed: cut.is_some(),
                     artifact: artifact.filter(|_| cut.is_some()),
+                    cut,
                     artifact_error,
                     error_kind,
                     duration,
