@@ -46,6 +46,23 @@ fn the_directory_is_private_and_so_is_every_artifact() {
     assert_eq!(names_in(&dir), [format!("{id}.txt")]);
 }
 
+#[cfg(unix)]
+#[test]
+fn an_existing_directory_keeps_its_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let root = tempfile::tempdir().unwrap();
+    fs::set_permissions(root.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    let store = DirStore::open(root.path()).unwrap();
+    let mode = fs::metadata(store.path()).unwrap().permissions().mode() & 0o777;
+    assert_eq!(
+        mode, 0o755,
+        "the store must not chmod a directory it did not create"
+    );
+    let file = root.path().join("a-file");
+    fs::write(&file, "").unwrap();
+    assert!(DirStore::open(&file).is_err());
+}
+
 #[test]
 fn nothing_is_visible_before_commit_and_nothing_is_left_after_a_drop() {
     let dir = tempfile::tempdir().unwrap();

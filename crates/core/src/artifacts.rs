@@ -221,7 +221,8 @@ const ARTIFACT_EXT: &str = "txt";
 const TEMP_PREFIX: &str = ".partial-";
 
 impl DirStore {
-    /// Opens (creating if needed) a store in `dir`, and restricts the directory to its owner.
+    /// Opens a store in `dir`, creating it (and its missing parents) with mode 0700 if it does
+    /// not exist. An existing directory is used as it is: its mode is not changed.
     ///
     /// # Errors
     ///
@@ -372,14 +373,24 @@ impl Drop for DirWriter {
     }
 }
 
+/// Creates `dir` (and missing parents) with mode 0700; an existing directory keeps its mode.
 fn create_private_dir(dir: &Path) -> io::Result<()> {
-    fs::create_dir_all(dir)?;
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
     #[cfg(unix)]
     {
-        use std::os::unix::fs::PermissionsExt;
-        fs::set_permissions(dir, fs::Permissions::from_mode(0o700))?;
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
     }
-    Ok(())
+    builder.create(dir)?;
+    if fs::metadata(dir)?.is_dir() {
+        Ok(())
+    } else {
+        Err(io::Error::other(format!(
+            "{} is not a directory",
+            dir.display()
+        )))
+    }
 }
 
 fn create_private_file(path: &Path) -> io::Result<File> {
