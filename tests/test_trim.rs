@@ -2,7 +2,7 @@
 //! Unicode and allowances from 0 up.
 
 use proptest::prelude::*;
-use toolsmith::trim::{FullOutput, TrimStyle, fit, fit_with, line_count};
+use toolsmith::trim::{Continuation, FullOutput, TrimStyle, fit, fit_with, line_count};
 
 /// The contract, written the slow and obvious way: a `Vec<char>`, indices, and `format!`.
 mod reference {
@@ -64,6 +64,7 @@ mod reference {
         tail: Option<(usize, usize)>,
         lines: usize,
         mid_line: bool,
+        next: Option<usize>,
         full: &FullOutput<'_>,
         widest: bool,
     ) -> String {
@@ -80,8 +81,11 @@ mod reference {
             ),
         };
         let mid = if mid_line { ", cut mid-line" } else { "" };
+        let next = next
+            .map(|n| format!("next page: offset={n}; "))
+            .unwrap_or_default();
         format!(
-            "[toolsmith: output truncated, kept {} of {} chars ({spans}{mid}); {}]",
+            "[toolsmith: output truncated, kept {} of {} chars ({spans}{mid}); {next}{}]",
             grouped(kept),
             grouped(total),
             location(full)
@@ -129,6 +133,7 @@ mod reference {
         allowance: usize,
         style: &TrimStyle,
         full: &FullOutput<'_>,
+        page_offset: Option<usize>,
     ) -> String {
         let chars: Vec<char> = text.chars().collect();
         let total = chars.len();
@@ -144,6 +149,7 @@ mod reference {
             Some((total_lines, total_lines)),
             total_lines,
             true,
+            page_offset.map(|o| o + total_lines),
             full,
             true,
         );
@@ -222,6 +228,10 @@ mod reference {
         let mid_line = (head_end > 0 && head_end < total && chars[head_end - 1] != '\n')
             || (tail_start < total && tail_start > 0 && chars[tail_start - 1] != '\n');
         let kept = head_end + (total - tail_start);
+        let head_cut_mid_line = head_end > 0 && head_end < total && chars[head_end - 1] != '\n';
+        let whole_head_lines =
+            head_span.map_or(0, |(_, last)| last - usize::from(head_cut_mid_line));
+        let next = page_offset.map(|o| o + whole_head_lines);
         let marker = marker(
             kept,
             total,
@@ -229,6 +239,7 @@ mod reference {
             tail_span,
             total_lines,
             mid_line,
+            next,
             full,
             false,
         );
@@ -292,9 +303,11 @@ proptest! {
         style in style_strategy(),
         which in full_strategy(),
         reason in "\\PC{0,200}",
+        page_offset in prop_oneof![3 => Just(None), 1 => (0usize..100_000).prop_map(Some)],
     ) {
         let full = full_of(which, &reason);
-        let trimmed = fit_with(&text, allowance, &style, &full);
+        let continuation = Continuation { full, page_offset };
+        let trimmed = fit_with(&text, allowance, &style, &continuation);
         let out = trimmed.text();
         let chars = text.chars().count();
         let lines = line_count(&text);
@@ -322,7 +335,7 @@ proptest! {
                 prop_assert!(out.contains(&kept), "{out:?} lacks {kept:?}");
             }
         }
-        prop_assert_eq!(out, reference::fit(&text, allowance, &style, &full));
+        prop_assert_eq!(out, reference::fit(&text, allowance, &style, &full, page_offset));
     }
 
     #[test]
@@ -389,7 +402,7 @@ fn the_marker_reads_as_the_design_shows() {
         id: ID,
         reader: "read_artifact",
     };
-    let trimmed = fit_with(&text, 20_000, &TrimStyle::default(), &full);
+    let trimmed = fit_with(&text, 20_000, &TrimStyle::default(), &full.into());
     let out = trimmed.text();
     let marker_line = out
         .lines()
@@ -417,6 +430,30 @@ fn head_only_and_tail_only_put_the_marker_at_the_cut() {
     let tail = fit(&text, 300, &TrimStyle::tail_only());
     assert!(tail.text().starts_with("[toolsmith: output truncated"));
     assert!(tail.text().ends_with("line 100\n"));
+}
+
+#[test]
+fn a_paginated_cut_names_the_next_offset() {
+    let text: String = (0..1_000).map(|i| format!("row {i}\n")).collect();
+    let continuation = Continuation {
+        full: FullOutput::NotKept,
+        page_offset: Some(2_000),
+    };
+    let trimmed = fit_with(&text, 400, &TrimStyle::head_only(), &continuation);
+    let cut = trimmed.cut().unwrap();
+    let kept = cut.head_lines.unwrap().last;
+    assert_eq!(cut.next_offset, Some(2_000 + kept));
+    assert!(
+        trimmed
+            .text()
+            .contains(&format!("next page: offset={}; ", 2_000 + kept))
+    );
+    // The head ends with the line just before the one the next page starts at.
+    assert!(
+        trimmed
+            .text()
+            .contains(&format!("row {}\n[toolsmith", kept - 1))
+    );
 }
 
 #[test]

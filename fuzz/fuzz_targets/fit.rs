@@ -17,7 +17,7 @@ fuzz_target!(|input: (u16, u8, Option<u8>, u8, &[u8])| {
         1 => FullOutput::Stored { id: "0123456789abcdef0123456789abcdef", reader: "read_artifact" },
         _ => FullOutput::Failed { reason: "disk full" },
     };
-    let trimmed = fit_with(&text, allowance, &style, &full);
+    let trimmed = fit_with(&text, allowance, &style, &full.into());
     let fits = text.chars().count() <= allowance
         && style.max_lines().is_none_or(|max| line_count(&text) <= max);
     assert_eq!(trimmed.is_trimmed(), !fits);

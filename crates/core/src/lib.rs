@@ -71,6 +71,7 @@ mod budget;
 mod context;
 mod output;
 mod registry;
+mod tokens;
 mod tool;
 pub mod trim;
 
@@ -85,15 +86,34 @@ pub use registry::{
     Arguments, BuildError, READ_ARTIFACT, ReadArtifact, Registry, RegistryBuilder, ToolCall, Turn,
     is_valid_tool_name,
 };
-pub use tool::{DynTool, Tool, ToolLimits, ToolSpec, deserialize_args, into_dyn, schema_of};
+pub use tokens::{CharsPerToken, TokenCounter};
+pub use tool::{
+    BoxFuture, Derived, DynTool, SizeHint, Tool, ToolArgs, ToolLimits, ToolSpec, deserialize_args,
+    into_dyn, schema_of,
+};
 
 // The default `macros` feature links `toolsmith-macros`, whose derives will be re-exported here;
 // it exports none yet, so there is nothing to `pub use`.
 #[cfg(feature = "macros")]
 use toolsmith_macros as _;
 
-/// Re-exports for the async-trait attribute tool authors put on `impl Tool`.
+/// The attribute tool authors put on `impl Tool` (re-exported from the `async-trait` crate).
 pub use async_trait::async_trait;
+
+/// What the macros' generated code names. Not public API: it may change in any release.
+#[doc(hidden)]
+pub mod __private {
+    pub use schemars;
+    pub use serde;
+    pub use serde_json;
+    pub use std::borrow::Cow;
+    pub use std::boxed::Box;
+    pub use std::option::Option;
+    pub use std::result::Result;
+    pub use std::string::String;
+    pub use std::sync::OnceLock;
+    pub use std::time::Duration;
+}
 
 /// The version of this crate.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

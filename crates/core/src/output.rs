@@ -287,6 +287,18 @@ impl ToolError {
     }
 }
 
+impl From<String> for ToolError {
+    fn from(message: String) -> Self {
+        ToolError::failed(message)
+    }
+}
+
+impl From<&str> for ToolError {
+    fn from(message: &str) -> Self {
+        ToolError::failed(message)
+    }
+}
+
 impl From<std::io::Error> for ToolError {
     fn from(error: std::io::Error) -> Self {
         match error.kind() {

@@ -3,6 +3,9 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,6 +16,8 @@ use serde_json::Value;
 
 use crate::context::ToolContext;
 use crate::output::{ToolError, ToolOutput, ToolResult};
+use crate::tokens::{CharsPerToken, TokenCounter};
+use crate::trim::grouped;
 
 /// A typed tool.
 ///
@@ -72,6 +77,24 @@ pub trait Tool: Send + Sync + 'static {
         schema_of::<Self::Args>()
     }
 
+    /// Estimates the size of the result before doing the work (a file's length from its
+    /// metadata), so that an oversized call is refused with [`ToolError::TooLarge`] — what it
+    /// would cost and what to ask for instead — before anything is read. By default, no estimate.
+    ///
+    /// It is consulted only when the call gave no `limit` (a paginated call with a limit asks
+    /// for a part on purpose). The registry's post-trim still bounds whatever `call` returns.
+    ///
+    /// # Errors
+    ///
+    /// Whatever estimating fails with (a missing file, say); the call then fails with it.
+    async fn size_hint(
+        &self,
+        _args: &Self::Args,
+        _cx: &ToolContext,
+    ) -> Result<Option<SizeHint>, ToolError> {
+        Ok(None)
+    }
+
     /// Runs the call.
     ///
     /// # Errors
@@ -124,20 +147,36 @@ pub trait DynTool: Send + Sync + 'static {
 }
 
 /// Wraps a typed tool as a [`DynTool`], computing its spec (and schema) once.
+///
+/// A tool whose limits set `paginate` gets `offset` and `limit` added to its input schema
+/// (unless its arguments declare them themselves); the registry hands them to the tool as
+/// [`ToolContext::page`] and strips them from the arguments it deserializes.
 pub fn into_dyn<T: Tool>(tool: T) -> Arc<dyn DynTool> {
+    let limits = tool.limits();
+    let mut input_schema = tool.input_schema();
+    let declares_page = declares_page_fields(&input_schema);
+    if limits.paginate && !declares_page {
+        add_page_properties(&mut input_schema);
+    }
     let spec = ToolSpec {
         name: tool.name().into_owned(),
         description: tool.description().into_owned(),
-        input_schema: tool.input_schema(),
-        limits: tool.limits(),
+        input_schema,
+        limits,
         type_name: Some(std::any::type_name::<T>()),
     };
-    Arc::new(Typed { tool, spec })
+    Arc::new(Typed {
+        tool,
+        spec,
+        strip_page: limits.paginate && !declares_page,
+    })
 }
 
 struct Typed<T> {
     tool: T,
     spec: ToolSpec,
+    /// Whether `offset` and `limit` belong to the framework, not to `T::Args`.
+    strip_page: bool,
 }
 
 #[async_trait]
@@ -146,9 +185,254 @@ impl<T: Tool> DynTool for Typed<T> {
         &self.spec
     }
 
-    async fn call_json(&self, args: Value, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn call_json(&self, mut args: Value, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        if self.strip_page
+            && let Value::Object(map) = &mut args
+        {
+            map.remove("offset");
+            map.remove("limit");
+        }
         let args = deserialize_args::<T::Args>(args)?;
+        let unlimited = cx.page().is_none_or(|page| page.limit.is_none());
+        if unlimited
+            && let Some(hint) = self.tool.size_hint(&args, cx).await?
+            && let Some(refusal) = hint.refusal(cx.budget(), self.spec.limits.paginate)
+        {
+            return Err(refusal);
+        }
         self.tool.call(args, cx).await
+    }
+}
+
+fn declares_page_fields(schema: &Value) -> bool {
+    schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(|props| props.contains_key("offset") || props.contains_key("limit"))
+}
+
+fn add_page_properties(schema: &mut Value) {
+    let Some(object) = schema.as_object_mut() else {
+        return; // not an object schema: the registry refuses it with a clear error
+    };
+    let properties = object
+        .entry("properties")
+        .or_insert_with(|| Value::Object(serde_json::Map::new()));
+    if let Value::Object(properties) = properties {
+        properties.insert(
+            "offset".into(),
+            serde_json::json!({
+                "type": "integer",
+                "minimum": 0,
+                "description": "The first line to return, counting from 0. Defaults to 0."
+            }),
+        );
+        properties.insert(
+            "limit".into(),
+            serde_json::json!({
+                "type": "integer",
+                "minimum": 1,
+                "description": "How many lines to return. Without it the whole result is \
+                                returned when it fits the budget; when it does not, the reply \
+                                says which offset and limit to use."
+            }),
+        );
+    }
+}
+
+/// An estimate of a result's size, made before the work is done.
+///
+/// ```
+/// use toolsmith::SizeHint;
+///
+/// // A 299,316-byte file of 4,000 lines, 80,000 chars allowed.
+/// let hint = SizeHint::new("File content", 299_316)
+///     .with_lines(4_000)
+///     .with_alternative("use grep to search it");
+/// let refusal = hint.refusal(80_000, true).expect("too large");
+/// assert_eq!(
+///     refusal.model_text(),
+///     "Error: File content (~74,829 tokens) exceeds maximum allowed tokens (20,000). Use \
+///      offset and limit to read part of it: offset=0 limit=1066 reads about the first 20,000 \
+///      tokens; or use grep to search it."
+/// );
+/// assert!(hint.refusal(400_000, true).is_none());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SizeHint {
+    /// What would be returned, capitalised, for the error: `File content`, `Directory listing`.
+    pub what: Cow<'static, str>,
+    /// The estimated chars of the full result (bytes are a fine estimate).
+    pub chars: u64,
+    /// The estimated lines, when known; used to suggest a `limit` that fits.
+    pub lines: Option<u64>,
+    /// Another way to get at the content, in lower case: `use grep to search it`.
+    pub alternative: Option<Cow<'static, str>>,
+}
+
+impl SizeHint {
+    /// Lines assumed per char when the line count is unknown: 80 chars a line.
+    const ASSUMED_LINE_CHARS: u64 = 80;
+
+    /// `what` is estimated at `chars` chars.
+    pub fn new(what: impl Into<Cow<'static, str>>, chars: u64) -> Self {
+        SizeHint {
+            what: what.into(),
+            chars,
+            lines: None,
+            alternative: None,
+        }
+    }
+
+    /// Sets the estimated line count.
+    #[must_use]
+    pub fn with_lines(mut self, lines: u64) -> Self {
+        self.lines = Some(lines);
+        self
+    }
+
+    /// Sets another way to get at the content (`use grep to search it`).
+    #[must_use]
+    pub fn with_alternative(mut self, alternative: impl Into<Cow<'static, str>>) -> Self {
+        self.alternative = Some(alternative.into());
+        self
+    }
+
+    /// The error to refuse the call with, when the estimate exceeds `allowance` chars; `None`
+    /// when it fits. Tokens are estimated at 4 chars each. For a paginated tool the error
+    /// names an `offset` and `limit` that fit.
+    pub fn refusal(&self, allowance: usize, paginate: bool) -> Option<ToolError> {
+        if self.chars <= allowance as u64 {
+            return None;
+        }
+        let counter = CharsPerToken::default();
+        let estimated = counter.count_chars(usize::try_from(self.chars).unwrap_or(usize::MAX));
+        let cap = counter.count_chars(allowance);
+        let line_chars = match self.lines {
+            Some(lines) if lines > 0 => self.chars.div_ceil(lines).max(1),
+            _ => Self::ASSUMED_LINE_CHARS,
+        };
+        let alternative = self.alternative.as_deref();
+        let suggestion = if paginate {
+            let limit = (allowance as u64 / line_chars).max(1);
+            let or = alternative
+                .map(|alt| format!("; or {alt}"))
+                .unwrap_or_default();
+            format!(
+                "Use offset and limit to read part of it: offset=0 limit={limit} reads about the \
+                 first {} tokens{or}.",
+                grouped(cap)
+            )
+        } else {
+            match alternative {
+                Some(alt) => format!("Instead, {alt}."),
+                None => "Ask for less in one call.".to_owned(),
+            }
+        };
+        Some(ToolError::too_large(
+            self.what.clone(),
+            estimated,
+            cap,
+            suggestion,
+        ))
+    }
+}
+
+/// A boxed, sendable future, as [`ToolArgs`] returns.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A tool defined by its arguments type: what `#[derive(Tool)]` and `#[tool]` implement.
+///
+/// The arguments *are* the tool: [`Derived<A>`] turns such a type into a [`Tool`] whose `Args`
+/// is `A`. Implement it through the macros; by hand, [`Tool`] is simpler.
+pub trait ToolArgs: DeserializeOwned + JsonSchema + Send + Sync + 'static {
+    /// The tool's name.
+    fn tool_name() -> Cow<'static, str>;
+
+    /// The tool's description.
+    fn tool_description() -> Cow<'static, str>;
+
+    /// The tool's limits.
+    fn tool_limits() -> ToolLimits {
+        ToolLimits::default()
+    }
+
+    /// The input schema. By default, schemars' schema of `Self`.
+    fn tool_input_schema() -> Value {
+        schema_of::<Self>()
+    }
+
+    /// See [`Tool::size_hint`]. By default, no estimate.
+    fn size_hint<'a>(
+        &'a self,
+        _cx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<Option<SizeHint>, ToolError>> {
+        Box::pin(async { Ok(None) })
+    }
+
+    /// Runs the call with these arguments.
+    fn run_tool(self, cx: &ToolContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>>;
+}
+
+/// The [`Tool`] of a [`ToolArgs`] type: register it with `.tool(Derived::<MyArgs>::new())`, or
+/// with the `MyArgs::tool()` the derive generates.
+pub struct Derived<A>(PhantomData<fn() -> A>);
+
+impl<A> Derived<A> {
+    /// The tool of `A`.
+    pub const fn new() -> Self {
+        Derived(PhantomData)
+    }
+}
+
+impl<A> Default for Derived<A> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<A> Clone for Derived<A> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<A> Copy for Derived<A> {}
+
+impl<A> fmt::Debug for Derived<A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Derived<{}>", std::any::type_name::<A>())
+    }
+}
+
+#[async_trait]
+impl<A: ToolArgs> Tool for Derived<A> {
+    type Args = A;
+
+    fn name(&self) -> Cow<'static, str> {
+        A::tool_name()
+    }
+
+    fn description(&self) -> Cow<'static, str> {
+        A::tool_description()
+    }
+
+    fn limits(&self) -> ToolLimits {
+        A::tool_limits()
+    }
+
+    fn input_schema(&self) -> Value {
+        A::tool_input_schema()
+    }
+
+    async fn size_hint(&self, args: &A, cx: &ToolContext) -> Result<Option<SizeHint>, ToolError> {
+        args.size_hint(cx).await
+    }
+
+    async fn call(&self, args: A, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        args.run_tool(cx).await
     }
 }
 

@@ -16,7 +16,7 @@ use crate::budget::{BudgetError, BudgetPolicy};
 use crate::context::{CallSummary, Event, Page, ToolContext};
 use crate::output::{Cap, ResultMeta, ToolError, ToolOutput, ToolResult};
 use crate::tool::DynTool;
-use crate::trim::{self, FullOutput, TrimStyle};
+use crate::trim::{self, Continuation, FullOutput, TrimStyle};
 
 /// One user turn: the batches the model asks for until it answers, under shared caps.
 ///
@@ -125,6 +125,13 @@ impl Turn {
         };
 
         let admissions: Vec<Admission> = calls.iter().map(|call| self.admit(call)).collect();
+        let pages: Vec<Option<Page>> = admissions
+            .iter()
+            .map(|admission| match admission {
+                Admission::Run { page, .. } => *page,
+                Admission::Refused(_) => None,
+            })
+            .collect();
         let caps: Vec<Option<usize>> = admissions
             .iter()
             .map(|admission| match admission {
@@ -192,7 +199,7 @@ impl Turn {
         }
 
         let mut results = self
-            .budget_results(&calls, outcomes, &caps, &initial, batch_budget)
+            .budget_results(&calls, outcomes, &caps, &initial, &pages, batch_budget)
             .await;
         for (result, span) in results.iter_mut().zip(&spans) {
             span.record("original_chars", result.meta.original_chars);
@@ -268,7 +275,14 @@ impl Turn {
                 }
             },
         };
-        let page = tool.spec().limits.paginate.then(|| page_of(&args));
+        let page = if tool.spec().limits.paginate {
+            match page_of(&args) {
+                Ok(page) => Some(page),
+                Err(error) => return Admission::Refused(error),
+            }
+        } else {
+            None
+        };
         Admission::Run { tool, args, page }
     }
 
@@ -279,6 +293,7 @@ impl Turn {
         outcomes: Vec<Option<Outcome>>,
         caps: &[Option<usize>],
         initial: &[usize],
+        pages: &[Option<Page>],
         batch_budget: usize,
     ) -> Vec<ToolResult> {
         let registry = &self.registry;
@@ -346,7 +361,15 @@ impl Turn {
                 (None, Some(reason)) => FullOutput::Failed { reason },
                 (None, None) => FullOutput::NotKept,
             };
-            let (trimmed, cut) = trim::fit_with(&text, allowances[i], &style, &full).into_parts();
+            let continuation = Continuation {
+                full,
+                // An error is not a page: there is nothing to read on from.
+                page_offset: pages[i]
+                    .filter(|_| error_kind.is_none())
+                    .map(|page| page.offset),
+            };
+            let (trimmed, cut) =
+                trim::fit_with(&text, allowances[i], &style, &continuation).into_parts();
             let trimmed_text = match trimmed {
                 Cow::Owned(trimmed) => Some(trimmed),
                 Cow::Borrowed(_) => None,
@@ -432,14 +455,26 @@ fn style_of(registry: &Registry, tool: &str, is_error: bool) -> TrimStyle {
     }
 }
 
-/// `offset` and `limit` of a paginated tool's arguments; the tool's own deserializer reports
-/// values of the wrong type.
-fn page_of(args: &Value) -> Page {
-    let number = |key| args.get(key).and_then(Value::as_u64);
-    Page {
-        offset: number("offset").map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX)),
-        limit: number("limit").map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+/// `offset` and `limit` of a paginated tool's arguments.
+fn page_of(args: &Value) -> Result<Page, ToolError> {
+    let number = |key: &str| match args.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(value) => value
+            .as_u64()
+            .map(|n| Some(usize::try_from(n).unwrap_or(usize::MAX)))
+            .ok_or_else(|| {
+                let shown: String = value.to_string().chars().take(40).collect();
+                ToolError::invalid_arguments(format!(
+                    "{key}: expected a non-negative integer, got {shown}"
+                ))
+            }),
+    };
+    let offset = number("offset")?.unwrap_or(0);
+    let limit = number("limit")?;
+    if limit == Some(0) {
+        return Err(ToolError::invalid_arguments("limit: must be at least 1"));
     }
+    Ok(Page { offset, limit })
 }
 
 fn store_failure(error: &ArtifactError) -> String {

@@ -29,6 +29,25 @@ pub enum FullOutput<'a> {
     },
 }
 
+/// How the model goes on after a cut: where the full output is and, for a paginated call, the
+/// offset (0-based line) its page started at, so the marker can name the next page's offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Continuation<'a> {
+    /// Where the full output is.
+    pub full: FullOutput<'a>,
+    /// The offset the call's page started at, for paginated calls.
+    pub page_offset: Option<usize>,
+}
+
+impl<'a> From<FullOutput<'a>> for Continuation<'a> {
+    fn from(full: FullOutput<'a>) -> Self {
+        Continuation {
+            full,
+            page_offset: None,
+        }
+    }
+}
+
 /// A 1-based, inclusive range of lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LineSpan {
@@ -58,6 +77,9 @@ pub struct Cut {
     pub tail_lines: Option<LineSpan>,
     /// Whether a cut fell inside a line (a line was kept only in part).
     pub mid_line: bool,
+    /// For a paginated call: the offset of the first line not wholly kept in the head, which
+    /// the next page should start at.
+    pub next_offset: Option<usize>,
 }
 
 /// The longest reason a marker quotes, in chars.
@@ -105,6 +127,9 @@ pub(crate) fn render(cut: &Cut, full: &FullOutput<'_>, layout: Layout) -> String
         out.push_str(", cut mid-line");
     }
     out.push_str("); ");
+    if let Some(next) = cut.next_offset {
+        let _ = write!(out, "next page: offset={next}; ");
+    }
     match full {
         FullOutput::NotKept => out.push_str("full output not kept"),
         FullOutput::Stored { id, reader } => {
@@ -210,6 +235,7 @@ mod tests {
                 last: 500,
             }),
             mid_line: false,
+            next_offset: None,
         };
         let full = FullOutput::Stored {
             id: "7f3a",
@@ -234,6 +260,7 @@ mod tests {
             head_lines: None,
             tail_lines: None,
             mid_line: false,
+            next_offset: None,
         };
         let marker = render(&cut, &FullOutput::Failed { reason: &reason }, Layout::Exact);
         assert!(marker.ends_with("…]"));

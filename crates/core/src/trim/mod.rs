@@ -21,7 +21,7 @@ mod marker;
 use std::borrow::Cow;
 
 pub(crate) use marker::grouped;
-pub use marker::{Cut, FullOutput, LineSpan};
+pub use marker::{Continuation, Cut, FullOutput, LineSpan};
 
 use marker::{Layout, MINIMAL, render, render_compact};
 
@@ -146,10 +146,11 @@ impl<'a> Trimmed<'a> {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn fit<'a>(text: &'a str, allowance: usize, style: &TrimStyle) -> Trimmed<'a> {
-    fit_with(text, allowance, style, &FullOutput::NotKept)
+    fit_with(text, allowance, style, &FullOutput::NotKept.into())
 }
 
-/// Fits `text` into `allowance` chars, naming `full` as where the rest is.
+/// Fits `text` into `allowance` chars; the marker says where the rest is and, for a paginated
+/// call, which offset to read on from.
 ///
 /// A text within the allowance (and within the style's line limit) comes back borrowed and
 /// untouched. Otherwise the result, marker included, has at most `allowance` chars, and it keeps a
@@ -165,8 +166,9 @@ pub fn fit_with<'a>(
     text: &'a str,
     allowance: usize,
     style: &TrimStyle,
-    full: &FullOutput<'_>,
+    continuation: &Continuation<'_>,
 ) -> Trimmed<'a> {
+    let full = &continuation.full;
     let bytes = text.as_bytes();
     // A text of at most `allowance` bytes has at most `allowance` chars: no count needed.
     let chars_fit = bytes.len() <= allowance;
@@ -203,6 +205,9 @@ pub fn fit_with<'a>(
             last: original_lines,
         }),
         mid_line: true,
+        next_offset: continuation
+            .page_offset
+            .map(|offset| offset.saturating_add(original_lines)),
     };
     // The marker plus the two line breaks around it.
     let reserve = render(&widest, full, Layout::Widest).chars().count() + 2;
@@ -223,7 +228,12 @@ pub fn fit_with<'a>(
     });
     let head_mid_line = !head.is_empty() && !head.ends_with('\n') && head_end < bytes.len();
     let tail_mid_line = !tail.is_empty() && tail_start > 0 && bytes[tail_start - 1] != b'\n';
+    // The next page starts at the first line the head did not keep whole.
+    let whole_head_lines = head_lines.map_or(0, |span| span.last - usize::from(head_mid_line));
     let cut = Cut {
+        next_offset: continuation
+            .page_offset
+            .map(|offset| offset.saturating_add(whole_head_lines)),
         original_chars,
         original_lines,
         kept_chars: head.chars().count() + tail.chars().count(),
@@ -336,6 +346,7 @@ fn marker_only<'a>(
             head_lines: None,
             tail_lines: None,
             mid_line: false,
+            next_offset: None,
         }),
     }
 }

@@ -1,0 +1,57 @@
+//! Estimating tokens from text.
+//!
+//! Budgets are kept in chars; tokens appear where a model or a provider speaks in them (the
+//! pre-validation error, context usage). The default estimate is a quarter of the chars,
+//! rounded up, which is close for English prose and conservative for code.
+
+use std::fmt;
+
+/// Estimates how many tokens a text costs.
+pub trait TokenCounter: Send + Sync + fmt::Debug {
+    /// Tokens in `text`.
+    fn count(&self, text: &str) -> usize {
+        self.count_chars(text.chars().count())
+    }
+
+    /// Tokens in a text of `chars` chars, when only its size is known.
+    fn count_chars(&self, chars: usize) -> usize;
+
+    /// Chars that cost about `tokens` tokens (the inverse, for turning a token cap into an
+    /// allowance).
+    fn chars_for(&self, tokens: usize) -> usize;
+}
+
+/// A fixed number of chars per token: 4 by default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CharsPerToken(pub usize);
+
+impl Default for CharsPerToken {
+    fn default() -> Self {
+        CharsPerToken(4)
+    }
+}
+
+impl TokenCounter for CharsPerToken {
+    fn count_chars(&self, chars: usize) -> usize {
+        chars.div_ceil(self.0.max(1))
+    }
+
+    fn chars_for(&self, tokens: usize) -> usize {
+        tokens.saturating_mul(self.0.max(1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_quarter_rounded_up() {
+        let counter = CharsPerToken::default();
+        assert_eq!(counter.count(""), 0);
+        assert_eq!(counter.count("abcd"), 1);
+        assert_eq!(counter.count("abcde"), 2);
+        assert_eq!(counter.count_chars(299_316), 74_829);
+        assert_eq!(counter.chars_for(20_000), 80_000);
+    }
+}
