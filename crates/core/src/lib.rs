@@ -92,10 +92,8 @@ pub use tool::{
     into_dyn, schema_of,
 };
 
-// The default `macros` feature links `toolsmith-macros`, whose derives will be re-exported here;
-// it exports none yet, so there is nothing to `pub use`.
 #[cfg(feature = "macros")]
-use toolsmith_macros as _;
+pub use toolsmith_macros::{Tool, tool};
 
 /// The attribute tool authors put on `impl Tool` (re-exported from the `async-trait` crate).
 pub use async_trait::async_trait;
@@ -113,6 +111,17 @@ pub mod __private {
     pub use std::string::String;
     pub use std::sync::OnceLock;
     pub use std::time::Duration;
+
+    use crate::{ToolError, ToolOutput};
+
+    /// Converts what a tool function returned into what the registry expects.
+    pub fn into_tool_result<T, E>(result: Result<T, E>) -> Result<ToolOutput, ToolError>
+    where
+        T: Into<ToolOutput>,
+        E: Into<ToolError>,
+    {
+        result.map(Into::into).map_err(Into::into)
+    }
 }
 
 /// The version of this crate.

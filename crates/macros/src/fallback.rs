@@ -1,0 +1,79 @@
+//! What is emitted beside a compile error, so one mistake gives one error: the items the user's
+//! other code refers to (`Args::tool()`, the tool's function) exist, with bodies never run.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::{DeriveInput, ItemFn};
+
+use crate::expand::args_ident;
+
+/// `impl ToolArgs` and `tool()` for a derive input that had errors.
+pub(crate) fn derive(input: &DeriveInput, krate: &TokenStream) -> TokenStream {
+    if !input.generics.params.is_empty() {
+        // An impl without the generics would only add errors.
+        return TokenStream::new();
+    }
+    let ident = &input.ident;
+    let vis = &input.vis;
+    let stub = stub_methods(krate);
+    quote! {
+        impl #krate::ToolArgs for #ident {
+            #stub
+        }
+
+        impl #ident {
+            #vis fn tool() -> #krate::Derived<Self> {
+                #krate::Derived::new()
+            }
+        }
+    }
+}
+
+/// An empty arguments struct and the function returning the tool, for a function that had
+/// errors.
+pub(crate) fn tool_fn(item: &ItemFn, name: &str, krate: &TokenStream) -> TokenStream {
+    let vis = &item.vis;
+    let fn_ident = &item.sig.ident;
+    let args_ident = args_ident(fn_ident);
+    let serde_crate = format!("{}::__private::serde", krate.to_string().replace(' ', ""));
+    let schemars_crate = format!(
+        "{}::__private::schemars",
+        krate.to_string().replace(' ', "")
+    );
+    let stub = stub_methods(krate);
+    quote! {
+        #[derive(#krate::__private::serde::Deserialize, #krate::__private::schemars::JsonSchema)]
+        #[serde(crate = #serde_crate)]
+        #[schemars(crate = #schemars_crate)]
+        #[doc(hidden)]
+        #vis struct #args_ident {}
+
+        impl #krate::ToolArgs for #args_ident {
+            #stub
+        }
+
+        #[doc = #name]
+        #vis fn #fn_ident() -> #krate::Derived<#args_ident> {
+            #krate::Derived::new()
+        }
+    }
+}
+
+fn stub_methods(krate: &TokenStream) -> TokenStream {
+    quote! {
+        fn tool_name() -> #krate::__private::Cow<'static, str> {
+            ::core::unreachable!()
+        }
+
+        fn tool_description() -> #krate::__private::Cow<'static, str> {
+            ::core::unreachable!()
+        }
+
+        fn run_tool(
+            self,
+            _: &#krate::ToolContext,
+        ) -> #krate::BoxFuture<'_, #krate::__private::Result<#krate::ToolOutput, #krate::ToolError>> {
+            ::core::unreachable!()
+        }
+    }
+}
