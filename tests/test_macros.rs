@@ -1,18 +1,33 @@
-//! The macros end to end: generated specs and schemas, docs as descriptions, derived and fn
-//! tools through the registry with budget and pagination.
+//! The macros end to end: generated specs and schemas, doc comments as descriptions, derived
+//! and fn tools through the registry with budget and pagination, and 002's pre-validation tests
+//! against a macro-written read tool.
 
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use toolsmith::{Registry, Tool, ToolCall, ToolContext, ToolError, tool};
+use toolsmith::{
+    BudgetPolicy, Registry, SizeHint, Tool, ToolCall, ToolContext, ToolError, ToolResult, tool,
+};
 
 /// Counts words in a text.
+#[derive(Deserialize, JsonSchema, Tool)]
+#[serde(deny_unknown_fields)]
 ///
 /// Spaces separate words.
-#[derive(Deserialize, schemars::JsonSchema, Tool)]
-#[tool(max_result_chars = 1_000, timeout = "5s")]
+#[tool(
+    max_result_chars = 1_000,
+    max_result_lines = 20,
+    timeout = "5s",
+    head_ratio = 0.5
+)]
 struct CountWords {
     /// The text to count.
     #[serde(default)]
+    /// Empty by default.
     text: String,
 }
 
@@ -22,7 +37,7 @@ impl CountWords {
     }
 }
 
-/// Repeats a word.
+/// Repeats a word, one numbered line per repetition.
 #[tool(name = "repeat_word", paginate, preserve)]
 async fn repeat(
     /// The word.
@@ -41,57 +56,325 @@ async fn repeat(
     Ok(lines[page.offset.min(end)..end].join("\n"))
 }
 
-#[tokio::test]
-async fn both_forms_run_through_the_registry() {
-    let registry = Registry::builder()
+#[doc = include_str!("fixtures/tool_doc.md")]
+#[derive(Deserialize, JsonSchema, Tool)]
+struct DocFromFile {}
+
+impl DocFromFile {
+    async fn run(self, _cx: &ToolContext) -> Result<&'static str, ToolError> {
+        Ok("done")
+    }
+}
+
+/// Has an explicit description, which wins over this doc comment.
+#[derive(Deserialize, JsonSchema, Tool)]
+#[tool(description = "Explicit.", name = "explicit-name")]
+struct Explicit {}
+
+impl Explicit {
+    async fn run(self, _cx: &ToolContext) -> Result<String, String> {
+        Err("it always fails".to_owned())
+    }
+}
+
+/// Through a renamed path to the core crate.
+#[tool(crate = "crate::renamed")]
+async fn via_renamed() -> Result<String, ToolError> {
+    Ok("renamed works".into())
+}
+
+mod renamed {
+    pub(crate) use toolsmith::*;
+}
+
+fn registry() -> Registry {
+    Registry::builder()
         .tool(CountWords::tool())
         .tool(repeat())
+        .tool(DocFromFile::tool())
+        .tool(Explicit::tool())
+        .tool(via_renamed())
         .build()
-        .unwrap();
-    let results = registry
-        .turn()
-        .execute([
-            ToolCall::new("a", "count_words", json!({ "text": "one two three" })),
-            ToolCall::new(
-                "b",
-                "repeat_word",
-                json!({ "word": "hi", "times": 5, "offset": 1, "limit": 2 }),
-            ),
-        ])
-        .await;
-    assert_eq!(results[0].content, "3");
-    assert_eq!(results[1].content, "1: hi\n2: hi");
+        .unwrap()
+}
+
+#[test]
+fn the_derived_schema_is_exactly_this() {
+    let registry = registry();
+    assert_eq!(
+        registry.get("count_words").unwrap().spec().input_schema,
+        json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "title": "CountWords",
+            "description": "Counts words in a text.\n\nSpaces separate words.",
+            "type": "object",
+            "properties": {
+                "text": {
+                    "description": "The text to count.\nEmpty by default.",
+                    "type": "string",
+                    "default": ""
+                }
+            },
+            "additionalProperties": false
+        })
+    );
+}
+
+#[test]
+fn the_fn_schema_has_the_parameters_and_the_page() {
+    let registry = registry();
+    let schema = &registry.get("repeat_word").unwrap().spec().input_schema;
+    assert_eq!(
+        schema["properties"]["word"],
+        json!({ "description": "The word.", "type": "string" })
+    );
+    assert_eq!(
+        schema["properties"]["times"]["description"],
+        "How many times; defaults to 3."
+    );
+    assert_eq!(schema["required"], json!(["word"]), "Option<T> is optional");
+    assert_eq!(schema["properties"]["offset"]["type"], "integer");
+    assert_eq!(schema["properties"]["limit"]["minimum"], 1);
+    assert_eq!(schema["type"], "object");
+    let context_leaked = schema["properties"].get("cx").is_some();
+    assert!(!context_leaked, "the context is not an argument");
 }
 
 #[test]
 fn specs_carry_names_descriptions_and_limits() {
-    let registry = Registry::builder()
-        .tool(CountWords::tool())
-        .tool(repeat())
-        .build()
-        .unwrap();
+    let registry = registry();
     let count = registry.get("count_words").unwrap().spec();
     assert_eq!(
         count.description,
         "Counts words in a text.\n\nSpaces separate words."
     );
     assert_eq!(count.limits.max_result_chars, Some(1_000));
+    assert_eq!(count.limits.max_result_lines, Some(20));
+    assert_eq!(count.limits.head_ratio, 0.5);
     assert_eq!(
         count.limits.timeout,
         Some(std::time::Duration::from_secs(5))
     );
+    assert!(!count.limits.paginate && !count.limits.preserve);
+
     let repeat = registry.get("repeat_word").unwrap().spec();
-    assert_eq!(repeat.description, "Repeats a word.");
-    assert!(repeat.limits.paginate && repeat.limits.preserve);
-    println!(
-        "{}",
-        serde_json::to_string_pretty(&repeat.input_schema).unwrap()
+    assert_eq!(
+        repeat.description,
+        "Repeats a word, one numbered line per repetition."
     );
-    println!(
+    assert!(repeat.limits.paginate && repeat.limits.preserve);
+
+    let from_file = registry.get("doc_from_file").unwrap().spec();
+    assert_eq!(
+        from_file.description,
+        "Loaded from a file.\nSecond line of it.\n"
+    );
+    let explicit = registry.get("explicit-name").unwrap().spec();
+    assert_eq!(explicit.description, "Explicit.");
+    assert!(registry.get("via_renamed").is_some());
+}
+
+async fn run(registry: &Registry, calls: Vec<ToolCall>) -> Vec<ToolResult> {
+    registry.turn().execute(calls).await
+}
+
+#[tokio::test]
+async fn both_forms_run_through_the_registry() {
+    let registry = registry();
+    let results = run(
+        &registry,
+        vec![
+            ToolCall::new("a", "count_words", json!({ "text": "one two three" })),
+            ToolCall::new(
+                "b",
+                "repeat_word",
+                json!({ "word": "hi", "times": 5, "offset": 1, "limit": 2 }),
+            ),
+            ToolCall::new("c", "explicit-name", json!({})),
+            ToolCall::new("d", "count_words", json!({ "txt": "typo" })),
+            ToolCall::new("e", "via_renamed", json!({})),
+            ToolCall::new("f", "repeat_word", json!({ "word": "x", "offset": -1 })),
+        ],
+    )
+    .await;
+    assert_eq!(results[0].content, "3");
+    assert_eq!(results[1].content, "1: hi\n2: hi");
+    assert!(results[2].is_error);
+    assert_eq!(results[2].content, "Error: it always fails");
+    assert!(
+        results[3].content.contains("unknown field `txt`"),
         "{}",
-        serde_json::to_string_pretty(&count.input_schema).unwrap()
+        results[3].content
+    );
+    assert_eq!(results[4].content, "renamed works");
+    assert!(
+        results[5]
+            .content
+            .contains("offset: expected a non-negative integer"),
+        "{}",
+        results[5].content
     );
 }
 
-#[allow(dead_code)]
-fn _tool_trait_is_in_scope(_: &dyn Fn() -> Box<dyn Tool<Args = CountWords>>) {}
+#[tokio::test]
+async fn an_oversized_page_is_trimmed_with_the_next_offset() {
+    let registry = Registry::builder()
+        .tool(repeat())
+        .budget(BudgetPolicy::default().with_batch_budget_chars(600))
+        .build()
+        .unwrap();
+    let results = run(
+        &registry,
+        vec![ToolCall::new(
+            "a",
+            "repeat_word",
+            json!({ "word": "abcdefgh", "times": 1_000, "offset": 0 }),
+        )],
+    )
+    .await;
+    let result = &results[0];
+    assert!(result.meta.trimmed);
+    assert!(result.content_chars() <= 600);
+    let cut = result.meta.cut.as_ref().unwrap();
+    let next = cut.next_offset.unwrap();
+    assert!(
+        result
+            .content
+            .contains(&format!("next page: offset={next};"))
+    );
+    // The line before the next offset is the last one kept whole.
+    assert!(
+        result
+            .content
+            .contains(&format!("{}: abcdefgh\n[toolsmith", next - 1))
+    );
+}
+
+// 002, section 8, against a read tool written with the macro.
+
+static READS: AtomicUsize = AtomicUsize::new(0);
+
+/// Reads a text file, a page of lines at a time.
+#[derive(Deserialize, JsonSchema, Tool)]
+#[tool(paginate, size_hint = Self::estimate, head_ratio = 1.0)]
+struct ReadText {
+    /// Path of the file.
+    path: PathBuf,
+}
+
+impl ReadText {
+    async fn estimate(&self, _cx: &ToolContext) -> Result<Option<SizeHint>, ToolError> {
+        let bytes = std::fs::metadata(&self.path)?.len();
+        Ok(Some(
+            SizeHint::new("File content", bytes).with_alternative("use grep to search it"),
+        ))
+    }
+
+    async fn run(self, cx: &ToolContext) -> Result<String, ToolError> {
+        READS.fetch_add(1, Ordering::SeqCst);
+        let page = cx.page().unwrap_or_default();
+        let text = std::fs::read_to_string(&self.path)?;
+        Ok(text
+            .lines()
+            .skip(page.offset)
+            .take(page.limit.unwrap_or(usize::MAX))
+            .map(|line| format!("{line}\n"))
+            .collect())
+    }
+}
+
+fn read_registry() -> Registry {
+    Registry::builder()
+        .tool(ReadText::tool())
+        .max_calls_per_tool(10)
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn read_file_rejects_large_file() {
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    file.write_all(&[b'x'; 200_000]).unwrap();
+    let before = READS.load(Ordering::SeqCst);
+    let results = run(
+        &read_registry(),
+        vec![ToolCall::new(
+            "a",
+            "read_text",
+            json!({ "path": file.path() }),
+        )],
+    )
+    .await;
+    let text = &results[0].content;
+    assert!(results[0].is_error);
+    assert!(
+        text.contains("Error:") && text.contains("exceeds maximum"),
+        "{text}"
+    );
+    assert_eq!(
+        text,
+        "Error: File content (~50,000 tokens) exceeds maximum allowed tokens (20,000). Use offset \
+         and limit to read part of it: offset=0 limit=1000 reads about the first 20,000 tokens; \
+         or use grep to search it."
+    );
+    assert_eq!(
+        READS.load(Ordering::SeqCst),
+        before,
+        "refused before any content was read"
+    );
+}
+
+#[tokio::test]
+async fn read_file_pagination_works() {
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    for i in 0..1_000 {
+        writeln!(file, "Line {i}").unwrap();
+    }
+    let results = run(
+        &read_registry(),
+        vec![ToolCall::new(
+            "a",
+            "read_text",
+            json!({ "path": file.path(), "offset": 10, "limit": 5 }),
+        )],
+    )
+    .await;
+    let text = &results[0].content;
+    assert!(text.contains("Line 10"));
+    assert!(text.contains("Line 14"));
+    assert!(!text.contains("Line 15"));
+}
+
+#[tokio::test]
+async fn a_limit_reads_part_of_a_file_too_large_to_read_whole() {
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    for i in 0..20_000 {
+        writeln!(file, "Line {i} of a file much larger than the budget").unwrap();
+    }
+    let registry = read_registry();
+    let whole = run(
+        &registry,
+        vec![ToolCall::new(
+            "a",
+            "read_text",
+            json!({ "path": file.path() }),
+        )],
+    )
+    .await;
+    assert_eq!(whole[0].meta.error_kind, Some("too_large"));
+    let part = run(
+        &registry,
+        vec![ToolCall::new(
+            "b",
+            "read_text",
+            json!({ "path": file.path(), "offset": 19_998, "limit": 10 }),
+        )],
+    )
+    .await;
+    assert!(!part[0].is_error);
+    assert_eq!(
+        part[0].content,
+        "Line 19998 of a file much larger than the budget\nLine 19999 of a file much larger than \
+         the budget\n"
+    );
+}

@@ -114,13 +114,25 @@ pub mod __private {
 
     use crate::{ToolError, ToolOutput};
 
-    /// Converts what a tool function returned into what the registry expects.
-    pub fn into_tool_result<T, E>(result: Result<T, E>) -> Result<ToolOutput, ToolError>
+    /// What a tool function or `run` method may return.
+    #[diagnostic::on_unimplemented(
+        message = "a tool must return `Result<T, E>` where `T: Into<ToolOutput>` (a `String`, \
+                   `&str` or `ToolOutput`) and `E: Into<ToolError>`; `{Self}` is not",
+        label = "the tool's result"
+    )]
+    pub trait IntoToolResult {
+        /// Converts into what the registry expects.
+        fn into_tool_result(self) -> Result<ToolOutput, ToolError>;
+    }
+
+    impl<T, E> IntoToolResult for Result<T, E>
     where
         T: Into<ToolOutput>,
         E: Into<ToolError>,
     {
-        result.map(Into::into).map_err(Into::into)
+        fn into_tool_result(self) -> Result<ToolOutput, ToolError> {
+            self.map(Into::into).map_err(Into::into)
+        }
     }
 }
 

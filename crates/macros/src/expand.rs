@@ -109,7 +109,9 @@ fn expand_derive(
     let vis = &input.vis;
     let methods = tool_args_methods(attrs, name, docs, krate);
     // Spanned at the struct, so a missing or mistyped `run` is reported there.
-    let run = quote_spanned!(ident.span()=> #ident::run(self, __toolsmith_cx).await);
+    let run = quote_spanned!(ident.span()=>
+        #krate::__private::IntoToolResult::into_tool_result(#ident::run(self, __toolsmith_cx).await)
+    );
     quote! {
         #[automatically_derived]
         impl #krate::ToolArgs for #ident {
@@ -119,9 +121,7 @@ fn expand_derive(
                 self,
                 __toolsmith_cx: &#krate::ToolContext,
             ) -> #krate::BoxFuture<'_, #krate::__private::Result<#krate::ToolOutput, #krate::ToolError>> {
-                #krate::__private::Box::pin(async move {
-                    #krate::__private::into_tool_result(#run)
-                })
+                #krate::__private::Box::pin(async move { #run })
             }
         }
 
@@ -172,17 +172,14 @@ fn expand_fn(
     // The function itself moves, unchanged but for its parameters' attributes (they went to
     // the fields), into an associated function of the arguments struct; in its place stands a
     // function of the same name that returns the tool.
-    let mut inner = item.clone();
-    for input in &mut inner.sig.inputs {
-        if let syn::FnArg::Typed(typed) = input {
-            typed.attrs.clear();
-        }
-    }
+    let inner = without_param_attrs(item);
     let output_span = match &item.sig.output {
         syn::ReturnType::Type(_, ty) => ty.span(),
         syn::ReturnType::Default => fn_ident.span(),
     };
     let run = quote_spanned!(output_span=> Self::#fn_ident(#(#call_args),*).await);
+    let run =
+        quote_spanned!(output_span=> #krate::__private::IntoToolResult::into_tool_result(#run));
     let methods = tool_args_methods(attrs, name, docs, krate);
     quote! {
         #(#fn_docs)*
@@ -209,7 +206,7 @@ fn expand_fn(
             ) -> #krate::BoxFuture<'_, #krate::__private::Result<#krate::ToolOutput, #krate::ToolError>> {
                 #krate::__private::Box::pin(async move {
                     let Self { #(#bindings),* } = self;
-                    #krate::__private::into_tool_result(#run)
+                    #run
                 })
             }
         }
@@ -221,6 +218,18 @@ fn expand_fn(
             #krate::Derived::new()
         }
     }
+}
+
+/// The function with its parameters' attributes (doc comments, serde attributes) removed:
+/// they belong to the arguments struct's fields.
+pub(crate) fn without_param_attrs(item: &ItemFn) -> ItemFn {
+    let mut item = item.clone();
+    for input in &mut item.sig.inputs {
+        if let syn::FnArg::Typed(typed) = input {
+            typed.attrs.clear();
+        }
+    }
+    item
 }
 
 /// `read_file` → `ReadFileArgs`, spanned at the function's name.

@@ -5,7 +5,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::{DeriveInput, ItemFn};
 
-use crate::expand::args_ident;
+use crate::expand::{args_ident, without_param_attrs};
 
 /// `impl ToolArgs` and `tool()` for a derive input that had errors.
 pub(crate) fn derive(input: &DeriveInput, krate: &TokenStream) -> TokenStream {
@@ -29,9 +29,19 @@ pub(crate) fn derive(input: &DeriveInput, krate: &TokenStream) -> TokenStream {
     }
 }
 
-/// An empty arguments struct and the function returning the tool, for a function that had
-/// errors.
+/// For a function that had errors: an empty arguments struct, the function returning the tool,
+/// and the user's function kept as an associated function (so its body is still checked and its
+/// imports still used). A method (`self`) stays where it is, as it was.
 pub(crate) fn tool_fn(item: &ItemFn, name: &str, krate: &TokenStream) -> TokenStream {
+    let original = without_param_attrs(item);
+    if item
+        .sig
+        .inputs
+        .iter()
+        .any(|input| matches!(input, syn::FnArg::Receiver(_)))
+    {
+        return quote!(#original);
+    }
     let vis = &item.vis;
     let fn_ident = &item.sig.ident;
     let args_ident = args_ident(fn_ident);
@@ -47,6 +57,11 @@ pub(crate) fn tool_fn(item: &ItemFn, name: &str, krate: &TokenStream) -> TokenSt
         #[schemars(crate = #schemars_crate)]
         #[doc(hidden)]
         #vis struct #args_ident {}
+
+        #[allow(dead_code, clippy::all)]
+        impl #args_ident {
+            #original
+        }
 
         impl #krate::ToolArgs for #args_ident {
             #stub

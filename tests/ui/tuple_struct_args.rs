@@ -1,0 +1,7 @@
+use toolsmith::Tool;
+
+/// Reads a file.
+#[derive(serde::Deserialize, schemars::JsonSchema, Tool)]
+struct ReadFile(String);
+
+fn main() {}
