@@ -3,45 +3,23 @@
 //!
 //! Run: `cargo run --example tour`
 
-use std::borrow::Cow;
-
 use toolsmith::{
-    BudgetPolicy, DirStore, Registry, Tool, ToolCall, ToolContext, ToolError, ToolLimits,
-    ToolOutput, async_trait,
+    Audience, BudgetPolicy, DirStore, Registry, ToolCall, ToolContext, ToolError, tool,
 };
 
-/// Arguments of `tail_log`.
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-struct TailLogArgs {
+/// Reads a log file.
+#[tool(head_ratio = 0.1, max_result_lines = 200)] // errors come last in a log: keep the tail
+async fn tail_log(
     /// The log file, relative to the workspace.
     path: String,
-}
-
-struct TailLog;
-
-#[async_trait]
-impl Tool for TailLog {
-    type Args = TailLogArgs;
-
-    fn name(&self) -> Cow<'static, str> {
-        "tail_log".into()
-    }
-
-    fn description(&self) -> Cow<'static, str> {
-        "Reads a log file.".into()
-    }
-
-    fn limits(&self) -> ToolLimits {
-        // Errors come last in a log: keep 90% of a trimmed result from the bottom.
-        ToolLimits::default()
-            .with_head_ratio(0.1)
-            .with_max_result_lines(Some(200))
-    }
-
-    async fn call(&self, args: TailLogArgs, _cx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        // cx.budget() is this call's allowance; a tool may pre-trim to it, or leave it to the registry.
-        Ok(tokio::fs::read_to_string(&args.path).await?.into())
-    }
+    cx: &ToolContext,
+) -> Result<String, ToolError> {
+    // Progress goes to whoever subscribed, never into the result or the budget.
+    cx.progress(
+        Audience::Log,
+        format!("reading {path} with {} chars allowed", cx.budget()),
+    );
+    Ok(tokio::fs::read_to_string(&path).await?)
 }
 
 #[tokio::main]
@@ -59,7 +37,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     std::fs::write(&test_log, "test result: ok. 52 passed; 0 failed\n")?;
 
     let registry = Registry::builder()
-        .tool(TailLog)
+        .tool(tail_log())
         .artifacts(DirStore::new_session()?) // full outputs kept; read_artifact registered
         .budget(BudgetPolicy::default()) // 80,000 chars per batch, fair share
         .build()?;

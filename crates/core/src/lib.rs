@@ -7,39 +7,119 @@
 //! model can page through with the built-in `read_artifact` tool — so the model gets exactly
 //! one result per call, in call order, each within its allowance.
 //!
+//! # Writing tools
+//!
+//! The quickest way is an async function. Its parameters become the arguments (their doc
+//! comments the descriptions, `Option<T>` ones optional); a `&ToolContext` parameter gives the
+//! call's budget, page, progress and cancellation; it returns `Result<T, E>` where `T` converts
+//! into a [`ToolOutput`] (`String`, `&str`) and `E` into a [`ToolError`]. The macro leaves a
+//! function of the same name that returns the tool.
+//!
 //! ```
-//! use std::borrow::Cow;
+//! use toolsmith::{ToolContext, ToolError, tool};
 //!
-//! use toolsmith::{Registry, Tool, ToolCall, ToolContext, ToolError, ToolOutput};
+//! /// Adds two numbers.
+//! #[tool(max_result_chars = 100)]
+//! async fn add(
+//!     /// The first number.
+//!     a: i64,
+//!     /// The second number; 0 if left out.
+//!     b: Option<i64>,
+//! ) -> Result<String, ToolError> {
+//!     Ok((a + b.unwrap_or(0)).to_string())
+//! }
 //!
-//! /// Arguments of `repeat`.
-//! #[derive(serde::Deserialize, schemars::JsonSchema)]
-//! struct RepeatArgs {
-//!     /// The text to repeat.
+//! /// Lists the numbers from 0, a page at a time.
+//! #[tool(paginate)]
+//! async fn count(
+//!     /// How many numbers there are.
+//!     up_to: usize,
+//!     cx: &ToolContext,
+//! ) -> Result<String, ToolError> {
+//!     let page = cx.page().unwrap_or_default();
+//!     let numbers = (0..up_to).skip(page.offset).take(page.limit.unwrap_or(usize::MAX));
+//!     Ok(numbers.map(|n| format!("{n}\n")).collect())
+//! }
+//!
+//! let registry = toolsmith::Registry::builder().tool(add()).tool(count()).build()?;
+//! let schema = &registry.get("count").unwrap().spec().input_schema;
+//! assert!(schema["properties"]["offset"].is_object(), "paginate adds offset and limit");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! A struct with `#[derive(Tool)]` is the other form: the struct is the arguments (derive
+//! `serde::Deserialize` and `schemars::JsonSchema` too), its doc comment the description, and an
+//! inherent `async fn run(self, cx: &ToolContext) -> Result<T, E>` the work. A size hint lets the
+//! tool refuse oversized work before doing it, with the error the model needs to ask again:
+//!
+//! ```
+//! use toolsmith::{SizeHint, Tool, ToolContext, ToolError};
+//!
+//! /// Reads a text file.
+//! #[derive(serde::Deserialize, schemars::JsonSchema, Tool)]
+//! #[tool(paginate, head_ratio = 1.0, timeout = "10s", size_hint = Self::estimate)]
+//! struct ReadText {
+//!     /// The file's path.
+//!     path: std::path::PathBuf,
+//! }
+//!
+//! impl ReadText {
+//!     /// The file's length, from its metadata: nothing is read.
+//!     async fn estimate(&self, _cx: &ToolContext) -> Result<Option<SizeHint>, ToolError> {
+//!         let bytes = std::fs::metadata(&self.path)?.len();
+//!         Ok(Some(SizeHint::new("File content", bytes).with_alternative("search it instead")))
+//!     }
+//!
+//!     async fn run(self, cx: &ToolContext) -> Result<String, ToolError> {
+//!         let page = cx.page().unwrap_or_default();
+//!         let text = std::fs::read_to_string(&self.path)?;
+//!         let lines = text.lines().skip(page.offset).take(page.limit.unwrap_or(usize::MAX));
+//!         Ok(lines.map(|line| format!("{line}\n")).collect())
+//!     }
+//! }
+//!
+//! let registry = toolsmith::Registry::builder().tool(ReadText::tool()).build()?;
+//! assert_eq!(registry.get("read_text").unwrap().spec().description, "Reads a text file.");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! The keys of `#[tool(...)]`, in both forms:
+//!
+//! | key | meaning |
+//! |---|---|
+//! | `name = "…"` | the name the model calls (default: the fn's name, or the struct's in snake_case) |
+//! | `description = "…"` | what the tool does (default: the doc comment; one of the two is required) |
+//! | `max_result_chars = N` | the tool's own cap on a result, in chars |
+//! | `max_result_lines = N` | a line limit for trimmed results |
+//! | `paginate` | adds `offset` and `limit`; the tool reads them as [`ToolContext::page`] |
+//! | `head_ratio = 0.3` | the share of a trimmed result kept from the top |
+//! | `timeout = "30s"` | how long one call may run (`ms`, `s`, `m`, `h`) |
+//! | `preserve` | keep this tool's results out of history compaction (write and exec tools) |
+//! | `size_hint = path` | `async fn(&Args, &ToolContext) -> Result<Option<SizeHint>, ToolError>` |
+//! | `crate = "path"` | where `toolsmith` is, if it was renamed |
+//!
+//! Mistakes are compile errors at the offending tokens, all reported in one build. A tool with
+//! state (a connection, a root directory) implements [`Tool`] by hand on a struct that holds it.
+//!
+//! # Running them
+//!
+//! ```
+//! use toolsmith::{Registry, ToolCall, ToolError, tool};
+//!
+//! /// Repeats a text.
+//! #[tool]
+//! async fn repeat(
+//!     /// The text.
 //!     text: String,
 //!     /// How many times.
 //!     times: usize,
-//! }
-//!
-//! struct Repeat;
-//!
-//! #[async_trait::async_trait]
-//! impl Tool for Repeat {
-//!     type Args = RepeatArgs;
-//!     fn name(&self) -> Cow<'static, str> {
-//!         "repeat".into()
-//!     }
-//!     fn description(&self) -> Cow<'static, str> {
-//!         "Repeats a text.".into()
-//!     }
-//!     async fn call(&self, args: RepeatArgs, _cx: &ToolContext) -> Result<ToolOutput, ToolError> {
-//!         Ok(format!("{}\n", args.text).repeat(args.times).into())
-//!     }
+//! ) -> Result<String, ToolError> {
+//!     Ok(format!("{text}\n").repeat(times))
 //! }
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let registry = Registry::builder().tool(Repeat).build()?;
+//! let registry = Registry::builder().tool(repeat()).build()?;
 //! let mut turn = registry.turn();
 //! let calls = (0..4).map(|i| {
 //!     let args = serde_json::json!({ "text": "all work and no play", "times": 10_000 });

@@ -14,15 +14,31 @@ mod fallback;
 
 use proc_macro::TokenStream;
 
-/// Implements `toolsmith::ToolArgs` for an arguments struct, and adds `fn tool()`, the tool to
-/// register. See the `toolsmith` crate's documentation of `Tool`.
+/// Makes an arguments struct a tool.
+///
+/// Implements `toolsmith::ToolArgs` for the struct and adds `fn tool()`, which returns the tool
+/// to register. The struct must have named fields and also derive `serde::Deserialize` and
+/// `schemars::JsonSchema`; its doc comment is the description, unless
+/// `#[tool(description = "…")]` gives one. The work is an inherent
+/// `async fn run(self, cx: &ToolContext) -> Result<T, E>`, with `T: Into<ToolOutput>` and
+/// `E: Into<ToolError>`.
+///
+/// Keys: `name`, `description`, `max_result_chars`, `max_result_lines`, `paginate`,
+/// `head_ratio`, `timeout`, `preserve`, `size_hint`, `crate`. The `toolsmith` crate's root
+/// documentation explains each, with examples.
 #[proc_macro_derive(Tool, attributes(tool))]
 pub fn derive_tool(input: TokenStream) -> TokenStream {
     expand::derive(input.into()).into()
 }
 
-/// Turns an async fn into a tool: a function of the same name that returns the tool, and an
-/// arguments struct made of its parameters. See the `toolsmith` crate's documentation of `tool`.
+/// Makes an async fn a tool.
+///
+/// The parameters become the fields of a generated arguments struct (`read_file` →
+/// `ReadFileArgs`; doc comments on parameters become descriptions, `Option<T>` parameters are
+/// optional); a reference parameter receives the `&ToolContext`. The function moves into
+/// `ReadFileArgs::read_file`, and in its place stands `fn read_file()`, which returns the tool to
+/// register. Same keys as `#[derive(Tool)]`; the `toolsmith` crate's root documentation
+/// explains them, with examples.
 #[proc_macro_attribute]
 pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::tool_fn(args.into(), item.into()).into()
