@@ -1,12 +1,49 @@
 //! What a running tool can see and do: its budget, its page, progress, cancellation.
 
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
-use crate::artifacts::ArtifactId;
+use crate::artifacts::{ArtifactId, ArtifactStore};
+use crate::output::ToolError;
+
+/// Values the registry shares with every call, one per type: a workspace root, a client, a
+/// connection pool. Set with [`RegistryBuilder::state`](crate::RegistryBuilder::state), read with
+/// [`ToolContext::state`].
+#[derive(Clone, Default)]
+pub struct State {
+    values: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+}
+
+impl State {
+    /// An empty state.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds (or replaces) the value of type `T`.
+    pub fn insert<T: Any + Send + Sync>(&mut self, value: T) {
+        self.values.insert(TypeId::of::<T>(), Arc::new(value));
+    }
+
+    /// The value of type `T`, if any.
+    pub fn get<T: Any + Send + Sync>(&self) -> Option<&T> {
+        self.values.get(&TypeId::of::<T>())?.downcast_ref()
+    }
+}
+
+impl fmt::Debug for State {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("State")
+            .field("values", &self.values.len())
+            .finish()
+    }
+}
 
 /// The context of one tool call.
 ///
@@ -20,6 +57,8 @@ pub struct ToolContext {
     page: Option<Page>,
     events: Option<broadcast::Sender<Event>>,
     cancel: CancellationToken,
+    state: Arc<State>,
+    artifacts: Option<Arc<dyn ArtifactStore>>,
 }
 
 impl ToolContext {
@@ -33,7 +72,46 @@ impl ToolContext {
             page: None,
             events: None,
             cancel: CancellationToken::new(),
+            state: Arc::default(),
+            artifacts: None,
         }
+    }
+
+    /// Sets the shared state (what the registry's `state(…)` calls provided).
+    #[must_use]
+    pub fn with_state(mut self, state: Arc<State>) -> Self {
+        self.state = state;
+        self
+    }
+
+    /// Sets the artifact store a tool may spool its full output to.
+    #[must_use]
+    pub fn with_artifacts(mut self, artifacts: Option<Arc<dyn ArtifactStore>>) -> Self {
+        self.artifacts = artifacts;
+        self
+    }
+
+    /// The shared value of type `T`.
+    ///
+    /// # Errors
+    ///
+    /// A [`ToolError::Failed`] naming the type when the registry has none: a set-up mistake of
+    /// the agent's author, reported to the model as a failure of the tool.
+    pub fn state<T: Any + Send + Sync>(&self) -> Result<&T, ToolError> {
+        self.state.get::<T>().ok_or_else(|| {
+            ToolError::failed(format!(
+                "the tool `{}` is not set up: the registry has no `{}` (add it with \
+                 `Registry::builder().state(…)`)",
+                self.tool,
+                std::any::type_name::<T>()
+            ))
+        })
+    }
+
+    /// The registry's artifact store, when one is configured: a tool that streams a large
+    /// output (a command's) can spool all of it there and keep only what fits in memory.
+    pub fn artifacts(&self) -> Option<&Arc<dyn ArtifactStore>> {
+        self.artifacts.as_ref()
     }
 
     /// Sets the page request (what a paginated tool's `offset` and `limit` asked for).

@@ -160,7 +160,7 @@ pub use artifacts::{
     PageRequest, Retention,
 };
 pub use budget::{BudgetError, BudgetPolicy, SplitStrategy};
-pub use context::{Audience, CallSummary, Event, Page, ToolContext};
+pub use context::{Audience, CallSummary, Event, Page, State, ToolContext};
 pub use output::{Cap, ResultMeta, ToolError, ToolOutput, ToolResult};
 pub use registry::{
     Arguments, BuildError, READ_ARTIFACT, ReadArtifact, Registry, RegistryBuilder, ToolCall, Turn,

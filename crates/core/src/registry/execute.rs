@@ -173,7 +173,9 @@ impl Turn {
                     let cx = ToolContext::new(call.id.as_str(), call.name.as_str(), initial[i])
                         .with_page(page)
                         .with_events(inner.events.clone())
-                        .with_cancellation(self.cancel.child_token());
+                        .with_cancellation(self.cancel.child_token())
+                        .with_state(inner.state.clone())
+                        .with_artifacts(inner.artifacts.clone());
                     let run = run_call(tool, args, cx, timeout).instrument(spans[i].clone());
                     let handle = tasks.spawn(run);
                     index_of.insert(handle.id(), i);

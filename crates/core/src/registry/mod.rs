@@ -13,7 +13,7 @@ use tokio::sync::broadcast;
 
 use crate::artifacts::ArtifactStore;
 use crate::budget::{BudgetError, BudgetPolicy};
-use crate::context::Event;
+use crate::context::{Event, State};
 use crate::tool::{DynTool, Tool, into_dyn};
 
 pub use execute::Turn;
@@ -116,6 +116,7 @@ struct Inner {
     default_timeout: Option<Duration>,
     artifacts: Option<Arc<dyn ArtifactStore>>,
     events: broadcast::Sender<Event>,
+    state: Arc<State>,
 }
 
 impl fmt::Debug for Registry {
@@ -184,6 +185,7 @@ impl Registry {
 /// Builds a [`Registry`]; see [`Registry::builder`].
 pub struct RegistryBuilder {
     tools: Vec<Arc<dyn DynTool>>,
+    state: State,
     budget: BudgetPolicy,
     max_calls_per_turn: usize,
     max_calls_per_tool: usize,
@@ -195,6 +197,7 @@ impl Default for RegistryBuilder {
     fn default() -> Self {
         RegistryBuilder {
             tools: Vec::new(),
+            state: State::new(),
             budget: BudgetPolicy::default(),
             max_calls_per_turn: Registry::DEFAULT_MAX_CALLS_PER_TURN,
             max_calls_per_tool: Registry::DEFAULT_MAX_CALLS_PER_TOOL,
@@ -226,6 +229,22 @@ impl RegistryBuilder {
     #[must_use]
     pub fn dyn_tool(mut self, tool: Arc<dyn DynTool>) -> Self {
         self.tools.push(tool);
+        self
+    }
+
+    /// Adds several object-safe tools.
+    #[must_use]
+    pub fn tools(mut self, tools: impl IntoIterator<Item = Arc<dyn DynTool>>) -> Self {
+        self.tools.extend(tools);
+        self
+    }
+
+    /// Shares `value` with every call; tools read it with
+    /// [`ToolContext::state`](crate::ToolContext::state). One value per type: a second value of
+    /// the same type replaces the first.
+    #[must_use]
+    pub fn state<T: std::any::Any + Send + Sync>(mut self, value: T) -> Self {
+        self.state.insert(value);
         self
     }
 
@@ -334,6 +353,7 @@ impl RegistryBuilder {
                 default_timeout: self.default_timeout,
                 artifacts: self.artifacts,
                 events,
+                state: Arc::new(self.state),
             }),
         })
     }

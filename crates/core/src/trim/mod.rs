@@ -190,52 +190,96 @@ pub fn fit_with<'a>(
     }
     let original_chars = original_chars.unwrap_or_else(|| text.chars().count());
 
-    let widest = Cut {
-        original_chars,
-        original_lines,
-        kept_chars: original_chars,
-        head_bytes: 0,
-        tail_bytes: 0,
-        head_lines: Some(LineSpan {
-            first: original_lines,
-            last: original_lines,
-        }),
-        tail_lines: Some(LineSpan {
-            first: original_lines,
-            last: original_lines,
-        }),
-        mid_line: true,
-        next_offset: continuation
-            .page_offset
-            .map(|offset| offset.saturating_add(original_lines)),
+    let totals = Totals {
+        chars: original_chars,
+        lines: original_lines,
+        newlines,
     };
-    // The marker plus the two line breaks around it.
-    let reserve = render(&widest, full, Layout::Widest).chars().count() + 2;
+    let reserve = marker_reserve(totals, continuation);
     let Some(room) = allowance.checked_sub(reserve) else {
         return marker_only(original_chars, original_lines, allowance, full);
     };
 
     let (head_end, tail_start) = choose_cuts(text, original_chars, original_lines, room, style);
-    let head = &text[..head_end];
-    let tail = &text[tail_start..];
+    let tail_starts_line = tail_start == 0 || bytes[tail_start - 1] == b'\n';
+    assemble(
+        &text[..head_end],
+        &text[tail_start..],
+        tail_starts_line,
+        totals,
+        continuation,
+    )
+}
+
+/// The size of a whole text, as a marker states it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Totals {
+    /// Chars (Unicode scalar values).
+    pub chars: usize,
+    /// Lines: newlines, plus one for a last line without one.
+    pub lines: usize,
+    /// Newlines (`\n`).
+    pub newlines: usize,
+}
+
+impl Totals {
+    /// The totals of `text`, in one pass.
+    pub fn of(text: &str) -> Self {
+        let bytes = text.as_bytes();
+        let (chars, newlines) = count_chars_and_newlines(bytes);
+        Totals {
+            chars,
+            lines: lines_from(bytes, newlines),
+            newlines,
+        }
+    }
+
+    /// Adds a chunk of a stream to the totals (chunks may split a char anywhere); call
+    /// [`finish_lines`](Self::finish_lines) with the stream's last byte at the end.
+    pub fn add_chunk(&mut self, chunk: &[u8]) {
+        let (chars, newlines) = count_chars_and_newlines(chunk);
+        self.chars += chars;
+        self.newlines += newlines;
+    }
+
+    /// Sets `lines` from the newlines and the stream's last byte.
+    pub fn finish_lines(&mut self, last_byte: Option<u8>) {
+        self.lines = self.newlines + usize::from(last_byte.is_some_and(|b| b != b'\n'));
+    }
+}
+
+/// Joins a kept `head` (a prefix of a text) and `tail` (a suffix) with the marker, laid out as
+/// [`fit_with`] lays them out, and computes the figures of the cut from `totals`.
+///
+/// For tools that keep a head and a tail of a stream themselves (a command's output) and must
+/// mark the cut the way every other truncation is marked. `tail_starts_line` says whether the
+/// byte before the tail was a newline. The caller sizes the parts: the result is as long as
+/// they are plus the marker.
+pub fn assemble(
+    head: &str,
+    tail: &str,
+    tail_starts_line: bool,
+    totals: Totals,
+    continuation: &Continuation<'_>,
+) -> Trimmed<'static> {
     let head_lines = (!head.is_empty()).then(|| LineSpan {
         first: 1,
-        last: 1 + count_newlines(&bytes[..head_end - 1]),
+        last: 1 + count_newlines(&head.as_bytes()[..head.len() - 1]),
     });
     let tail_lines = (!tail.is_empty()).then(|| LineSpan {
-        first: 1 + newlines - count_newlines(tail.as_bytes()),
-        last: original_lines,
+        first: 1 + totals.newlines - count_newlines(tail.as_bytes()),
+        last: totals.lines,
     });
-    let head_mid_line = !head.is_empty() && !head.ends_with('\n') && head_end < bytes.len();
-    let tail_mid_line = !tail.is_empty() && tail_start > 0 && bytes[tail_start - 1] != b'\n';
+    let head_mid_line = !head.is_empty() && !head.ends_with('\n');
+    let tail_mid_line = !tail.is_empty() && !tail_starts_line;
     // The next page starts at the first line the head did not keep whole.
     let whole_head_lines = head_lines.map_or(0, |span| span.last - usize::from(head_mid_line));
     let cut = Cut {
         next_offset: continuation
             .page_offset
             .map(|offset| offset.saturating_add(whole_head_lines)),
-        original_chars,
-        original_lines,
+        original_chars: totals.chars,
+        original_lines: totals.lines,
         kept_chars: head.chars().count() + tail.chars().count(),
         head_bytes: head.len(),
         tail_bytes: tail.len(),
@@ -243,11 +287,11 @@ pub fn fit_with<'a>(
         tail_lines,
         mid_line: head_mid_line || tail_mid_line,
     };
-    let marker = render(&cut, full, Layout::Exact);
+    let marker = render(&cut, &continuation.full, Layout::Exact);
 
     let mut out = String::with_capacity(head.len() + marker.len() + tail.len() + 2);
     out.push_str(head);
-    if !head.is_empty() && !head.ends_with('\n') {
+    if head_mid_line {
         out.push('\n');
     }
     out.push_str(&marker);
@@ -259,6 +303,32 @@ pub fn fit_with<'a>(
         text: Cow::Owned(out),
         cut: Some(cut),
     }
+}
+
+/// The length in chars of the longest marker a cut of a text with these totals can produce,
+/// plus the two line breaks around it: what to leave free when sizing a head and a tail for
+/// [`assemble`].
+pub fn marker_reserve(totals: Totals, continuation: &Continuation<'_>) -> usize {
+    let widest = Cut {
+        original_chars: totals.chars,
+        original_lines: totals.lines,
+        kept_chars: totals.chars,
+        head_bytes: 0,
+        tail_bytes: 0,
+        head_lines: Some(LineSpan {
+            first: totals.lines,
+            last: totals.lines,
+        }),
+        tail_lines: Some(LineSpan {
+            first: totals.lines,
+            last: totals.lines,
+        }),
+        mid_line: true,
+        next_offset: continuation
+            .page_offset
+            .map(|offset| offset.saturating_add(totals.lines)),
+    };
+    render(&widest, &continuation.full, Layout::Widest).chars().count() + 2
 }
 
 /// Chooses `(head_end, tail_start)`, byte offsets: the head is `text[..head_end]`, the tail
