@@ -1,5 +1,85 @@
-//! Standard tools for toolsmith agents.
+//! Standard tools for toolsmith agents: `read_file`, `write_file`, `edit_file`,
+//! `list_directory`, `glob`, `grep` and `run_command`.
 //!
-//! This crate will hold `read_file`, `write_file`, `edit_file`, `list_directory`, `glob`, `grep`
-//! and `run_command`, each held to toolsmith's budget contract. It provides no tool yet; the
-//! per-tool limits it will use are documented in the project's `docs/design.md`.
+//! Each is written with `#[derive(Tool)]`, held to the budget contract, and reaches the
+//! filesystem only through a [`Sandbox`], which the registry shares with them as state:
+//!
+//! ```
+//! use toolsmith::{DirStore, Registry};
+//! use toolsmith_std::Sandbox;
+//!
+//! let workspace = std::env::current_dir()?;
+//! let artifacts = DirStore::new_session()?;
+//! // read_file may also read the artifacts; nothing else outside the workspace.
+//! let sandbox = Sandbox::new(&workspace)?.allow_reading(artifacts.path())?;
+//! let registry = toolsmith_std::register(Registry::builder())
+//!     .state(sandbox)
+//!     .artifacts(artifacts)
+//!     .build()?;
+//! assert!(registry.get("run_command").is_some());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Their limits follow the defaults of the design: read_file 50,000 chars / 500 lines (head
+//! kept), run_command 20,000 / 200 (tail favoured), list_directory 10,000 / 100, grep 30,000 /
+//! 300. Oversized work is refused with the count or the size and how to narrow it; write and exec
+//! tools are `preserve`d from history compaction.
+
+mod command;
+mod grep;
+mod list;
+mod read;
+mod sandbox;
+mod write;
+
+use std::sync::Arc;
+
+use toolsmith::{DynTool, RegistryBuilder, ToolError, into_dyn};
+
+pub use command::RunCommand;
+pub use grep::Grep;
+pub use list::{Glob, ListDirectory};
+pub use read::ReadFile;
+pub use sandbox::Sandbox;
+pub use write::{EditFile, WriteFile};
+
+/// The seven standard tools, ready to register (they need a [`Sandbox`] in the registry's
+/// state).
+pub fn tools() -> Vec<Arc<dyn DynTool>> {
+    vec![
+        into_dyn(ReadFile::tool()),
+        into_dyn(WriteFile::tool()),
+        into_dyn(EditFile::tool()),
+        into_dyn(ListDirectory::tool()),
+        into_dyn(Glob::tool()),
+        into_dyn(Grep::tool()),
+        into_dyn(RunCommand::tool()),
+    ]
+}
+
+/// Adds the seven standard tools to `builder`; add a [`Sandbox`] with `.state(…)` too.
+pub fn register(builder: RegistryBuilder) -> RegistryBuilder {
+    builder.tools(tools())
+}
+
+/// Runs blocking filesystem work off the async runtime's threads.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
+) -> Result<T, ToolError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|error| ToolError::failed_with("the tool's worker thread failed", error))?
+}
+
+/// `n` with a comma between groups of three digits.
+fn grouped(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}

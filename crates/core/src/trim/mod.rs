@@ -328,7 +328,10 @@ pub fn marker_reserve(totals: Totals, continuation: &Continuation<'_>) -> usize 
             .page_offset
             .map(|offset| offset.saturating_add(totals.lines)),
     };
-    render(&widest, &continuation.full, Layout::Widest).chars().count() + 2
+    render(&widest, &continuation.full, Layout::Widest)
+        .chars()
+        .count()
+        + 2
 }
 
 /// Chooses `(head_end, tail_start)`, byte offsets: the head is `text[..head_end]`, the tail

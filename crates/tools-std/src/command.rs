@@ -1,0 +1,451 @@
+//! `run_command`: a shell command, its output captured in bounded memory.
+
+use std::io::{self, Read, Write as _};
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use toolsmith::trim::{Continuation, FullOutput, Totals, assemble, marker_reserve};
+use toolsmith::{ArtifactWriter, Audience, READ_ARTIFACT, Tool, ToolContext, ToolError};
+
+use crate::grouped;
+use crate::sandbox::Sandbox;
+
+/// The timeout when the call gives none.
+const DEFAULT_TIMEOUT_SECS: u64 = 120;
+/// The longest timeout a call may ask for.
+const MAX_TIMEOUT_SECS: u64 = 900;
+/// Chars kept free for the command line and status at the top of the result.
+const HEADER_RESERVE: usize = 300;
+/// The share of the kept output taken from the beginning: errors come last.
+const HEAD_RATIO: f64 = 0.2;
+/// The tool's line limit, split like the chars.
+const MAX_LINES: usize = 200;
+/// How long to wait for the output to close after the command's process group is killed.
+const DRAIN_GRACE: Duration = Duration::from_secs(2);
+/// How often a running command reports progress.
+const PROGRESS_EVERY: Duration = Duration::from_secs(2);
+
+/// Runs a shell command in the workspace and returns its exit status and output.
+///
+/// The command runs with `sh -c` in the workspace root (or `cwd` inside it), with no input;
+/// stdout and stderr are merged in the order they were written. A long output keeps its
+/// beginning and, mostly, its end, where errors are; all of it stays readable with
+/// read_artifact. At `timeout_secs` (default 120, at most 900) the command and everything it
+/// started are killed; when it exits, whatever it left running in the background is killed too.
+#[derive(Debug, Deserialize, JsonSchema, Tool)]
+#[serde(deny_unknown_fields)]
+#[tool(
+    name = "run_command",
+    preserve,
+    max_result_chars = 20_000,
+    max_result_lines = 200,
+    head_ratio = 0.2,
+    timeout = "16m"
+)]
+pub struct RunCommand {
+    /// The command line, as you would type it in a shell.
+    pub command: String,
+    /// Seconds before the command is killed. Defaults to 120; at most 900.
+    #[serde(default)]
+    pub timeout_secs: Option<u64>,
+    /// The directory to run in, relative to the workspace root. Defaults to the root.
+    #[serde(default)]
+    pub cwd: Option<String>,
+}
+
+impl RunCommand {
+    async fn run(self, cx: &ToolContext) -> Result<String, ToolError> {
+        let sandbox = cx.state::<Sandbox>()?;
+        let cwd = sandbox.resolve_existing(self.cwd.as_deref().unwrap_or("."))?;
+        if !cwd.is_dir() {
+            return Err(ToolError::invalid_arguments(format!(
+                "cwd: `{}` is not a directory",
+                sandbox.display(&cwd)
+            )));
+        }
+        let secs = self.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS);
+        if !(1..=MAX_TIMEOUT_SECS).contains(&secs) {
+            return Err(ToolError::invalid_arguments(format!(
+                "timeout_secs: {secs} is out of range; use 1 to {MAX_TIMEOUT_SECS}"
+            )));
+        }
+        if self.command.trim().is_empty() {
+            return Err(ToolError::invalid_arguments("command: is empty"));
+        }
+        let run = run_captured(&self.command, &cwd, Duration::from_secs(secs), cx).await?;
+        let status = match &run.end {
+            End::Exited(code) => code.clone(),
+            End::TimedOut => format!(
+                "killed: the command did not finish within {secs}s; it and everything it started \
+                 were stopped. Output until then:"
+            ),
+            End::Cancelled => "killed: the call was cancelled; output until then:".to_owned(),
+        };
+        let shown_command: String = self.command.chars().take(200).collect();
+        let ellipsis = if self.command.chars().count() > 200 {
+            "…"
+        } else {
+            ""
+        };
+        let mut out = format!("$ {shown_command}{ellipsis}\n{status}\n");
+        if run.output.is_empty() {
+            out.push_str("(no output)\n");
+        } else {
+            out.push_str(&run.output);
+        }
+        if let Some(note) = run.note {
+            out.push_str(&note);
+        }
+        match run.end {
+            End::Exited(_) => Ok(out),
+            End::TimedOut => Err(ToolError::failed(out)),
+            End::Cancelled => Err(ToolError::Cancelled),
+        }
+    }
+}
+
+/// How a command ended.
+enum End {
+    /// It exited; the status line (`exit code: 0`, `killed by signal 9`).
+    Exited(String),
+    /// Its timeout passed.
+    TimedOut,
+    /// The call was cancelled.
+    Cancelled,
+}
+
+/// A finished run: how it ended and the output as the model will see it.
+pub(crate) struct Run {
+    end: End,
+    output: String,
+    note: Option<String>,
+}
+
+/// Runs `command`, capturing its merged output in memory bounded by the call's budget and
+/// spooling all of it to the registry's artifact store, if there is one.
+async fn run_captured(
+    command: &str,
+    cwd: &Path,
+    timeout: Duration,
+    cx: &ToolContext,
+) -> Result<Run, ToolError> {
+    let (reader, writer) = io::pipe()?;
+    let mut child = tokio::process::Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(writer.try_clone()?)
+        .stderr(writer)
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|error| {
+            ToolError::failed_with(format!("`sh` could not be started: {error}"), error)
+        })?;
+    // The command above owned the write ends; they are closed now, so the reader sees the end
+    // of the output when the command's processes are gone.
+    let mut group = GroupKill(child.id().and_then(|id| i32::try_from(id).ok()));
+
+    let capture = Arc::new(Mutex::new(Capture::new(cx.budget(), cx)));
+    let lines = Arc::new(AtomicUsize::new(0));
+    let reading = {
+        let capture = capture.clone();
+        let lines = lines.clone();
+        tokio::task::spawn_blocking(move || read_all(reader, &capture, &lines))
+    };
+
+    let started = Instant::now();
+    let deadline = tokio::time::Instant::now() + timeout;
+    let mut progress = tokio::time::interval(PROGRESS_EVERY);
+    progress.tick().await;
+    let end = loop {
+        tokio::select! {
+            status = child.wait() => break End::Exited(describe(status?)),
+            () = tokio::time::sleep_until(deadline) => break End::TimedOut,
+            () = cx.cancelled() => break End::Cancelled,
+            _ = progress.tick() => cx.progress(
+                Audience::User,
+                format!(
+                    "running for {}s, {} lines of output so far",
+                    started.elapsed().as_secs(),
+                    grouped(lines.load(Ordering::Relaxed))
+                ),
+            ),
+        }
+    };
+    // Whatever is left of the command's process group goes: on a timeout all of it, after a
+    // normal exit what it left running in the background.
+    group.kill();
+    if !matches!(end, End::Exited(_)) {
+        let _ = child.wait().await;
+    }
+    group.disarm();
+
+    let drained = tokio::time::timeout(DRAIN_GRACE, reading).await;
+    let mut capture = std::mem::take(&mut *capture.lock().unwrap_or_else(PoisonError::into_inner));
+    let note = match drained {
+        Ok(Ok(Ok(()))) => None,
+        Ok(Ok(Err(error))) => Some(format!(
+            "[run_command: reading the output failed: {error}]\n"
+        )),
+        Ok(Err(error)) => Some(format!(
+            "[run_command: reading the output failed: {error}]\n"
+        )),
+        Err(_) => {
+            // A process left the group (setsid, a daemon) and holds the output open.
+            capture.spool = None;
+            Some(
+                "[run_command: a process the command started left its process group and still \
+                 holds the output open; output after that point is not shown]\n"
+                    .to_owned(),
+            )
+        }
+    };
+    let output = tokio::task::spawn_blocking(move || capture.finish())
+        .await
+        .map_err(|error| ToolError::failed_with("the output could not be assembled", error))?;
+    Ok(Run { end, output, note })
+}
+
+fn describe(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt as _;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit code: {code}"),
+        (None, Some(signal)) => format!("killed by signal {signal}"),
+        (None, None) => "exited".to_owned(),
+    }
+}
+
+/// Kills a process group when told to, or when dropped still armed (the call's future was
+/// dropped: the registry's timeout, say), so no process outlives its call.
+struct GroupKill(Option<i32>);
+
+impl GroupKill {
+    fn kill(&self) {
+        if let Some(pgid) = self.0 {
+            // ESRCH (the group is already empty) is the common, harmless case.
+            let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+        }
+    }
+
+    fn disarm(&mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for GroupKill {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Reads the merged output to its end into the capture, a chunk at a time.
+fn read_all(
+    mut reader: io::PipeReader,
+    capture: &Mutex<Capture>,
+    lines: &AtomicUsize,
+) -> io::Result<()> {
+    let mut buffer = vec![0u8; 64 * 1024];
+    loop {
+        let read = match reader.read(&mut buffer) {
+            Ok(0) => return Ok(()),
+            Ok(read) => read,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(error),
+        };
+        let mut capture = capture.lock().unwrap_or_else(PoisonError::into_inner);
+        capture.push(&buffer[..read]);
+        lines.store(capture.totals.newlines, Ordering::Relaxed);
+    }
+}
+
+/// The head and tail of a stream, its totals, and the spool of all of it.
+#[derive(Default)]
+struct Capture {
+    head: Vec<u8>,
+    head_cap: usize,
+    /// The last bytes after the head, up to `2 × tail_cap` before compaction.
+    tail: Vec<u8>,
+    tail_cap: usize,
+    /// The byte just before `tail`'s first byte, once bytes have been dropped.
+    before_tail: Option<u8>,
+    dropped: u64,
+    totals: Totals,
+    last_byte: Option<u8>,
+    spool: Option<Box<dyn ArtifactWriter>>,
+    spool_error: Option<String>,
+}
+
+impl Capture {
+    fn new(budget: usize, cx: &ToolContext) -> Self {
+        let full = FullOutput::Stored {
+            id: "0123456789abcdef0123456789abcdef",
+            reader: READ_ARTIFACT,
+        };
+        let widest = Totals {
+            chars: 1 << 50,
+            lines: 1 << 50,
+            newlines: 1 << 50,
+        };
+        let reserve = HEADER_RESERVE + marker_reserve(widest, &Continuation::from(full));
+        let room = budget.saturating_sub(reserve);
+        let head_cap = ((room as f64) * HEAD_RATIO) as usize;
+        let (spool, spool_error) = match cx.artifacts().map(|store| store.begin()) {
+            Some(Ok(writer)) => (Some(writer), None),
+            Some(Err(error)) => (None, Some(error.to_string())),
+            None => (None, None),
+        };
+        Capture {
+            head_cap,
+            tail_cap: room - head_cap,
+            spool,
+            spool_error,
+            ..Capture::default()
+        }
+    }
+
+    fn push(&mut self, chunk: &[u8]) {
+        self.totals.add_chunk(chunk);
+        self.last_byte = chunk.last().copied().or(self.last_byte);
+        if let Some(spool) = &mut self.spool
+            && let Err(error) = spool.write_all(chunk)
+        {
+            self.spool_error = Some(error.to_string());
+            self.spool = None;
+        }
+        let to_head = chunk.len().min(self.head_cap - self.head.len());
+        self.head.extend_from_slice(&chunk[..to_head]);
+        self.tail.extend_from_slice(&chunk[to_head..]);
+        if self.tail.len() > 2 * self.tail_cap.max(1024) {
+            self.compact_tail();
+        }
+    }
+
+    fn compact_tail(&mut self) {
+        if self.tail.len() > self.tail_cap {
+            let excess = self.tail.len() - self.tail_cap;
+            self.before_tail = Some(self.tail[excess - 1]);
+            self.dropped += excess as u64;
+            self.tail.drain(..excess);
+        }
+    }
+
+    /// The output as the model sees it: all of it when nothing was dropped, else head, marker
+    /// and tail. Commits the spool when it is needed, discards it when not.
+    fn finish(mut self) -> String {
+        self.compact_tail();
+        self.totals.finish_lines(self.last_byte);
+        if self.dropped == 0 {
+            // Everything is here: the registry trims it if it must.
+            drop(self.spool.take());
+            let mut all = self.head;
+            all.extend_from_slice(&self.tail);
+            return String::from_utf8_lossy(&all).into_owned();
+        }
+        let stored = match self.spool.take().map(ArtifactWriter::commit) {
+            Some(Ok(id)) => Ok(id),
+            Some(Err(error)) => Err(error.to_string()),
+            None => Err(self
+                .spool_error
+                .clone()
+                .unwrap_or_else(|| "no artifact store is configured".to_owned())),
+        };
+        let full = match &stored {
+            Ok(id) => FullOutput::Stored {
+                id: id.as_str(),
+                reader: READ_ARTIFACT,
+            },
+            Err(reason) if self.spool_error.is_some() => FullOutput::Failed { reason },
+            Err(_) => FullOutput::NotKept,
+        };
+        let head_lines = ((MAX_LINES as f64) * HEAD_RATIO) as usize;
+        let head = head_part(&self.head, head_lines);
+        let (tail, tail_starts_line) =
+            tail_part(&self.tail, self.before_tail, MAX_LINES - head_lines - 3);
+        assemble(&head, &tail, tail_starts_line, self.totals, &full.into())
+            .into_text()
+            .into_owned()
+    }
+}
+
+/// The head as text: whole chars, ending at a line break within its last quarter if there is
+/// one, at most `max_lines` lines.
+fn head_part(bytes: &[u8], max_lines: usize) -> String {
+    let valid = match std::str::from_utf8(bytes) {
+        Ok(_) => bytes.len(),
+        Err(error) if error.error_len().is_none() => error.valid_up_to(),
+        Err(_) => bytes.len(),
+    };
+    let mut end = valid;
+    let window = valid / 4;
+    if let Some(at) = memchr::memrchr(b'\n', &bytes[valid - window..valid]) {
+        end = valid - window + at + 1;
+    }
+    if let Some(at) = memchr::memchr_iter(b'\n', &bytes[..end]).nth(max_lines.saturating_sub(1)) {
+        end = end.min(at + 1);
+    }
+    String::from_utf8_lossy(&bytes[..end]).into_owned()
+}
+
+/// The tail as text: whole chars, starting after a line break within its first quarter if there
+/// is one, at most `max_lines` lines; and whether it starts a line.
+fn tail_part(bytes: &[u8], before: Option<u8>, max_lines: usize) -> (String, bool) {
+    let mut start = bytes
+        .iter()
+        .position(|&b| (b & 0xC0) != 0x80)
+        .unwrap_or(bytes.len());
+    let mut starts_line = start == 0 && before.is_none_or(|b| b == b'\n');
+    let window = (bytes.len() - start) / 4;
+    if !starts_line && let Some(at) = memchr::memchr(b'\n', &bytes[start..start + window]) {
+        start += at + 1;
+        starts_line = true;
+    }
+    let body = &bytes[start..];
+    let trimmed_end = body.strip_suffix(b"\n").unwrap_or(body);
+    if let Some(at) = memchr::memrchr_iter(b'\n', trimmed_end).nth(max_lines.saturating_sub(1)) {
+        start += at + 1;
+        starts_line = true;
+    }
+    (
+        String::from_utf8_lossy(&bytes[start..]).into_owned(),
+        starts_line,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn head_ends_at_a_line_break_and_a_whole_char() {
+        assert_eq!(head_part(b"one\ntwo\nthr", 10), "one\ntwo\n");
+        let cut_char = "ab\né".as_bytes();
+        assert_eq!(head_part(&cut_char[..4], 10), "ab\n");
+        assert_eq!(head_part(b"a\nb\nc\nd\n", 2), "a\nb\n");
+    }
+
+    #[test]
+    fn tail_starts_after_a_line_break_and_at_a_whole_char() {
+        assert_eq!(
+            tail_part(b"ne\nlast\n", Some(b'x'), 10),
+            ("last\n".to_owned(), true)
+        );
+        let text = "é\nz\n".as_bytes();
+        assert_eq!(
+            tail_part(&text[1..], Some(0xC3), 10),
+            ("z\n".to_owned(), true)
+        );
+        assert_eq!(
+            tail_part(b"a\nb\nc\n", Some(b'\n'), 2),
+            ("b\nc\n".to_owned(), true)
+        );
+    }
+}

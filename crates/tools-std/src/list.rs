@@ -1,0 +1,190 @@
+//! `list_directory` and `glob`: what is in the workspace, honouring `.gitignore`.
+
+use std::path::{Path, PathBuf};
+
+use globset::GlobBuilder;
+use ignore::WalkBuilder;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use toolsmith::{Tool, ToolContext, ToolError};
+
+use crate::sandbox::Sandbox;
+use crate::{blocking, grouped};
+
+/// The most entries `list_directory` shows: its line limit.
+const MAX_LISTED: usize = 100;
+/// The deepest `list_directory` goes.
+const MAX_DEPTH: usize = 8;
+
+/// Lists a directory of the workspace.
+///
+/// Directories end with `/`. Entries ignored by `.gitignore` and hidden ones are left out unless
+/// `all` is set. A listing of more than 100 entries is refused with the count; list a
+/// subdirectory, lower `depth`, or use glob.
+#[derive(Debug, Deserialize, JsonSchema, Tool)]
+#[serde(deny_unknown_fields)]
+#[tool(
+    name = "list_directory",
+    max_result_chars = 10_000,
+    max_result_lines = 100,
+    head_ratio = 1.0
+)]
+pub struct ListDirectory {
+    /// The directory, relative to the workspace root. Defaults to the root.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// How many levels to descend: 1 (the default) lists the directory itself; at most 8.
+    #[serde(default)]
+    pub depth: Option<usize>,
+    /// Include hidden and git-ignored entries. Defaults to false.
+    #[serde(default)]
+    pub all: bool,
+}
+
+impl ListDirectory {
+    async fn run(self, cx: &ToolContext) -> Result<String, ToolError> {
+        let sandbox = cx.state::<Sandbox>()?.clone();
+        let given = self.path.clone().unwrap_or_else(|| ".".to_owned());
+        let dir = sandbox.resolve_existing(&given)?;
+        let depth = self.depth.unwrap_or(1);
+        if !(1..=MAX_DEPTH).contains(&depth) {
+            return Err(ToolError::invalid_arguments(format!(
+                "depth: {depth} is out of range; use 1 to {MAX_DEPTH}"
+            )));
+        }
+        let all = self.all;
+        blocking(move || {
+            if !dir.is_dir() {
+                return Err(ToolError::invalid_arguments(format!(
+                    "path: `{given}` is a file, not a directory; use read_file to read it"
+                )));
+            }
+            let mut entries = Vec::new();
+            let mut count = 0usize;
+            for entry in walker(&dir, all).max_depth(Some(depth)).build() {
+                let Ok(entry) = entry else { continue };
+                if entry.depth() == 0 {
+                    continue;
+                }
+                count += 1;
+                if count <= MAX_LISTED {
+                    let relative = relative_to(&dir, entry.path());
+                    let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+                    entries.push(if is_dir {
+                        format!("{relative}/")
+                    } else {
+                        relative
+                    });
+                }
+            }
+            if count > MAX_LISTED {
+                return Err(ToolError::failed(format!(
+                    "`{}` holds {} entries at depth {depth}, more than the {MAX_LISTED} a listing \
+                     shows. Narrow it: list a subdirectory, use a smaller depth, or use glob \
+                     with a pattern.",
+                    sandbox.display(&dir),
+                    grouped(count)
+                )));
+            }
+            entries.sort();
+            if entries.is_empty() {
+                return Ok(format!("`{}` is empty.", sandbox.display(&dir)));
+            }
+            Ok(entries.join("\n") + "\n")
+        })
+        .await
+    }
+}
+
+/// Finds files of the workspace whose paths match a glob pattern.
+///
+/// Patterns follow `.gitignore` syntax as globset reads it: `*` stays within a directory, `**`
+/// crosses them (`**/*.rs`, `src/**/mod.rs`, `*.{toml,md}`). Paths are relative to `path`.
+/// Git-ignored files are skipped. More than `max_results` matches is refused with the count.
+#[derive(Debug, Deserialize, JsonSchema, Tool)]
+#[serde(deny_unknown_fields)]
+#[tool(
+    name = "glob",
+    max_result_chars = 10_000,
+    max_result_lines = 300,
+    head_ratio = 1.0
+)]
+pub struct Glob {
+    /// The pattern, such as `**/*.rs`.
+    pub pattern: String,
+    /// The directory to search, relative to the workspace root. Defaults to the root.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// The most matches to return. Defaults to 200.
+    #[serde(default)]
+    pub max_results: Option<usize>,
+}
+
+impl Glob {
+    async fn run(self, cx: &ToolContext) -> Result<String, ToolError> {
+        let sandbox = cx.state::<Sandbox>()?.clone();
+        let dir = sandbox.resolve_existing(self.path.as_deref().unwrap_or("."))?;
+        let matcher = GlobBuilder::new(&self.pattern)
+            .literal_separator(true)
+            .build()
+            .map_err(|error| ToolError::invalid_arguments(format!("pattern: {error}")))?
+            .compile_matcher();
+        let max = self.max_results.unwrap_or(200).max(1);
+        blocking(move || {
+            let mut found = Vec::new();
+            let mut count = 0usize;
+            for entry in walker(&dir, false).build() {
+                let Ok(entry) = entry else { continue };
+                if !entry.file_type().is_some_and(|t| t.is_file()) {
+                    continue;
+                }
+                let relative = relative_to(&dir, entry.path());
+                if matcher.is_match(&relative) {
+                    count += 1;
+                    if count <= max {
+                        found.push(relative);
+                    }
+                }
+            }
+            if count > max {
+                return Err(ToolError::failed(format!(
+                    "`{}` matches {} files under `{}`, more than max_results ({max}). Narrow it: \
+                     a more specific pattern or directory, or raise max_results.",
+                    self.pattern,
+                    grouped(count),
+                    sandbox.display(&dir)
+                )));
+            }
+            found.sort();
+            if found.is_empty() {
+                return Ok(format!(
+                    "No file under `{}` matches `{}`.",
+                    sandbox.display(&dir),
+                    self.pattern
+                ));
+            }
+            Ok(found.join("\n") + "\n")
+        })
+        .await
+    }
+}
+
+/// A walker over `dir` that honours `.gitignore` (also outside git repositories) and skips
+/// hidden entries, unless `all`.
+pub(crate) fn walker(dir: &Path, all: bool) -> WalkBuilder {
+    let mut builder = WalkBuilder::new(dir);
+    builder
+        .standard_filters(!all)
+        .require_git(false)
+        .follow_links(false)
+        .sort_by_file_name(std::cmp::Ord::cmp);
+    builder
+}
+
+pub(crate) fn relative_to(base: &Path, path: &Path) -> String {
+    path.strip_prefix(base)
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| path.to_path_buf())
+        .to_string_lossy()
+        .into_owned()
+}

@@ -1,0 +1,337 @@
+//! `read_file`: a page of a text file, numbered, streamed from disk.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use toolsmith::{Page, SizeHint, Tool, ToolContext, ToolError};
+
+use crate::sandbox::Sandbox;
+use crate::{blocking, grouped};
+
+/// Chars a line number adds: a right-aligned number of six and a tab.
+const NUMBER_WIDTH: u64 = 7;
+/// Bytes sampled from the head of a file to estimate its lines and spot binary content.
+const SAMPLE_BYTES: usize = 64 * 1024;
+/// Room kept free for the closing note of a page.
+const NOTE_RESERVE: usize = 200;
+
+/// Reads a text file of the workspace, with line numbers.
+///
+/// Lines are numbered from 1, as `cat -n` numbers them. A file too large for the budget is
+/// refused with its size and the `offset` and `limit` that fit; pass them to read a part.
+/// `offset` is 0-based: `offset=10 limit=5` returns the lines numbered 11 to 15.
+#[derive(Debug, Deserialize, JsonSchema, Tool)]
+#[serde(deny_unknown_fields)]
+#[tool(
+    name = "read_file",
+    paginate,
+    max_result_chars = 50_000,
+    max_result_lines = 500,
+    head_ratio = 1.0,
+    size_hint = Self::estimate
+)]
+pub struct ReadFile {
+    /// The file, relative to the workspace root.
+    pub path: String,
+}
+
+impl ReadFile {
+    /// Size from metadata, lines from a sample of the head: nothing more is read.
+    async fn estimate(&self, cx: &ToolContext) -> Result<Option<SizeHint>, ToolError> {
+        let path = cx.state::<Sandbox>()?.resolve_existing(&self.path)?;
+        let shown = self.path.clone();
+        blocking(move || {
+            let (bytes, lines) = estimate_file(&path, &shown)?;
+            let chars = bytes + lines * NUMBER_WIDTH;
+            Ok(Some(
+                SizeHint::new("File content", chars)
+                    .with_lines(lines)
+                    .with_alternative("use grep to search it"),
+            ))
+        })
+        .await
+    }
+
+    async fn run(self, cx: &ToolContext) -> Result<String, ToolError> {
+        let sandbox = cx.state::<Sandbox>()?;
+        let path = sandbox.resolve_existing(&self.path)?;
+        let page = cx.page().unwrap_or_default();
+        let budget = cx.budget();
+        let shown = sandbox.display(&path);
+        blocking(move || read_page(&path, &shown, page, budget)).await
+    }
+}
+
+/// The file's size and estimated lines; refuses directories and binary files.
+fn estimate_file(path: &Path, shown: &str) -> Result<(u64, u64), ToolError> {
+    let meta = std::fs::metadata(path)?;
+    if meta.is_dir() {
+        return Err(is_a_directory(shown));
+    }
+    let mut sample = Vec::with_capacity(SAMPLE_BYTES);
+    File::open(path)?
+        .take(SAMPLE_BYTES as u64)
+        .read_to_end(&mut sample)?;
+    if memchr::memchr(0, &sample).is_some() {
+        return Err(is_binary(shown));
+    }
+    let bytes = meta.len();
+    let newlines = memchr::memchr_iter(b'\n', &sample).count() as u64;
+    let lines = if sample.len() as u64 >= bytes {
+        newlines + u64::from(sample.last().is_some_and(|&b| b != b'\n'))
+    } else if newlines == 0 {
+        1
+    } else {
+        bytes * newlines / sample.len() as u64
+    };
+    Ok((bytes, lines))
+}
+
+fn is_a_directory(shown: &str) -> ToolError {
+    ToolError::invalid_arguments(format!(
+        "path: `{shown}` is a directory; use list_directory to see what it holds"
+    ))
+}
+
+fn is_binary(shown: &str) -> ToolError {
+    ToolError::invalid_arguments(format!(
+        "path: `{shown}` is a binary file (it contains NUL bytes); read_file reads text files"
+    ))
+}
+
+/// Reads lines `page.offset..` (up to `page.limit`) into numbered text of at most `budget`
+/// chars, streaming: the file is never loaded whole.
+pub(crate) fn read_page(
+    path: &PathBuf,
+    shown: &str,
+    page: Page,
+    budget: usize,
+) -> Result<String, ToolError> {
+    let mut file = File::open(path)?;
+    if std::fs::metadata(path)?.is_dir() {
+        return Err(is_a_directory(shown));
+    }
+    let mut head = [0u8; 8192];
+    let sampled = read_up_to(&mut file, &mut head)?;
+    if memchr::memchr(0, &head[..sampled]).is_some() {
+        return Err(is_binary(shown));
+    }
+    let file = File::open(path)?;
+    let mut reader = BufReader::with_capacity(64 * 1024, file);
+
+    let skipped = skip_lines(&mut reader, page.offset)?;
+    if skipped < page.offset {
+        if skipped == 0 && page.offset == 0 {
+            return Ok(format!("[read_file: `{shown}` is empty]"));
+        }
+        return Err(ToolError::invalid_arguments(format!(
+            "offset: {} is past the end of `{shown}`, which has {} lines",
+            page.offset,
+            grouped(skipped)
+        )));
+    }
+
+    let room = budget.saturating_sub(NOTE_RESERVE);
+    let mut out = String::new();
+    let mut line = Vec::new();
+    let mut shown_lines = 0usize;
+    let mut invalid = Vec::new();
+    let mut stop = Stop::EndOfFile;
+    loop {
+        if page.limit.is_some_and(|limit| shown_lines >= limit) {
+            stop = if at_eof(&mut reader)? {
+                Stop::EndOfFile
+            } else {
+                Stop::Limit
+            };
+            break;
+        }
+        line.clear();
+        // A line longer than the room is read only as far as it can be shown.
+        let (read, complete) = read_line_capped(&mut reader, &mut line, room + 1)?;
+        if read == 0 {
+            break;
+        }
+        let number = page.offset + shown_lines + 1;
+        let text = match std::str::from_utf8(trim_newline(&line)) {
+            Ok(text) => std::borrow::Cow::Borrowed(text),
+            Err(_) => {
+                invalid.push(number);
+                String::from_utf8_lossy(trim_newline(&line))
+            }
+        };
+        let entry = format!("{number:>6}\t{text}\n");
+        let entry_chars = entry.chars().count();
+        if out.chars().count() + entry_chars > room || !complete {
+            if shown_lines == 0 {
+                // Even one line does not fit: show its beginning.
+                let keep: String = entry.chars().take(room).collect();
+                out.push_str(&keep);
+                out.push('\n');
+                shown_lines = 1;
+                stop = Stop::LineCut;
+            } else {
+                stop = Stop::Budget;
+            }
+            break;
+        }
+        out.push_str(&entry);
+        shown_lines += 1;
+    }
+
+    let first = page.offset + 1;
+    let last = page.offset + shown_lines;
+    let next = page.offset + shown_lines;
+    match stop {
+        Stop::EndOfFile => {}
+        Stop::Limit => out.push_str(&format!(
+            "[read_file: lines {first}-{last} shown; the file goes on. Next page: offset={next}]\n"
+        )),
+        Stop::Budget => out.push_str(&format!(
+            "[read_file: lines {first}-{last} shown; line {} and after did not fit in {} chars. \
+             Next page: offset={next}]\n",
+            last + 1,
+            grouped(budget)
+        )),
+        Stop::LineCut => out.push_str(&format!(
+            "[read_file: line {first} is longer than the {} chars allowed and was cut; use grep \
+             to find what you need in it. Next page: offset={next}]\n",
+            grouped(budget)
+        )),
+    }
+    if !invalid.is_empty() {
+        let listed: Vec<String> = invalid.iter().take(10).map(ToString::to_string).collect();
+        let more = if invalid.len() > 10 { ", …" } else { "" };
+        out.push_str(&format!(
+            "[read_file: line {}{more} is not valid UTF-8; invalid bytes are shown as �]\n",
+            listed.join(", ")
+        ));
+    }
+    Ok(out)
+}
+
+enum Stop {
+    EndOfFile,
+    Limit,
+    Budget,
+    LineCut,
+}
+
+fn read_up_to(file: &mut File, buffer: &mut [u8]) -> io::Result<usize> {
+    let mut filled = 0;
+    while filled < buffer.len() {
+        match file.read(&mut buffer[filled..])? {
+            0 => break,
+            n => filled += n,
+        }
+    }
+    Ok(filled)
+}
+
+/// Skips `count` lines at memchr speed; returns how many were skipped (fewer at end of file).
+/// A last line without a newline counts as a line.
+fn skip_lines(reader: &mut impl BufRead, count: usize) -> io::Result<usize> {
+    let mut skipped = 0;
+    let mut partial = false;
+    while skipped < count {
+        let buffer = reader.fill_buf()?;
+        if buffer.is_empty() {
+            return Ok(skipped + usize::from(partial));
+        }
+        let len = buffer.len();
+        let mut consumed = len;
+        partial = true;
+        for at in memchr::memchr_iter(b'\n', buffer) {
+            skipped += 1;
+            partial = false;
+            if skipped == count {
+                consumed = at + 1;
+                break;
+            }
+        }
+        if consumed == len && buffer.last() == Some(&b'\n') {
+            partial = false;
+        }
+        reader.consume(consumed);
+    }
+    Ok(skipped)
+}
+
+/// Reads one line (with its newline) into `line`, keeping at most `cap` bytes and skipping the
+/// rest of the line. Returns the bytes read from the file and whether the whole line was kept.
+fn read_line_capped(
+    reader: &mut impl BufRead,
+    line: &mut Vec<u8>,
+    cap: usize,
+) -> io::Result<(usize, bool)> {
+    let mut read = 0;
+    let mut complete = true;
+    loop {
+        let buffer = reader.fill_buf()?;
+        if buffer.is_empty() {
+            return Ok((read, complete));
+        }
+        let (segment, found) = match memchr::memchr(b'\n', buffer) {
+            Some(at) => (&buffer[..=at], true),
+            None => (buffer, false),
+        };
+        let room = cap.saturating_sub(line.len());
+        if segment.len() > room {
+            complete = false;
+        }
+        line.extend_from_slice(&segment[..segment.len().min(room)]);
+        let used = segment.len();
+        read += used;
+        reader.consume(used);
+        if found {
+            return Ok((read, complete));
+        }
+    }
+}
+
+fn at_eof(reader: &mut impl BufRead) -> io::Result<bool> {
+    Ok(reader.fill_buf()?.is_empty())
+}
+
+fn trim_newline(line: &[u8]) -> &[u8] {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skips_lines_across_buffers() {
+        let text = "a\nb\nc\nd";
+        let mut reader = BufReader::with_capacity(2, text.as_bytes());
+        assert_eq!(skip_lines(&mut reader, 2).unwrap(), 2);
+        let mut line = Vec::new();
+        read_line_capped(&mut reader, &mut line, 100).unwrap();
+        assert_eq!(line, b"c\n");
+        let mut reader = BufReader::with_capacity(2, text.as_bytes());
+        assert_eq!(
+            skip_lines(&mut reader, 9).unwrap(),
+            4,
+            "the last line has no newline"
+        );
+        let mut reader = BufReader::with_capacity(2, "a\nb\n".as_bytes());
+        assert_eq!(skip_lines(&mut reader, 9).unwrap(), 2);
+    }
+
+    #[test]
+    fn caps_a_long_line() {
+        let text = "0123456789\nnext\n";
+        let mut reader = BufReader::with_capacity(4, text.as_bytes());
+        let mut line = Vec::new();
+        let (read, complete) = read_line_capped(&mut reader, &mut line, 4).unwrap();
+        assert_eq!((read, complete, line.as_slice()), (11, false, &b"0123"[..]));
+        line.clear();
+        read_line_capped(&mut reader, &mut line, 4).unwrap();
+        assert_eq!(line, b"next");
+    }
+}

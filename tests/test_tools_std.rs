@@ -1,0 +1,618 @@
+//! The standard tools through a registry: the sandbox, 002's pre-validation and pagination,
+//! writes that never leave a file half-done, listings, search, and commands.
+
+use std::fs;
+use std::path::Path;
+
+use serde_json::{Value, json};
+use toolsmith::{BudgetPolicy, MemoryStore, Registry, ToolCall, ToolResult};
+use toolsmith_std::Sandbox;
+
+struct Workspace {
+    _dir: tempfile::TempDir,
+    root: std::path::PathBuf,
+    outside: std::path::PathBuf,
+    registry: Registry,
+    store: MemoryStore,
+}
+
+fn workspace() -> Workspace {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    let outside = dir.path().join("outside");
+    fs::create_dir_all(&root).unwrap();
+    fs::create_dir_all(&outside).unwrap();
+    fs::write(outside.join("secret.txt"), "top secret\n").unwrap();
+    let store = MemoryStore::new();
+    let registry = toolsmith_std::register(Registry::builder())
+        .state(Sandbox::new(&root).unwrap())
+        .artifacts(store.clone())
+        .max_calls_per_turn(100)
+        .max_calls_per_tool(100)
+        .build()
+        .unwrap();
+    Workspace {
+        root,
+        outside,
+        registry,
+        store,
+        _dir: dir,
+    }
+}
+
+impl Workspace {
+    async fn call(&self, tool: &str, args: Value) -> ToolResult {
+        self.registry
+            .turn()
+            .execute([ToolCall::new("call", tool, args)])
+            .await
+            .remove(0)
+    }
+
+    fn secret_untouched(&self) {
+        let secret = fs::read_to_string(self.outside.join("secret.txt")).unwrap();
+        assert_eq!(secret, "top secret\n");
+        let names: Vec<_> = fs::read_dir(&self.outside).unwrap().collect();
+        assert_eq!(names.len(), 1, "nothing was created outside the root");
+    }
+}
+
+fn symlink(target: &Path, link: &Path) {
+    std::os::unix::fs::symlink(target, link).unwrap();
+}
+
+fn assert_denied(result: &ToolResult, root: &Path) {
+    assert!(result.is_error, "{}", result.content);
+    assert_eq!(
+        result.meta.error_kind,
+        Some("permission_denied"),
+        "{}",
+        result.content
+    );
+    assert!(
+        result.content.contains(&root.display().to_string()),
+        "{}",
+        result.content
+    );
+}
+
+#[tokio::test]
+async fn dot_dot_cannot_climb_out() {
+    let w = workspace();
+    assert_denied(
+        &w.call("read_file", json!({ "path": "../outside/secret.txt" }))
+            .await,
+        &w.root,
+    );
+    assert_denied(
+        &w.call(
+            "write_file",
+            json!({ "path": "../escape.txt", "content": "x" }),
+        )
+        .await,
+        &w.root,
+    );
+    assert!(!w.root.parent().unwrap().join("escape.txt").exists());
+    w.secret_untouched();
+}
+
+#[tokio::test]
+async fn absolute_paths_outside_are_refused() {
+    let w = workspace();
+    let secret = w.outside.join("secret.txt");
+    assert_denied(
+        &w.call("read_file", json!({ "path": secret })).await,
+        &w.root,
+    );
+    assert_denied(
+        &w.call("write_file", json!({ "path": secret, "content": "pwned" }))
+            .await,
+        &w.root,
+    );
+    // An absolute path inside the root is fine.
+    fs::write(w.root.join("inside.txt"), "ok\n").unwrap();
+    let inside = w
+        .call("read_file", json!({ "path": w.root.join("inside.txt") }))
+        .await;
+    assert_eq!(inside.content, "     1\tok\n");
+    w.secret_untouched();
+}
+
+#[tokio::test]
+async fn a_symlink_to_outside_is_refused() {
+    let w = workspace();
+    symlink(&w.outside.join("secret.txt"), &w.root.join("link.txt"));
+    let read = w.call("read_file", json!({ "path": "link.txt" })).await;
+    assert_denied(&read, &w.root);
+    assert!(read.content.contains("symlink"), "{}", read.content);
+    let write = w
+        .call(
+            "write_file",
+            json!({ "path": "link.txt", "content": "pwned" }),
+        )
+        .await;
+    assert_denied(&write, &w.root);
+    let edit = w
+        .call(
+            "edit_file",
+            json!({ "path": "link.txt", "old_string": "top", "new_string": "no" }),
+        )
+        .await;
+    assert_denied(&edit, &w.root);
+    w.secret_untouched();
+}
+
+#[tokio::test]
+async fn a_symlink_loop_is_an_error() {
+    let w = workspace();
+    symlink(&w.root.join("b"), &w.root.join("a"));
+    symlink(&w.root.join("a"), &w.root.join("b"));
+    let result = w.call("read_file", json!({ "path": "a" })).await;
+    assert!(result.is_error);
+    assert!(
+        result.content.contains("symlink loop"),
+        "{}",
+        result.content
+    );
+}
+
+#[tokio::test]
+async fn a_path_through_a_symlinked_directory_is_refused() {
+    let w = workspace();
+    symlink(&w.outside, &w.root.join("elsewhere"));
+    assert_denied(
+        &w.call("read_file", json!({ "path": "elsewhere/secret.txt" }))
+            .await,
+        &w.root,
+    );
+    let write = json!({ "path": "elsewhere/new.txt", "content": "x" });
+    assert_denied(&w.call("write_file", write).await, &w.root);
+    assert_denied(
+        &w.call("list_directory", json!({ "path": "elsewhere" }))
+            .await,
+        &w.root,
+    );
+    assert_denied(
+        &w.call("grep", json!({ "pattern": "secret", "path": "elsewhere" }))
+            .await,
+        &w.root,
+    );
+    assert_denied(
+        &w.call(
+            "run_command",
+            json!({ "command": "ls", "cwd": "elsewhere" }),
+        )
+        .await,
+        &w.root,
+    );
+    w.secret_untouched();
+}
+
+#[tokio::test]
+async fn a_very_long_path_and_a_nul_byte_are_invalid_arguments() {
+    let w = workspace();
+    let long = "a/".repeat(3_000);
+    let result = w.call("read_file", json!({ "path": long })).await;
+    assert_eq!(result.meta.error_kind, Some("invalid_arguments"));
+    assert!(
+        result.content.contains("limited to 4096 bytes"),
+        "{}",
+        result.content
+    );
+    let component = "x".repeat(300);
+    let result = w
+        .call("write_file", json!({ "path": component, "content": "x" }))
+        .await;
+    assert!(result.is_error, "{}", result.content);
+    let result = w
+        .call("write_file", json!({ "path": "a\u{0}b", "content": "x" }))
+        .await;
+    assert_eq!(result.meta.error_kind, Some("invalid_arguments"));
+    assert!(result.content.contains("NUL byte"));
+    assert_eq!(
+        fs::read_dir(&w.root).unwrap().count(),
+        0,
+        "no file was created"
+    );
+}
+
+#[tokio::test]
+async fn a_missing_parent_directory_is_not_created() {
+    let w = workspace();
+    let result = w
+        .call(
+            "write_file",
+            json!({ "path": "no/such/dir/file.txt", "content": "x" }),
+        )
+        .await;
+    assert_eq!(
+        result.meta.error_kind,
+        Some("not_found"),
+        "{}",
+        result.content
+    );
+    assert!(
+        result.content.contains("the directory `no/such/dir`"),
+        "{}",
+        result.content
+    );
+    assert!(!w.root.join("no").exists());
+}
+
+// 002, section 8.
+
+#[tokio::test]
+async fn read_file_rejects_a_200_kb_file_with_its_estimate() {
+    let w = workspace();
+    fs::write(w.root.join("large.txt"), "x".repeat(200_000)).unwrap();
+    let result = w.call("read_file", json!({ "path": "large.txt" })).await;
+    assert!(result.is_error);
+    assert!(result.content.contains("Error:") && result.content.contains("exceeds maximum"));
+    // 200,000 bytes in one line, plus 7 chars of line number: ~50,002 tokens, over 12,500
+    // (read_file's own cap of 50,000 chars).
+    assert!(
+        result.content.starts_with(
+            "Error: File content (~50,002 tokens) exceeds maximum allowed tokens (12,500). Use \
+             offset and limit to read part of it: offset=0 limit=1 reads about the first 12,500 \
+             tokens; or use grep to search it."
+        ),
+        "{}",
+        result.content
+    );
+}
+
+#[tokio::test]
+async fn read_file_pagination_returns_lines_10_to_14() {
+    let w = workspace();
+    let text: String = (0..1_000).map(|i| format!("Line {i}\n")).collect();
+    fs::write(w.root.join("lines.txt"), text).unwrap();
+    let result = w
+        .call(
+            "read_file",
+            json!({ "path": "lines.txt", "offset": 10, "limit": 5 }),
+        )
+        .await;
+    assert!(result.content.contains("Line 10"));
+    assert!(result.content.contains("Line 14"));
+    assert!(!result.content.contains("Line 15"));
+    assert!(
+        result.content.starts_with("    11\tLine 10\n"),
+        "{}",
+        result.content
+    );
+    assert!(
+        result
+            .content
+            .ends_with("the file goes on. Next page: offset=15]\n")
+    );
+}
+
+#[tokio::test]
+async fn read_file_refuses_binary_and_reports_invalid_utf8() {
+    let w = workspace();
+    fs::write(w.root.join("blob.bin"), [0x7f, b'E', b'L', b'F', 0, 0, 1]).unwrap();
+    let binary = w.call("read_file", json!({ "path": "blob.bin" })).await;
+    assert!(
+        binary.content.contains("is a binary file"),
+        "{}",
+        binary.content
+    );
+    fs::write(w.root.join("latin1.txt"), b"caf\xe9\nok\n").unwrap();
+    let latin = w.call("read_file", json!({ "path": "latin1.txt" })).await;
+    assert!(!latin.is_error);
+    assert!(
+        latin
+            .content
+            .starts_with("     1\tcaf\u{fffd}\n     2\tok\n"),
+        "{}",
+        latin.content
+    );
+    assert!(
+        latin.content.contains("line 1 is not valid UTF-8"),
+        "{}",
+        latin.content
+    );
+    let past = w
+        .call(
+            "read_file",
+            json!({ "path": "latin1.txt", "offset": 5, "limit": 1 }),
+        )
+        .await;
+    assert!(
+        past.content.contains("offset: 5 is past the end"),
+        "{}",
+        past.content
+    );
+}
+
+#[tokio::test]
+async fn write_then_edit_and_failed_edits_leave_the_file_as_it_was() {
+    let w = workspace();
+    let wrote = w
+        .call(
+            "write_file",
+            json!({ "path": "notes.md", "content": "alpha\nbeta\nalpha\n" }),
+        )
+        .await;
+    assert_eq!(wrote.content, "Created `notes.md`: 17 bytes, 3 lines.");
+    let original = fs::read_to_string(w.root.join("notes.md")).unwrap();
+
+    let none = json!({ "path": "notes.md", "old_string": "gamma", "new_string": "delta" });
+    let none = w.call("edit_file", none).await;
+    assert!(
+        none.content.contains("old_string was not found"),
+        "{}",
+        none.content
+    );
+    let twice = json!({ "path": "notes.md", "old_string": "alpha", "new_string": "omega" });
+    let twice = w.call("edit_file", twice).await;
+    assert!(
+        twice
+            .content
+            .contains("occurs 2 times in `notes.md` (at lines 1, 3)"),
+        "{}",
+        twice.content
+    );
+    assert_eq!(
+        fs::read_to_string(w.root.join("notes.md")).unwrap(),
+        original
+    );
+
+    let once = json!({ "path": "notes.md", "old_string": "beta", "new_string": "b\nb" });
+    let once = w.call("edit_file", once).await;
+    assert_eq!(
+        once.content,
+        "Edited `notes.md`: replaced 1 occurrence at line 2 (1 lines out, 2 in)."
+    );
+    let all = json!({ "path": "notes.md", "old_string": "alpha", "new_string": "A", "replace_all": true });
+    assert!(!w.call("edit_file", all).await.is_error);
+    assert_eq!(
+        fs::read_to_string(w.root.join("notes.md")).unwrap(),
+        "A\nb\nb\nA\n"
+    );
+    let leftovers: Vec<String> = fs::read_dir(&w.root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(leftovers, ["notes.md"], "no temporary file is left behind");
+    assert!(w.registry.get("edit_file").unwrap().spec().limits.preserve);
+}
+
+#[tokio::test]
+async fn listing_honours_gitignore_and_refuses_huge_listings() {
+    let w = workspace();
+    fs::create_dir(w.root.join("src")).unwrap();
+    fs::write(w.root.join("src/lib.rs"), "").unwrap();
+    fs::write(w.root.join("Cargo.toml"), "").unwrap();
+    fs::write(w.root.join(".gitignore"), "target/\n").unwrap();
+    fs::create_dir(w.root.join("target")).unwrap();
+    let listing = w.call("list_directory", json!({})).await;
+    assert_eq!(listing.content, "Cargo.toml\nsrc/\n");
+    let deep = w.call("list_directory", json!({ "depth": 2 })).await;
+    assert_eq!(deep.content, "Cargo.toml\nsrc/\nsrc/lib.rs\n");
+
+    fs::create_dir(w.root.join("many")).unwrap();
+    for i in 0..150 {
+        fs::write(w.root.join(format!("many/f{i:03}.txt")), "").unwrap();
+    }
+    let many = w.call("list_directory", json!({ "path": "many" })).await;
+    assert!(
+        many.content
+            .contains("`many` holds 150 entries at depth 1, more than the 100"),
+        "{}",
+        many.content
+    );
+    let globbed = w.call("glob", json!({ "pattern": "many/f00*.txt" })).await;
+    assert_eq!(globbed.content.lines().count(), 10);
+    let too_many = w
+        .call("glob", json!({ "pattern": "**/*.txt", "max_results": 20 }))
+        .await;
+    assert!(
+        too_many.content.contains("matches 150 files"),
+        "{}",
+        too_many.content
+    );
+}
+
+#[tokio::test]
+async fn grep_finds_lines_with_context_and_refuses_too_many() {
+    let w = workspace();
+    fs::create_dir(w.root.join("src")).unwrap();
+    fs::write(
+        w.root.join("src/a.rs"),
+        "fn main() {\n    let x = 1;\n    panic!(\"boom\");\n}\n",
+    )
+    .unwrap();
+    fs::write(w.root.join("notes.txt"), "panic! in notes\n").unwrap();
+    let found = w
+        .call("grep", json!({ "pattern": "panic!", "glob": "*.rs" }))
+        .await;
+    assert_eq!(found.content, "src/a.rs:3:    panic!(\"boom\");\n");
+    let context = w
+        .call(
+            "grep",
+            json!({ "pattern": "PANIC", "case_insensitive": true, "context": 1 }),
+        )
+        .await;
+    assert_eq!(
+        context.content,
+        "notes.txt:1:panic! in notes\n--\nsrc/a.rs-2-    let x = 1;\nsrc/a.rs:3:    panic!(\"boom\");\nsrc/a.rs-4-}\n"
+    );
+    let bad = w.call("grep", json!({ "pattern": "(" })).await;
+    assert_eq!(bad.meta.error_kind, Some("invalid_arguments"));
+    let lines: String = (0..500).map(|i| format!("match {i}\n")).collect();
+    fs::write(w.root.join("big.txt"), lines).unwrap();
+    let many = w.call("grep", json!({ "pattern": "match" })).await;
+    assert!(
+        many.content.contains("matched 500 lines in 1 files"),
+        "{}",
+        many.content
+    );
+}
+
+#[tokio::test]
+async fn run_command_reports_exit_codes_and_merges_streams() {
+    let w = workspace();
+    let result = w
+        .call(
+            "run_command",
+            json!({ "command": "echo out; echo err >&2; exit 3" }),
+        )
+        .await;
+    assert!(
+        !result.is_error,
+        "a failing command is a result, not a tool error"
+    );
+    assert_eq!(
+        result.content,
+        "$ echo out; echo err >&2; exit 3\nexit code: 3\nout\nerr\n"
+    );
+    let silent = w.call("run_command", json!({ "command": "true" })).await;
+    assert_eq!(silent.content, "$ true\nexit code: 0\n(no output)\n");
+}
+
+fn alive(pid: u32) -> bool {
+    // A zombie is dead for our purposes: its state is Z in /proc/PID/stat.
+    match fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z'),
+        Err(_) => false,
+    }
+}
+
+#[tokio::test]
+async fn a_timeout_kills_the_command_and_its_children() {
+    let w = workspace();
+    let script = "sleep 300 & echo child $!; sleep 300";
+    let result = w
+        .call(
+            "run_command",
+            json!({ "command": script, "timeout_secs": 1 }),
+        )
+        .await;
+    assert!(result.is_error);
+    assert!(
+        result.content.contains("did not finish within 1s"),
+        "{}",
+        result.content
+    );
+    let child: u32 = result
+        .content
+        .lines()
+        .find_map(|line| line.strip_prefix("child "))
+        .and_then(|pid| pid.trim().parse().ok())
+        .expect("the child's pid was printed");
+    assert!(
+        !alive(child),
+        "the background child {child} survived the timeout"
+    );
+}
+
+#[tokio::test]
+async fn background_processes_do_not_outlive_the_command() {
+    let w = workspace();
+    let result = w
+        .call(
+            "run_command",
+            json!({ "command": "sleep 300 & echo child $!" }),
+        )
+        .await;
+    assert!(
+        result.content.contains("exit code: 0"),
+        "{}",
+        result.content
+    );
+    let child: u32 = result
+        .content
+        .lines()
+        .find_map(|line| line.strip_prefix("child "))
+        .and_then(|pid| pid.trim().parse().ok())
+        .unwrap();
+    assert!(
+        !alive(child),
+        "the background child {child} was left running"
+    );
+}
+
+#[tokio::test]
+async fn a_long_output_keeps_head_and_tail_and_spools_the_rest() {
+    let w = workspace();
+    let result = w
+        .call(
+            "run_command",
+            json!({ "command": "seq 1 200000; echo 'error: the end' >&2" }),
+        )
+        .await;
+    assert!(
+        result.content_chars() <= 20_000,
+        "{}",
+        result.content_chars()
+    );
+    assert!(result.content.lines().count() <= 200);
+    assert!(result.content.starts_with("$ seq 1 200000"));
+    assert!(result.content.contains("\n1\n2\n3\n"));
+    assert!(
+        result.content.ends_with("199999\n200000\nerror: the end\n"),
+        "{}",
+        &result.content[result.content.len() - 100..]
+    );
+    let marker = result
+        .content
+        .lines()
+        .find(|line| line.starts_with("[toolsmith: output truncated"))
+        .expect("a marker");
+    assert!(
+        marker.contains("and 199,845-200,001 of 200,001)"),
+        "{marker}"
+    );
+    let id = marker
+        .split("artifact ")
+        .nth(1)
+        .and_then(|rest| rest.split(',').next())
+        .unwrap();
+    let id = toolsmith::ArtifactId::parse(id).unwrap();
+    let full = w.store.get(&id).unwrap();
+    assert_eq!(full.lines().count(), 200_001);
+    assert!(full.ends_with("200000\nerror: the end\n"));
+}
+
+#[tokio::test]
+async fn run_command_refuses_bad_arguments() {
+    let w = workspace();
+    let zero = w
+        .call(
+            "run_command",
+            json!({ "command": "true", "timeout_secs": 0 }),
+        )
+        .await;
+    assert!(
+        zero.content.contains("timeout_secs: 0 is out of range"),
+        "{}",
+        zero.content
+    );
+    let empty = w.call("run_command", json!({ "command": "  " })).await;
+    assert!(empty.content.contains("command: is empty"));
+}
+
+#[tokio::test]
+async fn the_tools_need_a_sandbox() {
+    let registry = toolsmith_std::register(Registry::builder())
+        .budget(BudgetPolicy::default())
+        .build()
+        .unwrap();
+    let result = registry
+        .turn()
+        .execute([ToolCall::new("a", "read_file", json!({ "path": "x" }))])
+        .await;
+    assert!(
+        result[0]
+            .content
+            .contains("the registry has no `toolsmith_std::sandbox::Sandbox`"),
+        "{}",
+        result[0].content
+    );
+}
