@@ -29,6 +29,8 @@ const HEAD_RATIO: f64 = 0.2;
 const MAX_LINES: usize = 200;
 /// How long to wait for the output to close after the command's process group is killed.
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
+/// The pipe buffer asked for, and the size of each read from it.
+const PIPE_BYTES: i32 = 256 * 1024;
 /// How often a running command reports progress.
 const PROGRESS_EVERY: Duration = Duration::from_secs(2);
 
@@ -137,6 +139,9 @@ async fn run_captured(
     cx: &ToolContext,
 ) -> Result<Run, ToolError> {
     let (reader, writer) = io::pipe()?;
+    // A larger pipe means fewer context switches between the command and the reader; the
+    // default (64 KiB) is kept if the system refuses.
+    let _ = nix::fcntl::fcntl(&reader, nix::fcntl::FcntlArg::F_SETPIPE_SZ(PIPE_BYTES));
     let mut child = tokio::process::Command::new("sh")
         .arg("-c")
         .arg(command)
@@ -253,7 +258,7 @@ fn read_all(
     capture: &Mutex<Capture>,
     lines: &AtomicUsize,
 ) -> io::Result<()> {
-    let mut buffer = vec![0u8; 64 * 1024];
+    let mut buffer = vec![0u8; PIPE_BYTES as usize];
     loop {
         let read = match reader.read(&mut buffer) {
             Ok(0) => return Ok(()),
@@ -323,9 +328,22 @@ impl Capture {
         }
         let to_head = chunk.len().min(self.head_cap - self.head.len());
         self.head.extend_from_slice(&chunk[..to_head]);
-        self.tail.extend_from_slice(&chunk[to_head..]);
-        if self.tail.len() > 2 * self.tail_cap.max(1024) {
-            self.compact_tail();
+        let rest = &chunk[to_head..];
+        if rest.len() >= self.tail_cap {
+            // The whole tail comes from this chunk: copy only what is kept.
+            let keep_from = rest.len() - self.tail_cap;
+            self.dropped += (self.tail.len() + keep_from) as u64;
+            self.before_tail = match keep_from {
+                0 => self.tail.last().copied().or(self.before_tail),
+                _ => Some(rest[keep_from - 1]),
+            };
+            self.tail.clear();
+            self.tail.extend_from_slice(&rest[keep_from..]);
+        } else {
+            self.tail.extend_from_slice(rest);
+            if self.tail.len() > 2 * self.tail_cap.max(1024) {
+                self.compact_tail();
+            }
         }
     }
 
@@ -426,22 +444,28 @@ mod tests {
 
     #[test]
     fn head_ends_at_a_line_break_and_a_whole_char() {
-        assert_eq!(head_part(b"one\ntwo\nthr", 10), "one\ntwo\n");
-        let cut_char = "ab\né".as_bytes();
-        assert_eq!(head_part(&cut_char[..4], 10), "ab\n");
+        // 17 bytes: the last quarter (4 bytes) holds a line break, so the head ends after it.
+        assert_eq!(head_part(b"one\ntwo\nthree\nfo", 10), "one\ntwo\nthree\n");
+        // No line break in the last quarter: the cut stays, on a whole char.
+        assert_eq!(head_part(b"one\ntwo\nthr", 10), "one\ntwo\nthr");
+        let cut_char = "abcdefgh é".as_bytes();
+        assert_eq!(head_part(&cut_char[..10], 10), "abcdefgh ");
         assert_eq!(head_part(b"a\nb\nc\nd\n", 2), "a\nb\n");
     }
 
     #[test]
     fn tail_starts_after_a_line_break_and_at_a_whole_char() {
+        // The first quarter (4 bytes) holds a line break: the tail starts after it.
+        let text = b"x\nlast line here\n";
         assert_eq!(
-            tail_part(b"ne\nlast\n", Some(b'x'), 10),
-            ("last\n".to_owned(), true)
+            tail_part(text, Some(b'y'), 10),
+            ("last line here\n".to_owned(), true)
         );
-        let text = "é\nz\n".as_bytes();
+        // A tail that starts inside a char skips to the next whole one.
+        let text = "é tail without a break".as_bytes();
         assert_eq!(
             tail_part(&text[1..], Some(0xC3), 10),
-            ("z\n".to_owned(), true)
+            (" tail without a break".to_owned(), false)
         );
         assert_eq!(
             tail_part(b"a\nb\nc\n", Some(b'\n'), 2),
