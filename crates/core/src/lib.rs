@@ -149,6 +149,7 @@
 mod artifacts;
 mod budget;
 mod context;
+pub mod history;
 mod output;
 mod registry;
 mod tokens;

@@ -1,0 +1,358 @@
+//! Shrinking old tool results as the conversation goes on, stably.
+//!
+//! A result from the current or the previous turn is kept whole. From `truncate_after_turns`
+//! (2) turns on it is cut to a head and a tail (2,000 + 500 chars) with the standard marker; from
+//! `summarize_after_turns` (4) on it becomes one line:
+//! `[Old tool result cleared — 450 lines, 28K chars, Go source]`. Only results over `min_chars`
+//! (3,000) are touched, and never those of preserved tools (write and exec tools).
+//!
+//! Every decision depends only on the result's text and its age, and the compacted forms are
+//! fixed points (a truncated result is under `min_chars`; a summary is recognised), so running
+//! it again changes nothing and a result's form changes only when it crosses a threshold: the
+//! prompt cache's prefix survives from turn to turn.
+
+use std::fmt;
+
+use super::message::{Block, Content, Message, ResultContent, Role};
+use crate::trim::{self, Continuation, FullOutput, Totals, TrimStyle};
+
+/// The start of a summary line.
+const SUMMARY_PREFIX: &str = "[Old tool result cleared — ";
+/// Chars of a result's beginning used to detect its content type; always inside the kept head
+/// of a truncated result, so the type never changes between the two forms.
+const DETECT_CHARS: usize = 1_500;
+/// Room for a marker: a text within head + tail + this is already compact and left alone, and a
+/// truncation always lands within it (markers are a few hundred chars).
+const MARKER_SLACK: usize = 600;
+
+/// The thresholds of [`microcompact`]. By default: truncate from 2 turns old, summarize from 4,
+/// only results over 3,000 chars, keep 2,000 chars of head and 500 of tail, preserve nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CompactPolicy {
+    /// Results at least this many turns old are truncated.
+    pub truncate_after_turns: usize,
+    /// Results at least this many turns old are summarized in one line.
+    pub summarize_after_turns: usize,
+    /// Results of at most this many chars (originally) are never touched.
+    pub min_chars: usize,
+    /// Chars of head a truncated result keeps.
+    pub head_chars: usize,
+    /// Chars of tail a truncated result keeps.
+    pub tail_chars: usize,
+    /// Tools whose results are never compacted (write and exec tools: their errors matter).
+    pub preserve: Vec<String>,
+}
+
+impl Default for CompactPolicy {
+    fn default() -> Self {
+        CompactPolicy {
+            truncate_after_turns: 2,
+            summarize_after_turns: 4,
+            min_chars: 3_000,
+            head_chars: 2_000,
+            tail_chars: 500,
+            preserve: Vec::new(),
+        }
+    }
+}
+
+impl CompactPolicy {
+    /// Also preserves the results of these tools (see `ToolLimits::preserve`).
+    #[must_use]
+    pub fn preserving<I, S>(mut self, tools: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.preserve.extend(tools.into_iter().map(Into::into));
+        self
+    }
+
+    /// Sets when results are truncated and summarized (in turns of age).
+    #[must_use]
+    pub fn with_ages(mut self, truncate_after_turns: usize, summarize_after_turns: usize) -> Self {
+        self.truncate_after_turns = truncate_after_turns;
+        self.summarize_after_turns = summarize_after_turns;
+        self
+    }
+}
+
+/// What [`microcompact`] changed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CompactReport {
+    /// Ids of results cut to head and tail.
+    pub truncated: Vec<String>,
+    /// Ids of results replaced by a summary line.
+    pub summarized: Vec<String>,
+    /// Chars of the changed results before.
+    pub chars_before: usize,
+    /// Chars of the changed results after.
+    pub chars_after: usize,
+}
+
+impl CompactReport {
+    /// Whether nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.truncated.is_empty() && self.summarized.is_empty()
+    }
+}
+
+impl fmt::Display for CompactReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} results truncated, {} summarized: {} chars down to {}",
+            self.truncated.len(),
+            self.summarized.len(),
+            crate::trim::grouped(self.chars_before),
+            crate::trim::grouped(self.chars_after)
+        )
+    }
+}
+
+/// The content type a summary names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ContentKind {
+    /// Starts with `{` or `[`.
+    Json,
+    /// Go code.
+    Go,
+    /// Python code.
+    Python,
+    /// JavaScript code.
+    JavaScript,
+    /// TypeScript code.
+    TypeScript,
+    /// Rust code.
+    Rust,
+    /// A diff or patch.
+    Diff,
+    /// `git log` output.
+    GitLog,
+    /// Anything else.
+    Text,
+}
+
+impl fmt::Display for ContentKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ContentKind::Json => "JSON",
+            ContentKind::Go => "Go source",
+            ContentKind::Python => "Python source",
+            ContentKind::JavaScript => "JavaScript source",
+            ContentKind::TypeScript => "TypeScript source",
+            ContentKind::Rust => "Rust source",
+            ContentKind::Diff => "diff",
+            ContentKind::GitLog => "git log",
+            ContentKind::Text => "text",
+        })
+    }
+}
+
+/// Detects the content type from the beginning of a text (line-number gutters, as `read_file`
+/// writes them, are looked through).
+pub fn detect(text: &str) -> ContentKind {
+    let head: String = text.chars().take(DETECT_CHARS).collect();
+    let head = strip_gutters(&head);
+    let start = head.trim_start();
+    if start.starts_with("diff ") || start.starts_with("--- ") || start.starts_with("@@ ") {
+        return ContentKind::Diff;
+    }
+    if start.starts_with("commit ") {
+        return ContentKind::GitLog;
+    }
+    if start.starts_with('{') || start.starts_with('[') {
+        return ContentKind::Json;
+    }
+    let has = |needle: &str| head.contains(needle);
+    if has("fn ") && (has("let ") || has("impl ") || has("pub ") || has("use ")) {
+        ContentKind::Rust
+    } else if has("package ") && has("func ") {
+        ContentKind::Go
+    } else if has("def ") && (has("import ") || has("self") || has("):")) {
+        ContentKind::Python
+    } else if (has("interface ") || has(": string") || has(": number"))
+        && (has("function") || has("=>") || has("const ") || has("export "))
+    {
+        ContentKind::TypeScript
+    } else if has("function") || (has("const ") && has("=>")) {
+        ContentKind::JavaScript
+    } else {
+        ContentKind::Text
+    }
+}
+
+/// Removes `     12\t` gutters when every line has one.
+fn strip_gutters(text: &str) -> std::borrow::Cow<'_, str> {
+    fn gutter(line: &str) -> Option<&str> {
+        let trimmed = line.trim_start();
+        let digits = trimmed.bytes().take_while(u8::is_ascii_digit).count();
+        (digits > 0 && trimmed[digits..].starts_with('\t')).then(|| &trimmed[digits + 1..])
+    }
+    let mut lines = text.lines();
+    if lines.next().and_then(gutter).is_none() {
+        return text.into();
+    }
+    text.lines()
+        .map(|line| gutter(line).unwrap_or(line))
+        .collect::<Vec<_>>()
+        .join("\n")
+        .into()
+}
+
+/// Compacts old tool results in place; see the module docs.
+pub fn microcompact(history: &mut [Message], policy: &CompactPolicy) -> CompactReport {
+    let mut report = CompactReport::default();
+    // Age of message i: the assistant messages after it.
+    let mut later_assistants = 0usize;
+    for i in (0..history.len()).rev() {
+        let age = later_assistants;
+        if history[i].role == Role::Assistant {
+            later_assistants += 1;
+            continue;
+        }
+        if age
+            < policy
+                .truncate_after_turns
+                .min(policy.summarize_after_turns)
+        {
+            continue;
+        }
+        let (before, rest) = history.split_at_mut(i);
+        let previous = before.last();
+        let Content::Blocks(blocks) = &mut rest[0].content else {
+            continue;
+        };
+        for block in blocks.iter_mut() {
+            let Block::ToolResult(result) = block else {
+                continue;
+            };
+            let tool = previous.and_then(|p| {
+                p.tool_uses()
+                    .find(|u| u.id == result.tool_use_id)
+                    .map(|u| u.name.as_str())
+            });
+            if tool.is_some_and(|name| policy.preserve.iter().any(|p| p == name))
+                || !result.is_text_only()
+            {
+                continue;
+            }
+            let text = result.text();
+            if text.starts_with(SUMMARY_PREFIX) {
+                continue;
+            }
+            let figures = Figures::of(&text);
+            if figures.chars <= policy.min_chars {
+                continue;
+            }
+            let new = if age >= policy.summarize_after_turns {
+                report.summarized.push(result.tool_use_id.clone());
+                summary(&figures, detect(&text))
+            } else if age >= policy.truncate_after_turns {
+                match truncate(&text, &figures, policy) {
+                    Some(cut) => {
+                        report.truncated.push(result.tool_use_id.clone());
+                        cut
+                    }
+                    None => continue,
+                }
+            } else {
+                continue;
+            };
+            report.chars_before += text.chars().count();
+            report.chars_after += new.chars().count();
+            result.content = Some(ResultContent::Text(new));
+        }
+    }
+    report
+}
+
+/// The size of a result's original output: read from a toolsmith marker when the text was
+/// already cut, else counted.
+struct Figures {
+    chars: usize,
+    lines: usize,
+    artifact: Option<String>,
+}
+
+impl Figures {
+    fn of(text: &str) -> Figures {
+        parse_marker(text).unwrap_or_else(|| {
+            let totals = Totals::of(text);
+            Figures {
+                chars: totals.chars,
+                lines: totals.lines,
+                artifact: None,
+            }
+        })
+    }
+}
+
+/// The figures of the first toolsmith marker in `text`, if any.
+fn parse_marker(text: &str) -> Option<Figures> {
+    const FULL: &str = "[toolsmith: output truncated, kept ";
+    let start = text.find(FULL)?;
+    let marker = &text[start..];
+    let marker = &marker[..marker.find(']')?];
+    let (chars_part, rest) = marker.split_once(" chars (")?;
+    let chars = parse_grouped(chars_part.rsplit(" of ").next()?)?;
+    let spans = rest.split([')', ',']).next()?;
+    let lines = parse_grouped(spans.rsplit(" of ").next()?)?;
+    let artifact = marker
+        .split("full output: artifact ")
+        .nth(1)
+        .and_then(|id| id.split(',').next())
+        .map(str::to_owned);
+    Some(Figures {
+        chars,
+        lines,
+        artifact,
+    })
+}
+
+fn parse_grouped(number: &str) -> Option<usize> {
+    number.trim().replace(',', "").parse().ok()
+}
+
+fn summary(figures: &Figures, kind: ContentKind) -> String {
+    let chars = if figures.chars >= 1_000 {
+        format!("{}K", (figures.chars + 500) / 1_000)
+    } else {
+        figures.chars.to_string()
+    };
+    format!(
+        "{SUMMARY_PREFIX}{} lines, {chars} chars, {kind}]",
+        crate::trim::grouped(figures.lines)
+    )
+}
+
+/// Head and tail with the standard marker (naming the artifact if the text named one); `None`
+/// if the text is already that short.
+fn truncate(text: &str, figures: &Figures, policy: &CompactPolicy) -> Option<String> {
+    let kept = policy.head_chars + policy.tail_chars;
+    let totals = Totals::of(text);
+    if totals.chars <= kept + MARKER_SLACK {
+        return None;
+    }
+    let full = match &figures.artifact {
+        Some(id) => FullOutput::Stored {
+            id,
+            reader: crate::READ_ARTIFACT,
+        },
+        None => FullOutput::NotKept,
+    };
+    let continuation = Continuation::from(full);
+    let allowance = kept + trim::marker_reserve(totals, &continuation).min(MARKER_SLACK);
+    let ratio = if kept == 0 {
+        1.0
+    } else {
+        policy.head_chars as f64 / kept as f64
+    };
+    let trimmed = trim::fit_with(text, allowance, &TrimStyle::head_tail(ratio), &continuation);
+    trimmed
+        .is_trimmed()
+        .then(|| trimmed.into_text().into_owned())
+}

@@ -1,0 +1,213 @@
+//! Conversion between OpenAI chat messages and the Anthropic-shaped [`Message`].
+
+use serde_json::{Map, Value, json};
+
+use super::message::{Block, Content, Message, ResultContent, Role, ToolResultBlock};
+
+/// A conversion failure: the OpenAI message that could not be read, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("OpenAI message {index}: {problem}")]
+pub struct ConversionError {
+    /// The index of the message in the input.
+    pub index: usize,
+    /// What is wrong with it.
+    pub problem: String,
+}
+
+/// Reads OpenAI chat messages (`system`/`developer`, `user`, `assistant` with `tool_calls`,
+/// `tool`) into a system prompt and Anthropic-shaped messages: tool calls become `tool_use`
+/// blocks (their JSON `arguments` parsed), and `tool` messages become `tool_result` blocks of
+/// one user message, followed by the next user message's content.
+///
+/// # Errors
+///
+/// [`ConversionError`] for a message without a known `role`, or a `tool` message without
+/// `tool_call_id`.
+pub fn from_openai(messages: &[Value]) -> Result<(Option<String>, Vec<Message>), ConversionError> {
+    let mut system: Vec<String> = Vec::new();
+    let mut out: Vec<Message> = Vec::new();
+    // The user message results and user content are gathered into, until an assistant speaks.
+    let mut pending: Option<Vec<Block>> = None;
+    for (index, message) in messages.iter().enumerate() {
+        let error = |problem: &str| ConversionError {
+            index,
+            problem: problem.to_owned(),
+        };
+        let role = message
+            .get("role")
+            .and_then(Value::as_str)
+            .ok_or_else(|| error("no `role`"))?;
+        match role {
+            "system" | "developer" => system.push(text_of(message.get("content"))),
+            "tool" => {
+                let id = message
+                    .get("tool_call_id")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| error("a `tool` message needs `tool_call_id`"))?;
+                pending
+                    .get_or_insert_with(Vec::new)
+                    .push(Block::ToolResult(ToolResultBlock {
+                        tool_use_id: id.to_owned(),
+                        content: Some(ResultContent::Text(text_of(message.get("content")))),
+                        is_error: None,
+                        extra: Map::new(),
+                    }));
+            }
+            "user" => {
+                let blocks = pending.get_or_insert_with(Vec::new);
+                match message.get("content") {
+                    Some(Value::Array(parts)) => blocks.extend(parts.iter().map(part_to_block)),
+                    other => blocks.push(Block::text(text_of(other))),
+                }
+            }
+            "assistant" => {
+                if let Some(blocks) = pending.take() {
+                    out.push(user_message(blocks));
+                }
+                let mut blocks = Vec::new();
+                let text = text_of(message.get("content"));
+                if !text.is_empty() {
+                    blocks.push(Block::text(text));
+                }
+                for call in message
+                    .get("tool_calls")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    let id = call.get("id").and_then(Value::as_str).unwrap_or_default();
+                    let function = call.get("function");
+                    let name = function
+                        .and_then(|f| f.get("name"))
+                        .and_then(Value::as_str)
+                        .unwrap_or_default();
+                    let arguments = function
+                        .and_then(|f| f.get("arguments"))
+                        .and_then(Value::as_str)
+                        .unwrap_or("{}");
+                    // Arguments that are not JSON are kept as the string the model wrote.
+                    let input = serde_json::from_str(arguments)
+                        .unwrap_or_else(|_| Value::String(arguments.to_owned()));
+                    blocks.push(Block::tool_use(id, name, input));
+                }
+                out.push(Message::blocks(Role::Assistant, blocks));
+            }
+            other => return Err(error(&format!("unknown role `{other}`"))),
+        }
+    }
+    if let Some(blocks) = pending {
+        out.push(user_message(blocks));
+    }
+    let system = (!system.is_empty()).then(|| system.join("\n\n"));
+    Ok((system, out))
+}
+
+/// Writes a system prompt and Anthropic-shaped messages as OpenAI chat messages: `tool_use`
+/// blocks become `tool_calls` (arguments as JSON text), each `tool_result` a `tool` message
+/// (before the rest of its user message's content).
+pub fn to_openai(system: Option<&str>, messages: &[Message]) -> Vec<Value> {
+    let mut out = Vec::new();
+    if let Some(system) = system {
+        out.push(json!({ "role": "system", "content": system }));
+    }
+    for message in messages {
+        match message.role {
+            Role::User => match &message.content {
+                Content::Text(text) => out.push(json!({ "role": "user", "content": text })),
+                Content::Blocks(blocks) => {
+                    let mut parts = Vec::new();
+                    for block in blocks {
+                        match block {
+                            Block::ToolResult(result) => out.push(json!({
+                                "role": "tool",
+                                "tool_call_id": result.tool_use_id,
+                                "content": result.text(),
+                            })),
+                            Block::Text(text) => {
+                                parts.push(json!({ "type": "text", "text": text.text }));
+                            }
+                            Block::Other(value) => parts.push(value.clone()),
+                            Block::ToolUse(_) => {}
+                        }
+                    }
+                    match parts.as_slice() {
+                        [] => {}
+                        [only] if only.get("type") == Some(&json!("text")) => {
+                            out.push(json!({ "role": "user", "content": only["text"] }));
+                        }
+                        _ => out.push(json!({ "role": "user", "content": parts })),
+                    }
+                }
+            },
+            Role::Assistant => {
+                let text = match &message.content {
+                    Content::Text(text) => text.clone(),
+                    Content::Blocks(blocks) => blocks
+                        .iter()
+                        .filter_map(|b| match b {
+                            Block::Text(text) => Some(text.text.as_str()),
+                            _ => None,
+                        })
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                };
+                let calls: Vec<Value> = message
+                    .tool_uses()
+                    .map(|call| {
+                        let arguments = match &call.input {
+                            Value::String(raw) => raw.clone(),
+                            input => input.to_string(),
+                        };
+                        json!({
+                            "id": call.id,
+                            "type": "function",
+                            "function": { "name": call.name, "arguments": arguments },
+                        })
+                    })
+                    .collect();
+                let mut entry = json!({ "role": "assistant" });
+                entry["content"] = if text.is_empty() && !calls.is_empty() {
+                    Value::Null
+                } else {
+                    Value::String(text)
+                };
+                if !calls.is_empty() {
+                    entry["tool_calls"] = Value::Array(calls);
+                }
+                out.push(entry);
+            }
+        }
+    }
+    out
+}
+
+fn user_message(blocks: Vec<Block>) -> Message {
+    // A lone text reads back as plain string content.
+    match blocks.as_slice() {
+        [Block::Text(text)] if text.extra.is_empty() => Message::user(text.text.clone()),
+        _ => Message::blocks(Role::User, blocks),
+    }
+}
+
+fn part_to_block(part: &Value) -> Block {
+    match (
+        part.get("type").and_then(Value::as_str),
+        part.get("text").and_then(Value::as_str),
+    ) {
+        (Some("text"), Some(text)) => Block::text(text),
+        _ => Block::Other(part.clone()),
+    }
+}
+
+/// The text of an OpenAI `content`: a string, or the text parts of an array joined.
+fn text_of(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(text)) => text.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}

@@ -1,0 +1,363 @@
+//! Context overflow: recognising the providers' errors, and recovering in three levels.
+
+use std::fmt;
+
+use super::message::{Block, Content, Message, ResultContent, Role};
+use super::pairing::{RepairReport, repair};
+use crate::budget::BudgetPolicy;
+use crate::trim::{self, TrimStyle};
+
+/// Substrings (lower case) of the context-overflow errors of the providers toolsmith knows.
+const OVERFLOW_PATTERNS: &[&str] = &[
+    // Anthropic
+    "prompt is too long",
+    "input length and `max_tokens` exceed context limit",
+    "exceed context limit",
+    // OpenAI, Azure OpenAI
+    "context_length_exceeded",
+    "maximum context length",
+    "reduce the length of the messages",
+    "string too long. expected a string with maximum length",
+    // Gemini
+    "exceeds the maximum number of tokens allowed",
+    // Bedrock
+    "input is too long for requested model",
+    "too many input tokens",
+    "too many total text bytes",
+    // Mistral
+    "too large for model with",
+    // Ollama
+    "exceeds the context length",
+    "context length exceeded",
+    // llama.cpp
+    "exceeds the available context size",
+    "context size exceeded",
+    // vLLM
+    "is longer than the maximum model length",
+    "maximum model length",
+    // Generic wordings (the source table, and more)
+    "request too large",
+    "max_tokens exceed",
+    "input too long",
+    "token limit",
+    "exceeds the context window",
+    "context window exceeded",
+];
+
+/// Wordings of rate limits, which mention tokens and limits but are not overflows.
+const RATE_LIMIT_PATTERNS: &[&str] = &["rate limit", "rate_limit", "tokens per min", "quota"];
+
+/// Whether a provider's error is a context overflow (the request is too long for the model),
+/// as opposed to a rate limit or another failure.
+///
+/// `status` is the HTTP status if known: 413 (payload too large) counts as an overflow; 429
+/// (too many requests) never does.
+///
+/// ```
+/// use toolsmith::history::is_context_overflow;
+///
+/// assert!(is_context_overflow(Some(400), "prompt is too long: 215000 tokens > 200000 maximum"));
+/// assert!(!is_context_overflow(Some(429), "Rate limit reached for tokens per min (TPM)"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn is_context_overflow(status: Option<u16>, message: &str) -> bool {
+    if status == Some(429) {
+        return false;
+    }
+    if status == Some(413) {
+        return true;
+    }
+    let message = message.to_lowercase();
+    if RATE_LIMIT_PATTERNS.iter().any(|p| message.contains(p)) {
+        return false;
+    }
+    OVERFLOW_PATTERNS.iter().any(|p| message.contains(p))
+}
+
+/// The three levels of recovery, each harsher than the one before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum RecoveryLevel {
+    /// Level 1: repair the pairing, halve the budgets, cut long assistant texts and results
+    /// over the halved per-result cap.
+    AggressiveBudget,
+    /// Level 2: keep only the last messages (10 by default), repaired.
+    Emergency,
+    /// Level 3: keep only the last few messages (4 by default), each cut short, repaired.
+    Nuclear,
+}
+
+impl RecoveryLevel {
+    /// The level after this one, or `None` after the last.
+    pub fn next(self) -> Option<RecoveryLevel> {
+        match self {
+            RecoveryLevel::AggressiveBudget => Some(RecoveryLevel::Emergency),
+            RecoveryLevel::Emergency => Some(RecoveryLevel::Nuclear),
+            RecoveryLevel::Nuclear => None,
+        }
+    }
+
+    /// The level's number, 1 to 3.
+    pub fn number(self) -> u8 {
+        match self {
+            RecoveryLevel::AggressiveBudget => 1,
+            RecoveryLevel::Emergency => 2,
+            RecoveryLevel::Nuclear => 3,
+        }
+    }
+}
+
+/// The numbers of recovery. By default: assistant texts cut to 5,000 chars at level 1, the last
+/// 10 messages kept at level 2, the last 4 cut to 4,000 chars each at level 3.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RecoveryPolicy {
+    /// Level 1 cuts longer assistant texts to this many chars.
+    pub assistant_text_chars: usize,
+    /// Level 2 keeps this many messages (the system prompt is not one of them).
+    pub emergency_keep: usize,
+    /// Level 3 keeps this many messages.
+    pub nuclear_keep: usize,
+    /// Level 3 cuts each text and result of the kept messages to this many chars.
+    pub nuclear_chars: usize,
+}
+
+impl Default for RecoveryPolicy {
+    fn default() -> Self {
+        RecoveryPolicy {
+            assistant_text_chars: 5_000,
+            emergency_keep: 10,
+            nuclear_keep: 4,
+            nuclear_chars: 4_000,
+        }
+    }
+}
+
+/// What a recovery did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RecoveryReport {
+    /// The level applied.
+    pub level: RecoveryLevel,
+    /// Messages dropped from the front.
+    pub messages_dropped: usize,
+    /// Texts (assistant text, tool results) cut shorter.
+    pub texts_cut: usize,
+    /// The budget after the level (halved at level 1).
+    pub budget: BudgetPolicy,
+    /// What the pairing repair changed.
+    pub pairing: RepairReport,
+}
+
+impl fmt::Display for RecoveryReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "recovery level {}: {} messages dropped, {} texts cut, batch budget now {} chars; \
+             pairing: {}",
+            self.level.number(),
+            self.messages_dropped,
+            self.texts_cut,
+            trim::grouped(self.budget.batch_budget_chars),
+            self.pairing
+        )
+    }
+}
+
+/// Applies one level of recovery to `history` (and, at level 1, to `budget`, a value the
+/// caller owns). Every level leaves a valid, paired history.
+pub fn recover(
+    level: RecoveryLevel,
+    history: &mut Vec<Message>,
+    budget: &mut BudgetPolicy,
+    policy: &RecoveryPolicy,
+) -> RecoveryReport {
+    let mut messages_dropped = 0;
+    let mut texts_cut = 0;
+    match level {
+        RecoveryLevel::AggressiveBudget => {
+            *budget = budget.halved();
+            let result_cap = budget
+                .per_result_max_chars
+                .unwrap_or(budget.batch_budget_chars);
+            for message in history.iter_mut() {
+                texts_cut += match message.role {
+                    Role::Assistant => cut_texts(message, policy.assistant_text_chars, false),
+                    Role::User => cut_results(message, result_cap),
+                };
+            }
+        }
+        RecoveryLevel::Emergency => {
+            messages_dropped = keep_last(history, policy.emergency_keep);
+        }
+        RecoveryLevel::Nuclear => {
+            messages_dropped = keep_last(history, policy.nuclear_keep);
+            for message in history.iter_mut() {
+                texts_cut += cut_texts(message, policy.nuclear_chars, true);
+            }
+        }
+    }
+    // Dropping messages can orphan results and leave calls unanswered; repair last.
+    let pairing = repair(history);
+    RecoveryReport {
+        level,
+        messages_dropped,
+        texts_cut,
+        budget: budget.clone(),
+        pairing,
+    }
+}
+
+/// The note that opens a history whose beginning was dropped.
+pub const DROPPED_NOTE: &str = "[toolsmith: earlier messages of this conversation were dropped \
+    to fit the context window]";
+
+/// Keeps the last `keep` messages (more by one if that would split a call from its results);
+/// a history that would then open with the assistant opens with [`DROPPED_NOTE`] instead.
+/// Returns how many messages were dropped.
+fn keep_last(history: &mut Vec<Message>, keep: usize) -> usize {
+    let mut start = history.len().saturating_sub(keep);
+    if start == 0 {
+        return 0;
+    }
+    let answers_previous = history[start].role == Role::User
+        && history[start].tool_results().next().is_some()
+        && history[start - 1].role == Role::Assistant;
+    if answers_previous {
+        start -= 1;
+    }
+    history.drain(..start);
+    if history.first().is_some_and(|m| m.role == Role::Assistant) {
+        history.insert(0, Message::user(DROPPED_NOTE));
+    }
+    start
+}
+
+/// Cuts every text (and, with `results`, every tool result) of `message` longer than `chars`.
+fn cut_texts(message: &mut Message, chars: usize, results: bool) -> usize {
+    let style = TrimStyle::default();
+    let mut cut = 0;
+    match &mut message.content {
+        Content::Text(text) => cut += usize::from(cut_string(text, chars, &style)),
+        Content::Blocks(blocks) => {
+            for block in blocks {
+                match block {
+                    Block::Text(text) => {
+                        cut += usize::from(cut_string(&mut text.text, chars, &style))
+                    }
+                    Block::ToolResult(result) if results => cut += cut_result(result, chars),
+                    _ => {}
+                }
+            }
+        }
+    }
+    cut
+}
+
+fn cut_results(message: &mut Message, chars: usize) -> usize {
+    let mut cut = 0;
+    if let Content::Blocks(blocks) = &mut message.content {
+        for block in blocks {
+            if let Block::ToolResult(result) = block {
+                cut += cut_result(result, chars);
+            }
+        }
+    }
+    cut
+}
+
+fn cut_result(result: &mut super::message::ToolResultBlock, chars: usize) -> usize {
+    if !result.is_text_only() || result.chars() <= chars {
+        return 0;
+    }
+    let mut text = result.text();
+    cut_string(&mut text, chars, &TrimStyle::default());
+    result.content = Some(ResultContent::Text(text));
+    1
+}
+
+fn cut_string(text: &mut String, chars: usize, style: &TrimStyle) -> bool {
+    if text.len() <= chars {
+        return false;
+    }
+    let trimmed = trim::fit(text, chars, style);
+    if !trimmed.is_trimmed() {
+        return false;
+    }
+    *text = trimmed.into_text().into_owned();
+    true
+}
+
+/// Escalating `max_tokens` when a reply is cut off by it: double up to the provider's cap, at
+/// most twice by default, then give up and keep the partial reply.
+///
+/// ```
+/// use toolsmith::history::{MaxTokensEscalation, Escalation};
+///
+/// let mut escalation = MaxTokensEscalation::new(32_000);
+/// assert!(matches!(escalation.on_max_tokens(8_000), Escalation::Retry { max_tokens: 16_000, .. }));
+/// assert!(matches!(escalation.on_max_tokens(16_000), Escalation::Retry { max_tokens: 32_000, .. }));
+/// assert!(matches!(escalation.on_max_tokens(32_000), Escalation::KeepPartial));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MaxTokensEscalation {
+    provider_cap: u32,
+    max_escalations: u32,
+    escalations: u32,
+}
+
+/// What to do about a reply cut off by `max_tokens`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Escalation {
+    /// Append the partial reply and `continuation`, and ask again with `max_tokens`.
+    Retry {
+        /// The new `max_tokens`.
+        max_tokens: u32,
+        /// The user message asking the model to go on where it stopped.
+        continuation: Message,
+    },
+    /// Stop escalating; use the partial reply as it is.
+    KeepPartial,
+}
+
+/// The text of the message asking the model to continue a cut-off reply.
+pub const CONTINUATION_TEXT: &str = "Your previous response was cut off because it reached the \
+    output token limit. Continue exactly where it stopped, without repeating anything you \
+    already wrote and without any preamble.";
+
+impl MaxTokensEscalation {
+    /// Escalation up to `provider_cap` tokens, at most twice.
+    pub fn new(provider_cap: u32) -> Self {
+        MaxTokensEscalation {
+            provider_cap,
+            max_escalations: 2,
+            escalations: 0,
+        }
+    }
+
+    /// Sets how many times to escalate (by default 2).
+    #[must_use]
+    pub fn with_max_escalations(mut self, max: u32) -> Self {
+        self.max_escalations = max;
+        self
+    }
+
+    /// How many times it has escalated.
+    pub fn escalations(&self) -> u32 {
+        self.escalations
+    }
+
+    /// Decides what to do after a reply stopped at `current` max tokens.
+    pub fn on_max_tokens(&mut self, current: u32) -> Escalation {
+        if self.escalations >= self.max_escalations || current >= self.provider_cap {
+            return Escalation::KeepPartial;
+        }
+        self.escalations += 1;
+        Escalation::Retry {
+            max_tokens: current.saturating_mul(2).min(self.provider_cap),
+            continuation: Message::user(CONTINUATION_TEXT),
+        }
+    }
+}

@@ -1,0 +1,411 @@
+//! Every `tool_use` answered by exactly one `tool_result`: validation and repair.
+//!
+//! Matching is positional: a `tool_use` in an assistant message is answered in the user
+//! message right after it, and claims results only up to the next assistant message. Ids need
+//! to be unique within a turn, not across the conversation, so providers that reuse ids turn
+//! after turn (`call_0` every time) are handled.
+
+use std::fmt;
+use std::mem;
+
+use serde_json::Map;
+
+use super::message::{Block, Content, Message, ResultContent, Role, ToolResultBlock};
+
+/// The text of a synthetic result for a call that never got one.
+pub const MISSING_RESULT_TEXT: &str = "Error: this tool call did not complete (the conversation \
+    was interrupted before its result arrived), so it has no result. Call the tool again if you \
+    still need it.";
+
+/// A breach of the providers' rules, found by [`validate`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Violation {
+    /// A `tool_use` with no `tool_result` in the next message.
+    MissingResult {
+        /// The index of the assistant message.
+        message: usize,
+        /// The call's id.
+        id: String,
+    },
+    /// A `tool_result` whose `tool_use` is not in the message before it (or that sits in an
+    /// assistant message).
+    OrphanResult {
+        /// The index of the message holding it.
+        message: usize,
+        /// The id it names.
+        id: String,
+    },
+    /// A second `tool_use` with the same id in one assistant message.
+    DuplicateUse {
+        /// The index of the assistant message.
+        message: usize,
+        /// The repeated id.
+        id: String,
+    },
+    /// A second `tool_result` for the same call.
+    DuplicateResult {
+        /// The index of the user message.
+        message: usize,
+        /// The repeated id.
+        id: String,
+    },
+    /// A `tool_use` in a user message.
+    UseInUserMessage {
+        /// The index of the user message.
+        message: usize,
+        /// The call's id.
+        id: String,
+    },
+    /// A user message where a `tool_result` follows other content (results must come first).
+    ResultsNotFirst {
+        /// The index of the user message.
+        message: usize,
+    },
+    /// A message with no content, which providers refuse.
+    EmptyMessage {
+        /// The index of the message.
+        message: usize,
+    },
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Violation::MissingResult { message, id } => {
+                write!(
+                    f,
+                    "message {message}: tool_use `{id}` has no tool_result in the next message"
+                )
+            }
+            Violation::OrphanResult { message, id } => write!(
+                f,
+                "message {message}: tool_result `{id}` answers no tool_use of the message before it"
+            ),
+            Violation::DuplicateUse { message, id } => {
+                write!(f, "message {message}: tool_use id `{id}` appears twice")
+            }
+            Violation::DuplicateResult { message, id } => {
+                write!(f, "message {message}: tool_use `{id}` is answered twice")
+            }
+            Violation::UseInUserMessage { message, id } => {
+                write!(f, "message {message}: a user message holds tool_use `{id}`")
+            }
+            Violation::ResultsNotFirst { message } => write!(
+                f,
+                "message {message}: tool_result blocks must come before any other content"
+            ),
+            Violation::EmptyMessage { message } => write!(f, "message {message}: has no content"),
+        }
+    }
+}
+
+/// Lists every violation of the pairing rules. Allocates nothing for a valid history.
+pub fn validate(history: &[Message]) -> Vec<Violation> {
+    let mut violations = Vec::new();
+    visit(history, &mut |violation| violations.push(violation()));
+    violations
+}
+
+/// Whether the history breaks no pairing rule (stops at the first violation).
+pub fn is_valid(history: &[Message]) -> bool {
+    let mut valid = true;
+    visit(history, &mut |_| valid = false);
+    valid
+}
+
+/// Calls `found` for each violation; builds a violation (and allocates) only through it.
+fn visit(history: &[Message], found: &mut dyn FnMut(&dyn Fn() -> Violation)) {
+    for (i, message) in history.iter().enumerate() {
+        if message.is_empty() {
+            found(&|| Violation::EmptyMessage { message: i });
+        }
+        let blocks = message.block_list();
+        match message.role {
+            Role::Assistant => {
+                for (k, block) in blocks.iter().enumerate() {
+                    match block {
+                        Block::ToolUse(tool_use) => {
+                            let id = tool_use.id.as_str();
+                            let repeated = blocks[..k]
+                                .iter()
+                                .filter_map(Block::as_tool_use)
+                                .any(|earlier| earlier.id == id);
+                            if repeated {
+                                found(&|| Violation::DuplicateUse {
+                                    message: i,
+                                    id: id.to_owned(),
+                                });
+                                continue;
+                            }
+                            let answered = history.get(i + 1).is_some_and(|next| {
+                                next.role == Role::User
+                                    && next.tool_results().any(|result| result.tool_use_id == id)
+                            });
+                            if !answered {
+                                found(&|| Violation::MissingResult {
+                                    message: i,
+                                    id: id.to_owned(),
+                                });
+                            }
+                        }
+                        Block::ToolResult(result) => found(&|| Violation::OrphanResult {
+                            message: i,
+                            id: result.tool_use_id.clone(),
+                        }),
+                        _ => {}
+                    }
+                }
+            }
+            Role::User => {
+                let previous = i
+                    .checked_sub(1)
+                    .map(|p| &history[p])
+                    .filter(|p| p.role == Role::Assistant);
+                let mut other_seen = false;
+                let mut misordered = false;
+                for (k, block) in blocks.iter().enumerate() {
+                    match block {
+                        Block::ToolResult(result) => {
+                            misordered |= other_seen;
+                            let id = result.tool_use_id.as_str();
+                            let used = previous.is_some_and(|p| p.tool_uses().any(|u| u.id == id));
+                            if !used {
+                                found(&|| Violation::OrphanResult {
+                                    message: i,
+                                    id: id.to_owned(),
+                                });
+                            } else if blocks[..k]
+                                .iter()
+                                .filter_map(Block::as_tool_result)
+                                .any(|earlier| earlier.tool_use_id == id)
+                            {
+                                found(&|| Violation::DuplicateResult {
+                                    message: i,
+                                    id: id.to_owned(),
+                                });
+                            }
+                        }
+                        Block::ToolUse(tool_use) => {
+                            other_seen = true;
+                            found(&|| Violation::UseInUserMessage {
+                                message: i,
+                                id: tool_use.id.clone(),
+                            });
+                        }
+                        _ => other_seen = true,
+                    }
+                }
+                if misordered {
+                    found(&|| Violation::ResultsNotFirst { message: i });
+                }
+            }
+        }
+    }
+}
+
+/// What [`repair`] changed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RepairReport {
+    /// Calls that got a synthetic error result (they never got one).
+    pub synthesized: Vec<String>,
+    /// Results removed because no call of their turn names them.
+    pub orphans_removed: Vec<String>,
+    /// Repeated calls removed (the first of each id in a message is kept).
+    pub duplicate_uses_removed: Vec<String>,
+    /// Repeated results removed (the first for each call is kept).
+    pub duplicate_results_removed: Vec<String>,
+    /// `tool_use` blocks removed from user messages.
+    pub misplaced_uses_removed: Vec<String>,
+    /// Results moved into the message right after their call (or before other content).
+    pub moved: Vec<String>,
+    /// Messages removed because nothing was left in them.
+    pub empty_messages_removed: usize,
+}
+
+impl RepairReport {
+    /// Whether nothing was changed.
+    pub fn is_empty(&self) -> bool {
+        *self == RepairReport::default()
+    }
+}
+
+impl fmt::Display for RepairReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_empty() {
+            return f.write_str("the history was valid; nothing changed");
+        }
+        let mut parts = Vec::new();
+        let mut list = |what: &str, ids: &[String]| {
+            if !ids.is_empty() {
+                parts.push(format!("{what}: {}", ids.join(", ")));
+            }
+        };
+        list("synthetic results for", &self.synthesized);
+        list("orphan results removed", &self.orphans_removed);
+        list("duplicate tool_use removed", &self.duplicate_uses_removed);
+        list("duplicate results removed", &self.duplicate_results_removed);
+        list(
+            "tool_use removed from user messages",
+            &self.misplaced_uses_removed,
+        );
+        list("results moved", &self.moved);
+        if self.empty_messages_removed > 0 {
+            parts.push(format!(
+                "{} empty messages removed",
+                self.empty_messages_removed
+            ));
+        }
+        f.write_str(&parts.join("; "))
+    }
+}
+
+/// Repairs the pairing in place and reports what changed. A valid history is neither copied nor
+/// changed.
+///
+/// For each assistant message, its calls (the first of each id) claim their results from the
+/// user messages up to the next assistant message; the claimed results go, in call order, to
+/// the front of the user message right after it (created if missing); a call with no result
+/// gets a synthetic error result saying it did not complete; unclaimed and repeated results are
+/// removed, and so are `tool_use` blocks in user messages and messages left empty.
+pub fn repair(history: &mut Vec<Message>) -> RepairReport {
+    let mut report = RepairReport::default();
+    if is_valid(history) {
+        return report;
+    }
+    let old = mem::take(history);
+    let mut out: Vec<Message> = Vec::with_capacity(old.len() + 1);
+    let mut messages = old.into_iter().peekable();
+    // User messages before the first assistant message answer nothing.
+    while messages.peek().is_some_and(|m| m.role == Role::User) {
+        if let Some(message) = messages.next() {
+            let (kept, results) = split_user(message, &mut report);
+            for (result, _) in results {
+                report.orphans_removed.push(result.tool_use_id);
+            }
+            push_unless_empty(&mut out, kept, &mut report);
+        }
+    }
+    while let Some(assistant) = messages.next() {
+        let (assistant, uses) = clean_assistant(assistant, &mut report);
+        let mut answers: Vec<Option<ToolResultBlock>> = vec![None; uses.len()];
+        let mut following = Vec::new();
+        while messages.peek().is_some_and(|m| m.role == Role::User) {
+            if let Some(message) = messages.next() {
+                let position = following.len();
+                let (kept, results) = split_user(message, &mut report);
+                for (result, was_first) in results {
+                    match uses.iter().position(|id| *id == result.tool_use_id) {
+                        Some(slot) if answers[slot].is_none() => {
+                            if position > 0 || !was_first {
+                                report.moved.push(result.tool_use_id.clone());
+                            }
+                            answers[slot] = Some(result);
+                        }
+                        Some(_) => report.duplicate_results_removed.push(result.tool_use_id),
+                        None => report.orphans_removed.push(result.tool_use_id),
+                    }
+                }
+                following.push(kept);
+            }
+        }
+        let assistant_empty = assistant.is_empty();
+        if assistant_empty {
+            report.empty_messages_removed += 1;
+        } else {
+            out.push(assistant);
+        }
+        let mut following = following.into_iter();
+        if !uses.is_empty() && !assistant_empty {
+            let mut blocks: Vec<Block> = answers
+                .into_iter()
+                .zip(&uses)
+                .map(|(answer, id)| {
+                    Block::ToolResult(answer.unwrap_or_else(|| {
+                        report.synthesized.push(id.clone());
+                        ToolResultBlock {
+                            tool_use_id: id.clone(),
+                            content: Some(ResultContent::Text(MISSING_RESULT_TEXT.to_owned())),
+                            is_error: Some(true),
+                            extra: Map::new(),
+                        }
+                    }))
+                })
+                .collect();
+            let first = following.next();
+            let extra = first.as_ref().map(|m| m.extra.clone()).unwrap_or_default();
+            if let Some(first) = first {
+                match first.content {
+                    Content::Text(text) if !text.is_empty() => blocks.push(Block::text(text)),
+                    Content::Text(_) => {}
+                    Content::Blocks(rest) => blocks.extend(rest),
+                }
+            }
+            out.push(Message {
+                role: Role::User,
+                content: Content::Blocks(blocks),
+                extra,
+            });
+        }
+        for message in following {
+            push_unless_empty(&mut out, message, &mut report);
+        }
+    }
+    *history = out;
+    report
+}
+
+/// Removes results from an assistant message and repeated calls; returns it with its call ids.
+fn clean_assistant(mut message: Message, report: &mut RepairReport) -> (Message, Vec<String>) {
+    let mut uses: Vec<String> = Vec::new();
+    if let Content::Blocks(blocks) = &mut message.content {
+        blocks.retain(|block| match block {
+            Block::ToolResult(result) => {
+                report.orphans_removed.push(result.tool_use_id.clone());
+                false
+            }
+            Block::ToolUse(tool_use) if uses.contains(&tool_use.id) => {
+                report.duplicate_uses_removed.push(tool_use.id.clone());
+                false
+            }
+            Block::ToolUse(tool_use) => {
+                uses.push(tool_use.id.clone());
+                true
+            }
+            _ => true,
+        });
+    }
+    (message, uses)
+}
+
+/// Takes the results out of a user message (with whether each came before any other
+/// content), and drops `tool_use` blocks from it.
+fn split_user(
+    mut message: Message,
+    report: &mut RepairReport,
+) -> (Message, Vec<(ToolResultBlock, bool)>) {
+    let mut results = Vec::new();
+    if let Content::Blocks(blocks) = &mut message.content {
+        let mut other_seen = false;
+        for block in mem::take(blocks) {
+            match block {
+                Block::ToolResult(result) => results.push((result, !other_seen)),
+                Block::ToolUse(tool_use) => report.misplaced_uses_removed.push(tool_use.id),
+                other => {
+                    other_seen = true;
+                    blocks.push(other);
+                }
+            }
+        }
+    }
+    (message, results)
+}
+
+fn push_unless_empty(out: &mut Vec<Message>, message: Message, report: &mut RepairReport) {
+    if message.is_empty() {
+        report.empty_messages_removed += 1;
+    } else {
+        out.push(message);
+    }
+}
