@@ -167,6 +167,8 @@ pub use registry::{
     Arguments, BuildError, READ_ARTIFACT, ReadArtifact, Registry, RegistryBuilder, ToolCall, Turn,
     is_valid_tool_name,
 };
+#[cfg(feature = "tiktoken")]
+pub use tokens::O200k;
 pub use tokens::{CharsPerToken, TokenCounter};
 pub use tool::{
     BoxFuture, Derived, DynTool, SizeHint, Tool, ToolArgs, ToolLimits, ToolSpec, deserialize_args,

@@ -171,6 +171,14 @@ impl ToolResultBlock {
         }
     }
 
+    /// The text of the result, borrowed when the content is a single string.
+    pub fn text_cow(&self) -> std::borrow::Cow<'_, str> {
+        match &self.content {
+            Some(ResultContent::Text(text)) => std::borrow::Cow::Borrowed(text),
+            _ => std::borrow::Cow::Owned(self.text()),
+        }
+    }
+
     /// Whether the content is only text (no images or other blocks).
     pub fn is_text_only(&self) -> bool {
         match &self.content {

@@ -155,8 +155,11 @@ impl fmt::Display for ContentKind {
 /// Detects the content type from the beginning of a text (line-number gutters, as `read_file`
 /// writes them, are looked through).
 pub fn detect(text: &str) -> ContentKind {
-    let head: String = text.chars().take(DETECT_CHARS).collect();
-    let head = strip_gutters(&head);
+    let end = text
+        .char_indices()
+        .nth(DETECT_CHARS)
+        .map_or(text.len(), |(at, _)| at);
+    let head = strip_gutters(&text[..end]);
     let start = head.trim_start();
     if start.starts_with("diff ") || start.starts_with("--- ") || start.starts_with("@@ ") {
         return ContentKind::Diff;
@@ -240,29 +243,32 @@ pub fn microcompact(history: &mut [Message], policy: &CompactPolicy) -> CompactR
             {
                 continue;
             }
-            let text = result.text();
-            if text.starts_with(SUMMARY_PREFIX) {
-                continue;
-            }
-            let figures = Figures::of(&text);
-            if figures.chars <= policy.min_chars {
-                continue;
-            }
-            let new = if age >= policy.summarize_after_turns {
-                report.summarized.push(result.tool_use_id.clone());
-                summary(&figures, detect(&text))
-            } else if age >= policy.truncate_after_turns {
-                match truncate(&text, &figures, policy) {
-                    Some(cut) => {
-                        report.truncated.push(result.tool_use_id.clone());
-                        cut
-                    }
-                    None => continue,
+            let (new, before) = {
+                let text = result.text_cow();
+                if text.starts_with(SUMMARY_PREFIX) {
+                    continue;
                 }
-            } else {
-                continue;
+                let figures = Figures::of(&text);
+                if figures.chars <= policy.min_chars {
+                    continue;
+                }
+                let new = if age >= policy.summarize_after_turns {
+                    report.summarized.push(result.tool_use_id.clone());
+                    summary(&figures, detect(&text))
+                } else if age >= policy.truncate_after_turns {
+                    match truncate(&text, &figures, policy) {
+                        Some(cut) => {
+                            report.truncated.push(result.tool_use_id.clone());
+                            cut
+                        }
+                        None => continue,
+                    }
+                } else {
+                    continue;
+                };
+                (new, figures.current_chars)
             };
-            report.chars_before += text.chars().count();
+            report.chars_before += before;
             report.chars_after += new.chars().count();
             result.content = Some(ResultContent::Text(new));
         }
@@ -276,25 +282,32 @@ struct Figures {
     chars: usize,
     lines: usize,
     artifact: Option<String>,
+    /// The chars of the text as it is now.
+    current_chars: usize,
 }
 
 impl Figures {
     fn of(text: &str) -> Figures {
-        parse_marker(text).unwrap_or_else(|| {
-            let totals = Totals::of(text);
-            Figures {
+        let totals = Totals::of(text);
+        match parse_marker(text) {
+            Some(mut figures) => {
+                figures.current_chars = totals.chars;
+                figures
+            }
+            None => Figures {
                 chars: totals.chars,
                 lines: totals.lines,
                 artifact: None,
-            }
-        })
+                current_chars: totals.chars,
+            },
+        }
     }
 }
 
 /// The figures of the first toolsmith marker in `text`, if any.
 fn parse_marker(text: &str) -> Option<Figures> {
     const FULL: &str = "[toolsmith: output truncated, kept ";
-    let start = text.find(FULL)?;
+    let start = memchr::memmem::find(text.as_bytes(), FULL.as_bytes())?;
     let marker = &text[start..];
     let marker = &marker[..marker.find(']')?];
     let (chars_part, rest) = marker.split_once(" chars (")?;
@@ -310,6 +323,7 @@ fn parse_marker(text: &str) -> Option<Figures> {
         chars,
         lines,
         artifact,
+        current_chars: 0,
     })
 }
 
