@@ -152,6 +152,7 @@ mod context;
 pub mod history;
 mod output;
 mod registry;
+pub mod schema;
 mod tokens;
 mod tool;
 pub mod trim;

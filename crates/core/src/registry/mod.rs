@@ -164,6 +164,19 @@ impl Registry {
         self.inner.by_name.get(name).map(|&i| &self.inner.tools[i])
     }
 
+    /// Every tool's definition in `dialect`, in registration order.
+    ///
+    /// # Errors
+    ///
+    /// The first [`DialectError`](crate::schema::DialectError): a tool whose schema the dialect
+    /// cannot express, naming the keyword.
+    pub fn schemas(
+        &self,
+        dialect: crate::schema::Dialect,
+    ) -> Result<Vec<Value>, crate::schema::DialectError> {
+        self.tools().map(|tool| dialect.render(tool.spec())).collect()
+    }
+
     /// The budget policy turns start with.
     pub fn budget(&self) -> &BudgetPolicy {
         &self.inner.budget
