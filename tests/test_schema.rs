@@ -29,16 +29,35 @@ fn each_dialect_matches_its_golden_file() {
             std::fs::write(&path, &text).unwrap();
             continue;
         }
-        let golden = std::fs::read_to_string(&path)
-            .unwrap_or_else(|_| panic!("{} is missing; run with TOOLSMITH_BLESS=1", path.display()));
-        assert_eq!(text, golden, "{} differs from the golden file", dialect.name());
+        let golden = std::fs::read_to_string(&path).unwrap_or_else(|_| {
+            panic!("{} is missing; run with TOOLSMITH_BLESS=1", path.display())
+        });
+        assert_eq!(
+            text,
+            golden,
+            "{} differs from the golden file",
+            dialect.name()
+        );
     }
 }
 
 /// Keywords strict mode rejects anywhere.
 const FORBIDDEN: &[&str] = &[
-    "$schema", "default", "format", "minLength", "maxLength", "pattern", "minimum", "maximum",
-    "multipleOf", "minItems", "maxItems", "uniqueItems", "oneOf", "allOf", "not",
+    "$schema",
+    "default",
+    "format",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "minimum",
+    "maximum",
+    "multipleOf",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "oneOf",
+    "allOf",
+    "not",
     "patternProperties",
 ];
 
@@ -65,7 +84,10 @@ fn check_strict(node: &Value, path: &str, optional: bool, problems: &mut Vec<Str
     }
     let is_object = map.contains_key("properties")
         || map.get("type") == Some(&json!("object"))
-        || map.get("type").and_then(Value::as_array).is_some_and(|t| t.contains(&json!("object")));
+        || map
+            .get("type")
+            .and_then(Value::as_array)
+            .is_some_and(|t| t.contains(&json!("object")));
     if is_object {
         if map.get("additionalProperties") != Some(&Value::Bool(false)) {
             problems.push(format!("{path}: additionalProperties must be false"));
@@ -168,7 +190,10 @@ fn inexpressible_schemas_are_errors_naming_tool_and_keyword() {
         json!({ "type": "object", "properties": { "tags": { "type": "object", "additionalProperties": { "type": "string" } } } }),
     );
     let error = Dialect::OpenAiStrict.render(&map).unwrap_err();
-    assert_eq!((error.keyword.as_str(), error.path.as_str()), ("additionalProperties", "#/properties/tags"));
+    assert_eq!(
+        (error.keyword.as_str(), error.path.as_str()),
+        ("additionalProperties", "#/properties/tags")
+    );
     let recursive = ToolSpec::new(
         "tree",
         "A tree.",

@@ -150,6 +150,8 @@ mod artifacts;
 mod budget;
 mod context;
 pub mod history;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 mod output;
 mod registry;
 pub mod schema;

@@ -90,7 +90,10 @@ impl Dialect {
                 if let Some(defs) = spec.input_schema.get("$defs").and_then(Value::as_object) {
                     let mut strict_defs = Map::new();
                     for (name, def) in defs {
-                        strict_defs.insert(name.clone(), cx.strict(def, &format!("#/$defs/{name}"), false)?);
+                        strict_defs.insert(
+                            name.clone(),
+                            cx.strict(def, &format!("#/$defs/{name}"), false)?,
+                        );
                     }
                     parameters["$defs"] = Value::Object(strict_defs);
                 }
@@ -125,7 +128,9 @@ impl fmt::Display for Dialect {
 
 /// A schema keyword a dialect cannot express.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("tool `{tool}` cannot be expressed in the {dialect} dialect: `{keyword}` at {path} ({why})")]
+#[error(
+    "tool `{tool}` cannot be expressed in the {dialect} dialect: `{keyword}` at {path} ({why})"
+)]
 #[non_exhaustive]
 pub struct DialectError {
     /// The tool.
@@ -146,23 +151,62 @@ const DROPPED_EVERYWHERE: &[&str] = &["$schema", "title"];
 /// Keywords OpenAI's strict mode rejects; they are dropped (constraints the model cannot be held
 /// to anyway, or annotations).
 const STRICT_DROPPED: &[&str] = &[
-    "$schema", "title", "default", "format", "examples", "minLength", "maxLength", "pattern",
-    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minItems",
-    "maxItems", "uniqueItems", "minProperties", "maxProperties", "deprecated", "readOnly",
+    "$schema",
+    "title",
+    "default",
+    "format",
+    "examples",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "minProperties",
+    "maxProperties",
+    "deprecated",
+    "readOnly",
     "writeOnly",
 ];
 
 /// Keywords strict mode cannot express at all: an error rather than a silent change of meaning.
 const STRICT_UNSUPPORTED: &[&str] = &[
-    "oneOf", "allOf", "not", "if", "then", "else", "dependentRequired", "dependentSchemas",
-    "patternProperties", "propertyNames", "unevaluatedProperties", "unevaluatedItems",
-    "contains", "prefixItems",
+    "oneOf",
+    "allOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "dependentRequired",
+    "dependentSchemas",
+    "patternProperties",
+    "propertyNames",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "contains",
+    "prefixItems",
 ];
 
 /// The keywords Gemini's schema subset keeps.
 const GEMINI_KEPT: &[&str] = &[
-    "type", "description", "enum", "properties", "required", "items", "nullable", "anyOf",
-    "minItems", "maxItems", "minimum", "maximum", "propertyOrdering",
+    "type",
+    "description",
+    "enum",
+    "properties",
+    "required",
+    "items",
+    "nullable",
+    "anyOf",
+    "minItems",
+    "maxItems",
+    "minimum",
+    "maximum",
+    "propertyOrdering",
 ];
 
 /// The schema without `$schema` and the root's `title`.
@@ -255,7 +299,11 @@ impl<'a> Rewrite<'a> {
             let required: Vec<String> = map
                 .get("required")
                 .and_then(Value::as_array)
-                .map(|r| r.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
+                .map(|r| {
+                    r.iter()
+                        .filter_map(|v| v.as_str().map(str::to_owned))
+                        .collect()
+                })
                 .unwrap_or_default();
             let props = out
                 .entry("properties")
@@ -278,7 +326,11 @@ impl<'a> Rewrite<'a> {
     /// Gemini: the OpenAPI subset, `$ref`s inlined, type unions turned into `nullable`.
     fn gemini(&mut self, schema: &Value, path: &str, depth: usize) -> Result<Value, DialectError> {
         if depth > 32 {
-            return Err(self.error("$ref", path, "the schema is recursive, which Gemini cannot express"));
+            return Err(self.error(
+                "$ref",
+                path,
+                "the schema is recursive, which Gemini cannot express",
+            ));
         }
         let Value::Object(map) = schema else {
             return Ok(schema.clone());
@@ -297,7 +349,8 @@ impl<'a> Rewrite<'a> {
                 .ok_or_else(|| self.error("$ref", path, "it points outside the schema's $defs"))?
                 .clone();
             let mut inlined = self.gemini(&target, path, depth + 1)?;
-            if let (Some(description), Value::Object(out)) = (map.get("description"), &mut inlined) {
+            if let (Some(description), Value::Object(out)) = (map.get("description"), &mut inlined)
+            {
                 out.insert("description".to_owned(), description.clone());
             }
             return Ok(inlined);
@@ -312,7 +365,8 @@ impl<'a> Rewrite<'a> {
             match key.as_str() {
                 "type" => {
                     let names = type_names(map);
-                    let concrete: Vec<&str> = names.iter().copied().filter(|t| *t != "null").collect();
+                    let concrete: Vec<&str> =
+                        names.iter().copied().filter(|t| *t != "null").collect();
                     match concrete.as_slice() {
                         [one] => {
                             out.insert("type".to_owned(), json!(one.to_uppercase()));
@@ -321,7 +375,11 @@ impl<'a> Rewrite<'a> {
                             }
                         }
                         _ => {
-                            return Err(self.error("type", path, "Gemini needs one type per schema"));
+                            return Err(self.error(
+                                "type",
+                                path,
+                                "Gemini needs one type per schema",
+                            ));
                         }
                     }
                 }
@@ -334,7 +392,10 @@ impl<'a> Rewrite<'a> {
                     out.insert(key.clone(), Value::Object(props));
                 }
                 "items" => {
-                    out.insert(key.clone(), self.gemini(value, &format!("{path}/items"), depth)?);
+                    out.insert(
+                        key.clone(),
+                        self.gemini(value, &format!("{path}/items"), depth)?,
+                    );
                 }
                 "anyOf" => {
                     // `T | null`, as schemars writes an optional nested type, is `T` nullable.
@@ -395,7 +456,10 @@ fn make_nullable(schema: &mut Value) {
         Some(_) => {}
         None => {
             if let Some(Value::Array(options)) = map.get_mut("anyOf") {
-                if !options.iter().any(|o| o.get("type") == Some(&json!("null"))) {
+                if !options
+                    .iter()
+                    .any(|o| o.get("type") == Some(&json!("null")))
+                {
                     options.push(json!({ "type": "null" }));
                 }
             } else {

@@ -174,7 +174,9 @@ impl Registry {
         &self,
         dialect: crate::schema::Dialect,
     ) -> Result<Vec<Value>, crate::schema::DialectError> {
-        self.tools().map(|tool| dialect.render(tool.spec())).collect()
+        self.tools()
+            .map(|tool| dialect.render(tool.spec()))
+            .collect()
     }
 
     /// The budget policy turns start with.

@@ -1,0 +1,148 @@
+//! An MCP server over any [`Registry`], with the official Rust SDK (`rmcp`). Behind the `mcp`
+//! feature.
+//!
+//! `tools/list` serves the registry's specs; each `tools/call` runs as a one-call turn of the
+//! registry, so it gets the budget, the post-trim, the artifacts and the error results of any
+//! other call. A cancelled request cancels its turn (a running command is killed); progress the
+//! tool reports is forwarded as progress notifications when the client asked for them.
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ServerCapabilities,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData as McpError, ServerHandler, ServiceExt as _};
+use serde_json::Value;
+
+use crate::context::Event;
+use crate::registry::{Registry, ToolCall};
+use crate::schema::Dialect;
+
+/// Serves `registry` over MCP on this process's stdin and stdout until the client disconnects.
+///
+/// # Errors
+///
+/// When the MCP session cannot be set up (the client did not initialize) or ends abnormally.
+pub async fn serve_stdio(
+    registry: Registry,
+) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let service = McpServer::new(registry)
+        .serve(rmcp::transport::stdio())
+        .await?;
+    service.waiting().await?;
+    Ok(())
+}
+
+/// The MCP handler of a [`Registry`]. Serve it on any rmcp transport; [`serve_stdio`] does it
+/// on stdio.
+#[derive(Debug, Clone)]
+pub struct McpServer {
+    registry: Registry,
+    tools: Arc<Vec<rmcp::model::Tool>>,
+}
+
+impl McpServer {
+    /// A server for `registry`.
+    pub fn new(registry: Registry) -> Self {
+        let tools = registry
+            .tools()
+            .filter_map(|tool| {
+                let rendered = Dialect::Mcp.render(tool.spec()).ok()?;
+                let schema = match rendered.get("inputSchema") {
+                    Some(Value::Object(schema)) => schema.clone(),
+                    _ => return None,
+                };
+                Some(rmcp::model::Tool::new(
+                    tool.spec().name.clone(),
+                    tool.spec().description.clone(),
+                    schema,
+                ))
+            })
+            .collect();
+        McpServer {
+            registry,
+            tools: Arc::new(tools),
+        }
+    }
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> InitializeResult {
+        InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("toolsmith", crate::VERSION))
+            .with_instructions(
+                "Every tool result fits its budget. A result cut short ends its kept part with a \
+                 [toolsmith: …] marker that says what was kept and how to read the rest \
+                 (read_artifact with the artifact id).",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let call_id = format!("mcp-{}", context.id);
+        let arguments = request
+            .arguments
+            .map_or_else(|| Value::Object(serde_json::Map::new()), Value::Object);
+        let call = ToolCall::new(call_id.clone(), request.name.to_string(), arguments);
+
+        let mut turn = self.registry.turn();
+        let cancel_turn = turn.cancellation_token();
+        let request_cancelled = context.ct.clone();
+        let canceller = tokio::spawn(async move {
+            request_cancelled.cancelled().await;
+            cancel_turn.cancel();
+        });
+        let forwarder = context.meta.get_progress_token().map(|token| {
+            let mut events = self.registry.subscribe();
+            let peer = context.peer.clone();
+            tokio::spawn(async move {
+                let mut step = 0.0;
+                while let Ok(event) = events.recv().await {
+                    if let Event::Progress {
+                        call_id: of,
+                        message,
+                        ..
+                    } = event
+                        && *of == *call_id
+                    {
+                        step += 1.0;
+                        let param = ProgressNotificationParam::new(token.clone(), step)
+                            .with_message(message);
+                        // A client that went away is not the tool's failure.
+                        let _ = peer.notify_progress(param).await;
+                    }
+                }
+            })
+        });
+
+        let mut results = turn.execute([call]).await;
+        canceller.abort();
+        if let Some(forwarder) = forwarder {
+            forwarder.abort();
+        }
+        let result = results.pop().ok_or_else(|| {
+            McpError::internal_error("the registry returned no result for the call", None)
+        })?;
+        let content = vec![ContentBlock::text(result.content)];
+        Ok(if result.is_error {
+            CallToolResult::error(content)
+        } else {
+            CallToolResult::success(content)
+        }
+        .into())
+    }
+}
