@@ -1,0 +1,319 @@
+//! The `toolsmith` binary end to end: every command, good input and bad.
+
+use std::io::Write as _;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn toolsmith(args: &[&str], root: &Path, stdin: Option<&str>) -> Run {
+    let artifacts = root.join(".artifacts");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+    command.args(args);
+    if !matches!(args.first(), Some(&"repair" | &"compact")) && !args.contains(&"--root") {
+        command
+            .arg("--root")
+            .arg(root)
+            .arg("--artifacts")
+            .arg(&artifacts);
+    }
+    command
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().expect("the binary starts");
+    if let Some(input) = stdin {
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+    }
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = child.wait_with_output().unwrap();
+    Run {
+        code: status.code().unwrap_or(-1),
+        stdout: String::from_utf8(stdout).unwrap(),
+        stderr: String::from_utf8(stderr).unwrap(),
+    }
+}
+
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let lines: String = (1..=3_000)
+        .map(|i| format!("line {i} of the log\n"))
+        .collect();
+    std::fs::write(dir.path().join("big.log"), lines).unwrap();
+    std::fs::write(dir.path().join("notes.md"), "# Notes\nalpha\nbeta\n").unwrap();
+    dir
+}
+
+#[test]
+fn schema_prints_every_dialect() {
+    let dir = workspace();
+    for format in ["anthropic", "openai", "mcp", "gemini"] {
+        let run = toolsmith(&["schema", "--format", format], dir.path(), None);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let tools: Vec<Value> = serde_json::from_str(&run.stdout).unwrap();
+        assert_eq!(tools.len(), 8, "seven standard tools and read_artifact");
+    }
+    let openai: Value = serde_json::from_str(
+        &toolsmith(&["schema", "--format", "openai"], dir.path(), None).stdout,
+    )
+    .unwrap();
+    assert_eq!(openai[0]["function"]["strict"], true);
+    let bad = toolsmith(&["schema", "--format", "cobol"], dir.path(), None);
+    assert_eq!(bad.code, 2);
+    assert!(
+        bad.stderr.contains("invalid value 'cobol'"),
+        "{}",
+        bad.stderr
+    );
+}
+
+#[test]
+fn call_prints_what_the_model_sees() {
+    let dir = workspace();
+    let run = toolsmith(
+        &["call", "read_file", r#"{"path": "notes.md"}"#],
+        dir.path(),
+        None,
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "     1\t# Notes\n     2\talpha\n     3\tbeta\n");
+}
+
+#[test]
+fn call_json_reports_the_figures_of_a_trimmed_result() {
+    let dir = workspace();
+    let run = toolsmith(
+        &[
+            "call",
+            "run_command",
+            r#"{"command": "cat big.log"}"#,
+            "--budget",
+            "2000",
+            "--json",
+        ],
+        dir.path(),
+        None,
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let result: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(result["allowance"], 2000);
+    assert!(result["content"].as_str().unwrap().chars().count() <= 2000);
+    assert!(
+        result["content"]
+            .as_str()
+            .unwrap()
+            .contains("full output: artifact ")
+    );
+    assert!(
+        result["content"]
+            .as_str()
+            .unwrap()
+            .ends_with("line 3000 of the log\n")
+    );
+
+    let grep = toolsmith(
+        &[
+            "call",
+            "grep",
+            r#"{"pattern": "of the log", "max_results": 5000}"#,
+            "--budget",
+            "3000",
+            "--json",
+        ],
+        dir.path(),
+        None,
+    );
+    let result: Value = serde_json::from_str(&grep.stdout).unwrap();
+    assert_eq!(result["trimmed"], true);
+    assert_eq!(result["original_lines"], 3000);
+    assert_eq!(result["kept"]["head_lines"][0], 1);
+    let id = result["artifact"].as_str().expect("an artifact id");
+    // The artifact outlives the process: a later call reads it.
+    let page = toolsmith(
+        &[
+            "call",
+            "read_artifact",
+            &format!(r#"{{"id": "{id}", "offset": 2998}}"#),
+        ],
+        dir.path(),
+        None,
+    );
+    assert_eq!(page.code, 0, "{}", page.stderr);
+    assert!(
+        page.stdout
+            .contains("lines 2,999-3,000 of 3,000; end of artifact"),
+        "{}",
+        page.stdout
+    );
+}
+
+#[test]
+fn bad_input_is_a_readable_error_and_a_nonzero_exit() {
+    let dir = workspace();
+    let bad_json = toolsmith(&["call", "read_file", "{path"], dir.path(), None);
+    assert_eq!(bad_json.code, 1);
+    assert!(
+        bad_json.stderr.contains("the arguments are not valid JSON"),
+        "{}",
+        bad_json.stderr
+    );
+    let unknown = toolsmith(&["call", "reed_file", "{}"], dir.path(), None);
+    assert_eq!(unknown.code, 1);
+    assert!(
+        unknown
+            .stderr
+            .contains("unknown tool `reed_file`; the tools are read_file")
+    );
+    let missing = toolsmith(
+        &["call", "read_file", r#"{"path": "nope.txt"}"#],
+        dir.path(),
+        None,
+    );
+    assert_eq!(missing.code, 1, "an error result exits non-zero");
+    assert_eq!(missing.stdout, "Error: `nope.txt` was not found.\n");
+    let no_file = toolsmith(&["batch", "does-not-exist.json"], dir.path(), None);
+    assert_eq!(no_file.code, 1);
+    assert!(
+        no_file.stderr.contains("does-not-exist.json: No such file"),
+        "{}",
+        no_file.stderr
+    );
+    let root = toolsmith(
+        &["call", "read_file", "{}", "--root", "/no/such/dir"],
+        dir.path(),
+        None,
+    );
+    assert_eq!(root.code, 1);
+    assert!(
+        root.stderr.contains("--root /no/such/dir: not a directory"),
+        "{}",
+        root.stderr
+    );
+}
+
+#[test]
+fn batch_answers_an_assistant_message_with_tool_results() {
+    let dir = workspace();
+    let message = json!({ "role": "assistant", "content": [
+        { "type": "text", "text": "Reading both." },
+        { "type": "tool_use", "id": "toolu_1", "name": "read_file", "input": { "path": "notes.md" } },
+        { "type": "tool_use", "id": "toolu_2", "name": "read_file", "input": { "path": "big.log" } },
+        { "type": "tool_use", "id": "toolu_3", "name": "nope", "input": {} }
+    ]});
+    let run = toolsmith(
+        &["batch", "-", "--budget", "30000", "--split", "even"],
+        dir.path(),
+        Some(&message.to_string()),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let blocks: Vec<Value> = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(blocks.len(), 3);
+    assert_eq!(blocks[0]["tool_use_id"], "toolu_1");
+    assert_eq!(blocks[0]["type"], "tool_result");
+    assert!(
+        blocks[1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("exceeds maximum allowed tokens")
+    );
+    assert_eq!(blocks[2]["is_error"], true);
+    assert!(
+        run.stderr.contains("allowance") && run.stderr.contains("toolu_2"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("10000"),
+        "an even split of 30,000: {}",
+        run.stderr
+    );
+}
+
+#[test]
+fn repair_and_compact_rewrite_a_history() {
+    let dir = workspace();
+    let history = json!({ "system": "Be brief.", "messages": [
+        { "role": "user", "content": "hi" },
+        { "role": "assistant", "content": [ { "type": "tool_use", "id": "t1", "name": "grep", "input": {} } ] },
+        { "role": "user", "content": "anything?" }
+    ]});
+    let run = toolsmith(&["repair", "-"], dir.path(), Some(&history.to_string()));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let repaired: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(repaired["system"], "Be brief.");
+    assert_eq!(repaired["messages"][2]["content"][0]["tool_use_id"], "t1");
+    assert_eq!(repaired["messages"][2]["content"][0]["is_error"], true);
+    assert!(
+        run.stderr.contains("synthetic results for: t1"),
+        "{}",
+        run.stderr
+    );
+
+    let mut messages = vec![json!({ "role": "user", "content": "go" })];
+    messages.push(json!({ "role": "assistant", "content": [ { "type": "tool_use", "id": "r", "name": "read_file", "input": {} } ] }));
+    messages.push(json!({ "role": "user", "content": [ { "type": "tool_result", "tool_use_id": "r", "content": "x".repeat(9_000) } ] }));
+    for _ in 0..4 {
+        messages.push(json!({ "role": "assistant", "content": "next" }));
+        messages.push(json!({ "role": "user", "content": "ok" }));
+    }
+    let path = dir.path().join("history.json");
+    std::fs::write(&path, Value::Array(messages).to_string()).unwrap();
+    let run = toolsmith(&["compact", path.to_str().unwrap()], dir.path(), None);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let compacted: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(
+        compacted[2]["content"][0]["content"],
+        "[Old tool result cleared — 1 lines, 9K chars, text]"
+    );
+    assert!(run.stderr.contains("1 summarized"), "{}", run.stderr);
+    let broken = toolsmith(&["repair", "-"], dir.path(), Some("{\"nope\": 1}"));
+    assert_eq!(broken.code, 1);
+    assert!(
+        broken
+            .stderr
+            .contains("expected an array of messages or an object with `messages`")
+    );
+}
+
+#[test]
+fn demo_shows_the_budget_at_work() {
+    let dir = workspace();
+    let code: String = (0..1_500)
+        .map(|i| format!("pub fn step_{i}() -> u32 {{ {i} }}\n"))
+        .collect();
+    std::fs::write(dir.path().join("steps.rs"), code).unwrap();
+    let run = toolsmith(&["demo"], dir.path(), None);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.starts_with("toolsmith demo: 6 parallel calls"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("exceeds maximum allowed tokens"),
+        "the big log is refused"
+    );
+    assert!(
+        run.stdout.contains("[toolsmith: output truncated"),
+        "something is trimmed"
+    );
+    assert!(run.stdout.contains("is outside the workspace root"));
+}

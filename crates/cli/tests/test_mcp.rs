@@ -1,0 +1,192 @@
+//! `toolsmith serve` driven by the official MCP client (rmcp) over stdio: initialize, list,
+//! call every tool, an oversized result within its allowance, a cancelled call.
+
+use std::time::Duration;
+
+use rmcp::ServiceExt as _;
+use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::TokioChildProcess;
+use serde_json::{Value, json};
+
+type Client = RunningService<RoleClient, ()>;
+
+async fn connect(root: &std::path::Path) -> Client {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+    command
+        .arg("serve")
+        .arg("--root")
+        .arg(root)
+        .arg("--artifacts")
+        .arg(root.join(".artifacts"));
+    let transport = TokioChildProcess::new(command).expect("the server starts");
+    ().serve(transport)
+        .await
+        .expect("the MCP session initializes")
+}
+
+async fn call(client: &Client, tool: &str, args: Value) -> CallToolResult {
+    let Value::Object(arguments) = args else {
+        panic!("arguments are an object");
+    };
+    let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+    match client
+        .call_tool_once(params)
+        .await
+        .expect("the call is answered")
+    {
+        CallToolResponse::Complete(result) => result,
+        other => panic!("expected a complete result, got {other:?}"),
+    }
+}
+
+fn text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|block| block.as_text().map(|t| t.text.clone()))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_mcp_client_sees_well_formed_results_for_every_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.md"), "alpha\nbeta\n").unwrap();
+    let client = connect(dir.path()).await;
+    let info = client.peer_info().expect("the server introduced itself");
+    assert_eq!(
+        info.server_info.as_ref().map(|s| s.name.as_str()),
+        Some("toolsmith")
+    );
+
+    let tools = client.list_tools(None).await.unwrap().tools;
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(
+        names,
+        [
+            "read_file",
+            "write_file",
+            "edit_file",
+            "list_directory",
+            "glob",
+            "grep",
+            "run_command",
+            "read_artifact"
+        ]
+    );
+    assert!(
+        tools
+            .iter()
+            .all(|t| t.input_schema.get("type") == Some(&json!("object")))
+    );
+
+    let read = call(&client, "read_file", json!({ "path": "notes.md" })).await;
+    assert_eq!(read.is_error, Some(false));
+    assert_eq!(text(&read), "     1\talpha\n     2\tbeta\n");
+    let write = call(
+        &client,
+        "write_file",
+        json!({ "path": "new.txt", "content": "one\n" }),
+    )
+    .await;
+    assert_eq!(text(&write), "Created `new.txt`: 4 bytes, 1 lines.");
+    let edit = call(
+        &client,
+        "edit_file",
+        json!({ "path": "new.txt", "old_string": "one", "new_string": "two" }),
+    )
+    .await;
+    assert!(
+        text(&edit).starts_with("Edited `new.txt`"),
+        "{}",
+        text(&edit)
+    );
+    let list = call(&client, "list_directory", json!({})).await;
+    assert_eq!(text(&list), "new.txt\nnotes.md\n");
+    let glob = call(&client, "glob", json!({ "pattern": "*.md" })).await;
+    assert_eq!(text(&glob), "notes.md\n");
+    let grep = call(&client, "grep", json!({ "pattern": "beta" })).await;
+    assert_eq!(text(&grep), "notes.md:2:beta\n");
+    let run = call(&client, "run_command", json!({ "command": "cat new.txt" })).await;
+    assert_eq!(text(&run), "$ cat new.txt\nexit code: 0\ntwo\n");
+
+    // An oversized result arrives within its allowance, its full output kept as an artifact.
+    let big = call(&client, "run_command", json!({ "command": "seq 1 100000" })).await;
+    let big_text = text(&big);
+    assert!(
+        big_text.chars().count() <= 20_000,
+        "{}",
+        big_text.chars().count()
+    );
+    assert!(big_text.ends_with("99999\n100000\n"));
+    let id = big_text
+        .split("full output: artifact ")
+        .nth(1)
+        .and_then(|rest| rest.split(',').next())
+        .expect("the marker names the artifact");
+    let page = call(
+        &client,
+        "read_artifact",
+        json!({ "id": id, "offset": 49_999, "limit": 2 }),
+    )
+    .await;
+    assert!(text(&page).ends_with("50000\n50001\n"), "{}", text(&page));
+
+    // Errors are results with isError, never protocol failures.
+    let missing = call(&client, "read_file", json!({ "path": "nope" })).await;
+    assert_eq!(missing.is_error, Some(true));
+    assert_eq!(text(&missing), "Error: `nope` was not found.");
+    let unknown = call(&client, "no_such_tool", json!({})).await;
+    assert_eq!(unknown.is_error, Some(true));
+    assert!(text(&unknown).starts_with("Error: unknown tool `no_such_tool`"));
+
+    client.cancel().await.unwrap();
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_call_stops_its_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let client = connect(dir.path()).await;
+    let pid_file = dir.path().join("pid");
+    let script = format!("echo $$ > {}; sleep 300", pid_file.display());
+    let Value::Object(arguments) = json!({ "command": script, "timeout_secs": 600 }) else {
+        unreachable!()
+    };
+    let params = CallToolRequestParams::new("run_command").with_arguments(arguments);
+    // Dropping the request's future sends notifications/cancelled.
+    let outcome = tokio::time::timeout(Duration::from_secs(2), client.call_tool_once(params)).await;
+    assert!(
+        outcome.is_err(),
+        "the call was still running when it was cancelled"
+    );
+    let pid: u32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // The server kills the command's process group when it sees the cancellation; give it a
+    // bounded while to do so (the test fails rather than hangs).
+    let mut gone = false;
+    for _ in 0..100 {
+        if !alive(pid) {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(gone, "the cancelled command {pid} is still running");
+    // The session goes on.
+    assert_eq!(client.list_tools(None).await.unwrap().tools.len(), 8);
+    client.cancel().await.unwrap();
+}
