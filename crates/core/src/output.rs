@@ -350,6 +350,11 @@ impl ToolResult {
     pub fn content_chars(&self) -> usize {
         self.content.chars().count()
     }
+
+    /// The `tool_result` block that answers the call in the conversation.
+    pub fn to_block(&self) -> crate::history::Block {
+        crate::history::Block::tool_result(&self.call_id, &self.content, self.is_error)
+    }
 }
 
 /// The figures behind one [`ToolResult`].

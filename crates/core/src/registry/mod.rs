@@ -66,6 +66,13 @@ impl ToolCall {
     }
 }
 
+impl From<&crate::history::ToolUseBlock> for ToolCall {
+    /// The call a model's `tool_use` block asks for.
+    fn from(block: &crate::history::ToolUseBlock) -> Self {
+        ToolCall::new(block.id.clone(), block.name.clone(), block.input.clone())
+    }
+}
+
 /// The tools of an agent and the limits they run under. Cheap to clone: clones share the tools.
 ///
 /// ```
