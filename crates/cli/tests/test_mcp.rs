@@ -190,3 +190,60 @@ async fn a_cancelled_call_stops_its_command() {
     assert_eq!(client.list_tools(None).await.unwrap().tools.len(), 8);
     client.cancel().await.unwrap();
 }
+
+/// A client that hands every progress notification to a channel.
+#[derive(Clone)]
+struct ProgressClient(tokio::sync::mpsc::UnboundedSender<String>);
+
+impl rmcp::ClientHandler for ProgressClient {
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        let _ = self.0.send(params.message.unwrap_or_default());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_of_a_long_command_reaches_the_client() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sender, mut progress) = tokio::sync::mpsc::unbounded_channel();
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+    command
+        .arg("serve")
+        .arg("--root")
+        .arg(dir.path())
+        .arg("--artifacts")
+        .arg(dir.path().join(".a"));
+    let client = ProgressClient(sender)
+        .serve(TokioChildProcess::new(command).unwrap())
+        .await
+        .unwrap();
+    let Value::Object(arguments) = json!({ "command": "echo started; sleep 3; echo done" }) else {
+        unreachable!()
+    };
+    let mut params = CallToolRequestParams::new("run_command").with_arguments(arguments);
+    let mut meta = rmcp::model::RequestMetaObject::default();
+    meta.set_progress_token(rmcp::model::ProgressToken(
+        rmcp::model::NumberOrString::Number(7),
+    ));
+    params.meta = Some(meta);
+    let CallToolResponse::Complete(result) = client.call_tool_once(params).await.unwrap() else {
+        panic!("a complete result");
+    };
+    assert!(
+        text(&result).ends_with("started\ndone\n"),
+        "{}",
+        text(&result)
+    );
+    // run_command reports every 2 s: a 3 s command reports at least once, and progress never
+    // lands in the result.
+    let first = tokio::time::timeout(Duration::from_secs(10), progress.recv())
+        .await
+        .expect("a progress notification arrived")
+        .unwrap_or_default();
+    assert!(first.starts_with("running for "), "{first}");
+    assert!(!text(&result).contains("running for"));
+    client.cancel().await.unwrap();
+}
