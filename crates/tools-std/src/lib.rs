@@ -34,6 +34,7 @@ mod write;
 
 use std::sync::Arc;
 
+use toolsmith::trim::grouped;
 use toolsmith::{DynTool, RegistryBuilder, ToolError, into_dyn};
 
 pub use command::RunCommand;
@@ -69,17 +70,4 @@ async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(work)
         .await
         .map_err(|error| ToolError::failed_with("the tool's worker thread failed", error))?
-}
-
-/// `n` with a comma between groups of three digits.
-fn grouped(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, digit) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
 }

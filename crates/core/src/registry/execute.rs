@@ -301,6 +301,7 @@ impl Turn {
         let registry = &self.registry;
         let mut texts = Vec::with_capacity(calls.len());
         let mut demands = Vec::with_capacity(calls.len());
+        let mut lines = Vec::with_capacity(calls.len());
         for outcome in outcomes {
             // Every slot was filled: refused calls up front, the others by their task.
             let outcome = outcome.unwrap_or(Outcome {
@@ -311,7 +312,10 @@ impl Turn {
                 Ok(output) => (output.text, None),
                 Err(error) => (error.model_text(), Some(error.kind())),
             };
-            demands.push(text.chars().count());
+            // One pass gives both figures of every result.
+            let totals = trim::Totals::of(&text);
+            demands.push(totals.chars);
+            lines.push(totals.lines);
             texts.push((text, error_kind, outcome.duration));
         }
         let allowances = self.budget.final_allowances(batch_budget, caps, &demands);
@@ -321,9 +325,8 @@ impl Turn {
         let mut pending = Vec::with_capacity(texts.len());
         for (i, (text, error_kind, _)) in texts.iter_mut().enumerate() {
             let style = style_of(registry, &calls[i].name, error_kind.is_some());
-            let lines = trim::line_count(text);
             let overflows =
-                demands[i] > allowances[i] || style.max_lines().is_some_and(|max| lines > max);
+                demands[i] > allowances[i] || style.max_lines().is_some_and(|max| lines[i] > max);
             let store = registry.artifacts().filter(|_| overflows).cloned();
             let job = store.map(|store| {
                 let text = std::mem::take(text);
@@ -332,11 +335,11 @@ impl Turn {
                     (text, stored)
                 })
             });
-            pending.push((style, lines, job));
+            pending.push((style, job));
         }
 
         let mut results = Vec::with_capacity(texts.len());
-        for (i, ((text, error_kind, duration), (style, lines, job))) in
+        for (i, ((text, error_kind, duration), (style, job))) in
             texts.into_iter().zip(pending).enumerate()
         {
             let (text, stored) = match job {
@@ -393,7 +396,7 @@ impl Turn {
                     allowance: allowances[i],
                     initial_allowance: initial[i],
                     original_chars: demands[i],
-                    original_lines: lines,
+                    original_lines: lines[i],
                     trimmed: cut.is_some(),
                     artifact: artifact.filter(|_| cut.is_some()),
                     cut,

@@ -195,8 +195,9 @@ pub(crate) fn push_grouped(out: &mut String, n: usize) {
     }
 }
 
-/// `n` with thousands separators, as the marker writes it.
-pub(crate) fn grouped(n: usize) -> String {
+/// `n` with a comma between groups of three digits, as every marker writes numbers:
+/// `45231` → `45,231`. For tools that write their own notes in the same voice.
+pub fn grouped(n: usize) -> String {
     let mut out = String::new();
     push_grouped(&mut out, n);
     out

@@ -20,7 +20,7 @@ mod marker;
 
 use std::borrow::Cow;
 
-pub(crate) use marker::grouped;
+pub use marker::grouped;
 pub use marker::{Continuation, Cut, FullOutput, LineSpan};
 
 use marker::{Layout, MINIMAL, render, render_compact};
