@@ -116,7 +116,7 @@ impl Turn {
     ///
     /// When called outside a Tokio runtime (calls are spawned on it).
     pub async fn execute(&mut self, calls: impl IntoIterator<Item = ToolCall>) -> Vec<ToolResult> {
-        let calls: Vec<ToolCall> = calls.into_iter().collect();
+        let mut calls: Vec<ToolCall> = calls.into_iter().collect();
         let registry = self.registry.clone();
         let inner = &registry.inner;
         let batch_budget = match self.turn_budget_left() {
@@ -124,7 +124,7 @@ impl Turn {
             None => self.budget.batch_budget_chars,
         };
 
-        let admissions: Vec<Admission> = calls.iter().map(|call| self.admit(call)).collect();
+        let admissions: Vec<Admission> = calls.iter_mut().map(|call| self.admit(call)).collect();
         let pages: Vec<Option<Page>> = admissions
             .iter()
             .map(|admission| match admission {
@@ -160,7 +160,7 @@ impl Turn {
 
         let mut outcomes: Vec<Option<Outcome>> = Vec::with_capacity(calls.len());
         let mut tasks = JoinSet::new();
-        let mut index_of = HashMap::new();
+        let mut index_of = HashMap::with_capacity(calls.len());
         for (i, (admission, call)) in admissions.into_iter().zip(&calls).enumerate() {
             match admission {
                 Admission::Refused(error) => outcomes.push(Some(Outcome {
@@ -201,7 +201,7 @@ impl Turn {
         }
 
         let mut results = self
-            .budget_results(&calls, outcomes, &caps, &initial, &pages, batch_budget)
+            .budget_results(calls, outcomes, &caps, &initial, &pages, batch_budget)
             .await;
         for (result, span) in results.iter_mut().zip(&spans) {
             span.record("original_chars", result.meta.original_chars);
@@ -211,6 +211,9 @@ impl Turn {
                 span.record("artifact", artifact.as_str());
             }
             self.chars_used += result.content_chars();
+            if inner.events.receiver_count() == 0 {
+                continue; // nobody listens: build no event
+            }
             let _ = inner.events.send(Event::CallFinished(CallSummary {
                 call_id: result.call_id.as_str().into(),
                 tool: result.tool.as_str().into(),
@@ -227,7 +230,7 @@ impl Turn {
 
     /// Decides whether a call runs: the tool exists, the turn is live, no cap is tripped, the
     /// arguments are JSON.
-    fn admit(&mut self, call: &ToolCall) -> Admission {
+    fn admit(&mut self, call: &mut ToolCall) -> Admission {
         let inner = &self.registry.inner;
         let Some(tool) = self.registry.get(&call.name).cloned() else {
             let known = inner.tools.iter().map(|t| t.spec().name.clone()).collect();
@@ -266,9 +269,11 @@ impl Turn {
         self.calls_made += 1;
         *self.calls_per_tool.entry(call.name.clone()).or_default() += 1;
 
-        let args = match &call.arguments {
-            Arguments::Json(value) => value.clone(),
-            Arguments::Raw(text) => match serde_json::from_str(text) {
+        // The arguments move into the call; the rest of the `ToolCall` is still needed.
+        let arguments = std::mem::replace(&mut call.arguments, Arguments::Json(Value::Null));
+        let args = match arguments {
+            Arguments::Json(value) => value,
+            Arguments::Raw(text) => match serde_json::from_str(&text) {
                 Ok(value) => value,
                 Err(error) => {
                     return Admission::Refused(ToolError::invalid_arguments(format!(
@@ -291,7 +296,7 @@ impl Turn {
     /// Turns outcomes into results: final allowances, artifacts for what overflows, post-trim.
     async fn budget_results(
         &self,
-        calls: &[ToolCall],
+        calls: Vec<ToolCall>,
         outcomes: Vec<Option<Outcome>>,
         caps: &[Option<usize>],
         initial: &[usize],
@@ -339,9 +344,8 @@ impl Turn {
         }
 
         let mut results = Vec::with_capacity(texts.len());
-        for (i, ((text, error_kind, duration), (style, job))) in
-            texts.into_iter().zip(pending).enumerate()
-        {
+        let work = calls.into_iter().zip(texts.into_iter().zip(pending));
+        for (i, (call, ((text, error_kind, duration), (style, job)))) in work.enumerate() {
             let (text, stored) = match job {
                 None => (text, None),
                 Some(job) => match job.await {
@@ -382,14 +386,14 @@ impl Turn {
             let content = trimmed_text.unwrap_or(text);
             if let Some(reason) = &artifact_error {
                 let _ = registry.inner.events.send(Event::Warning {
-                    call_id: calls[i].id.as_str().into(),
-                    tool: calls[i].name.as_str().into(),
+                    call_id: call.id.as_str().into(),
+                    tool: call.name.as_str().into(),
                     message: format!("the full output could not be stored: {reason}"),
                 });
             }
             results.push(ToolResult {
-                call_id: calls[i].id.clone(),
-                tool: calls[i].name.clone(),
+                call_id: call.id,
+                tool: call.name,
                 is_error: error_kind.is_some(),
                 content,
                 meta: ResultMeta {
@@ -418,7 +422,10 @@ async fn run_call(
     timeout: Option<Duration>,
 ) -> Outcome {
     let started = Instant::now();
-    if let Some(events) = cx.events_sender() {
+    if let Some(events) = cx
+        .events_sender()
+        .filter(|events| events.receiver_count() > 0)
+    {
         let _ = events.send(Event::CallStarted {
             call_id: cx.call_id().into(),
             tool: cx.tool_name().into(),
@@ -427,6 +434,8 @@ async fn run_call(
     }
     let call = tool.call_json(args, &cx);
     let result = tokio::select! {
+        // The call first: a call that is ready never registers a cancellation waiter.
+        biased;
         result = with_timeout(timeout, call) => result,
         () = cx.cancelled() => Err(ToolError::Cancelled),
     };
