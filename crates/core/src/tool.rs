@@ -79,20 +79,19 @@ pub trait Tool: Send + Sync + 'static {
 
     /// Estimates the size of the result before doing the work (a file's length from its
     /// metadata), so that an oversized call is refused with [`ToolError::TooLarge`] — what it
-    /// would cost and what to ask for instead — before anything is read. By default, no estimate.
+    /// would cost and what to ask for instead — before anything is read.
     ///
-    /// It is consulted only when the call gave no `limit` (a paginated call with a limit asks
-    /// for a part on purpose). The registry's post-trim still bounds whatever `call` returns.
-    ///
-    /// # Errors
-    ///
-    /// Whatever estimating fails with (a missing file, say); the call then fails with it.
-    async fn size_hint(
-        &self,
-        _args: &Self::Args,
-        _cx: &ToolContext,
-    ) -> Result<Option<SizeHint>, ToolError> {
-        Ok(None)
+    /// `None` (the default) means the tool never estimates, and costs nothing per call; a tool
+    /// that does returns `Some(Box::pin(async move { … }))`, whose `Ok(None)` means no estimate
+    /// this time and whose error fails the call (a missing file, say). It is consulted only when
+    /// the call gave no `limit` (a paginated call with a limit asks for a part on purpose). The
+    /// registry's post-trim still bounds whatever `call` returns.
+    fn size_hint<'a>(
+        &'a self,
+        _args: &'a Self::Args,
+        _cx: &'a ToolContext,
+    ) -> Option<BoxFuture<'a, Result<Option<SizeHint>, ToolError>>> {
+        None
     }
 
     /// Runs the call.
@@ -195,7 +194,8 @@ impl<T: Tool> DynTool for Typed<T> {
         let args = deserialize_args::<T::Args>(args)?;
         let unlimited = cx.page().is_none_or(|page| page.limit.is_none());
         if unlimited
-            && let Some(hint) = self.tool.size_hint(&args, cx).await?
+            && let Some(estimate) = self.tool.size_hint(&args, cx)
+            && let Some(hint) = estimate.await?
             && let Some(refusal) = hint.refusal(cx.budget(), self.spec.limits.paginate)
         {
             return Err(refusal);
@@ -364,12 +364,12 @@ pub trait ToolArgs: DeserializeOwned + JsonSchema + Send + Sync + 'static {
         schema_of::<Self>()
     }
 
-    /// See [`Tool::size_hint`]. By default, no estimate.
+    /// See [`Tool::size_hint`]. By default `None`: the tool never estimates.
     fn size_hint<'a>(
         &'a self,
         _cx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<Option<SizeHint>, ToolError>> {
-        Box::pin(async { Ok(None) })
+    ) -> Option<BoxFuture<'a, Result<Option<SizeHint>, ToolError>>> {
+        None
     }
 
     /// Runs the call with these arguments.
@@ -427,8 +427,12 @@ impl<A: ToolArgs> Tool for Derived<A> {
         A::tool_input_schema()
     }
 
-    async fn size_hint(&self, args: &A, cx: &ToolContext) -> Result<Option<SizeHint>, ToolError> {
-        args.size_hint(cx).await
+    fn size_hint<'a>(
+        &'a self,
+        args: &'a A,
+        cx: &'a ToolContext,
+    ) -> Option<BoxFuture<'a, Result<Option<SizeHint>, ToolError>>> {
+        args.size_hint(cx)
     }
 
     async fn call(&self, args: A, cx: &ToolContext) -> Result<ToolOutput, ToolError> {

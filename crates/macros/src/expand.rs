@@ -258,11 +258,13 @@ fn tool_args_methods(
             fn size_hint<'__toolsmith>(
                 &'__toolsmith self,
                 __toolsmith_cx: &'__toolsmith #krate::ToolContext,
-            ) -> #krate::BoxFuture<
+            ) -> #krate::__private::Option<#krate::BoxFuture<
                 '__toolsmith,
                 #krate::__private::Result<#krate::__private::Option<#krate::SizeHint>, #krate::ToolError>,
-            > {
-                #krate::__private::Box::pin(async move { #path(self, __toolsmith_cx).await })
+            >> {
+                #krate::__private::Option::Some(#krate::__private::Box::pin(async move {
+                    #path(self, __toolsmith_cx).await
+                }))
             }
         }
     });

@@ -267,7 +267,12 @@ impl Turn {
             return Admission::Refused(ToolError::CapExceeded { cap, limit });
         }
         self.calls_made += 1;
-        *self.calls_per_tool.entry(call.name.clone()).or_default() += 1;
+        match self.calls_per_tool.get_mut(&call.name) {
+            Some(count) => *count += 1,
+            None => {
+                self.calls_per_tool.insert(call.name.clone(), 1);
+            }
+        }
 
         // The arguments move into the call; the rest of the `ToolCall` is still needed.
         let arguments = std::mem::replace(&mut call.arguments, Arguments::Json(Value::Null));
