@@ -491,12 +491,12 @@ async fn a_timeout_kills_the_command_and_its_children() {
     let result = w
         .call(
             "run_command",
-            json!({ "command": script, "timeout_secs": 1 }),
+            json!({ "command": script, "timeout_secs": 2 }),
         )
         .await;
     assert!(result.is_error);
     assert!(
-        result.content.contains("did not finish within 1s"),
+        result.content.contains("did not finish within 2s"),
         "{}",
         result.content
     );
