@@ -484,6 +484,15 @@ fn alive(pid: u32) -> bool {
     }
 }
 
+/// The pid a test command printed as `child PID`.
+fn printed_child(output: &str) -> u32 {
+    output
+        .lines()
+        .find_map(|line| line.strip_prefix("child "))
+        .and_then(|pid| pid.trim().parse().ok())
+        .expect("the child's pid was printed")
+}
+
 #[tokio::test]
 async fn a_timeout_kills_the_command_and_its_children() {
     let w = workspace();
@@ -500,12 +509,7 @@ async fn a_timeout_kills_the_command_and_its_children() {
         "{}",
         result.content
     );
-    let child: u32 = result
-        .content
-        .lines()
-        .find_map(|line| line.strip_prefix("child "))
-        .and_then(|pid| pid.trim().parse().ok())
-        .expect("the child's pid was printed");
+    let child = printed_child(&result.content);
     assert!(
         !alive(child),
         "the background child {child} survived the timeout"
@@ -526,12 +530,7 @@ async fn background_processes_do_not_outlive_the_command() {
         "{}",
         result.content
     );
-    let child: u32 = result
-        .content
-        .lines()
-        .find_map(|line| line.strip_prefix("child "))
-        .and_then(|pid| pid.trim().parse().ok())
-        .unwrap();
+    let child = printed_child(&result.content);
     assert!(
         !alive(child),
         "the background child {child} was left running"

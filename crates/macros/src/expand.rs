@@ -321,7 +321,7 @@ fn limits(attrs: &ToolAttrs, krate: &TokenStream) -> TokenStream {
 }
 
 /// A path as the string serde's and schemars' `crate = "…"` attributes want.
-fn path_string(path: &TokenStream) -> String {
+pub(crate) fn path_string(path: &TokenStream) -> String {
     path.to_string().replace(' ', "")
 }
 

@@ -5,7 +5,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::{DeriveInput, ItemFn};
 
-use crate::expand::{args_ident, without_param_attrs};
+use crate::expand::{args_ident, path_string, without_param_attrs};
 
 /// `impl ToolArgs` and `tool()` for a derive input that had errors.
 pub(crate) fn derive(input: &DeriveInput, krate: &TokenStream) -> TokenStream {
@@ -45,11 +45,8 @@ pub(crate) fn tool_fn(item: &ItemFn, name: &str, krate: &TokenStream) -> TokenSt
     let vis = &item.vis;
     let fn_ident = &item.sig.ident;
     let args_ident = args_ident(fn_ident);
-    let serde_crate = format!("{}::__private::serde", krate.to_string().replace(' ', ""));
-    let schemars_crate = format!(
-        "{}::__private::schemars",
-        krate.to_string().replace(' ', "")
-    );
+    let serde_crate = format!("{}::__private::serde", path_string(krate));
+    let schemars_crate = format!("{}::__private::schemars", path_string(krate));
     let stub = stub_methods(krate);
     quote! {
         #[derive(#krate::__private::serde::Deserialize, #krate::__private::schemars::JsonSchema)]

@@ -1,7 +1,7 @@
 //! `read_file`: a page of a text file, numbered, streamed from disk.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
@@ -111,7 +111,7 @@ pub(crate) fn read_page(
     budget: usize,
 ) -> Result<String, ToolError> {
     let mut file = File::open(path)?;
-    if std::fs::metadata(path)?.is_dir() {
+    if file.metadata()?.is_dir() {
         return Err(is_a_directory(shown));
     }
     let mut head = [0u8; 8192];
@@ -119,7 +119,8 @@ pub(crate) fn read_page(
     if memchr::memchr(0, &head[..sampled]).is_some() {
         return Err(is_binary(shown));
     }
-    let file = File::open(path)?;
+    // The same handle, back at the start: one open per page.
+    file.seek(SeekFrom::Start(0))?;
     let mut reader = BufReader::with_capacity(64 * 1024, file);
 
     let skipped = skip_lines(&mut reader, page.offset)?;
