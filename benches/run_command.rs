@@ -106,7 +106,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .find(|line| line.starts_with("[toolsmith:"))
         .unwrap_or("(no marker)")
         .to_owned();
-    let store = DirStore::open(artifacts_dir.path())?.with_retention(Retention::forever());
+    let store = DirStore::open(artifacts_dir.path().join("artifacts"))?
+        .with_retention(Retention::forever());
     let (spooled, _) = run(Some(store))?;
     let peak = peak_resident_mib();
 

@@ -107,7 +107,7 @@ impl ScriptedModel {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let artifacts = DirStore::new_session()?;
-    let sandbox = Sandbox::new(env!("CARGO_MANIFEST_DIR"))?.allow_reading(artifacts.path())?;
+    let sandbox = Sandbox::new(env!("CARGO_MANIFEST_DIR"))?;
     let registry = toolsmith_std::register(Registry::builder())
         .state(sandbox)
         .artifacts(artifacts)

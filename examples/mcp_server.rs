@@ -22,7 +22,7 @@ async fn word_count(
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let artifacts = toolsmith::DirStore::new_session()?;
-    let sandbox = Sandbox::new(std::env::current_dir()?)?.allow_reading(artifacts.path())?;
+    let sandbox = Sandbox::new(std::env::current_dir()?)?;
     let registry = toolsmith_std::register(Registry::builder())
         .tool(word_count())
         .state(sandbox)

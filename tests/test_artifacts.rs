@@ -11,10 +11,12 @@ use toolsmith::{
 };
 use toolsmith_workspace::Emit;
 
+/// The files in `dir`, but the store's own marker file.
 fn names_in(dir: &std::path::Path) -> Vec<String> {
     let mut names: Vec<String> = fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name != ".toolsmith-artifacts")
         .collect();
     names.sort();
     names
@@ -48,16 +50,27 @@ fn the_directory_is_private_and_so_is_every_artifact() {
 
 #[cfg(unix)]
 #[test]
-fn an_existing_directory_keeps_its_mode() {
+fn a_directory_open_to_other_users_is_refused_and_left_as_it_was() {
     use std::os::unix::fs::PermissionsExt;
     let root = tempfile::tempdir().unwrap();
-    fs::set_permissions(root.path(), fs::Permissions::from_mode(0o755)).unwrap();
-    let store = DirStore::open(root.path()).unwrap();
-    let mode = fs::metadata(store.path()).unwrap().permissions().mode() & 0o777;
+    let dir = root.path().join("shared");
+    fs::create_dir(&dir).unwrap();
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o777)).unwrap();
+    let error = DirStore::open(&dir).unwrap_err();
+    let message = error.to_string();
+    assert!(
+        matches!(error, ArtifactError::UnsafeDirectory { .. }),
+        "{error:?}"
+    );
+    assert!(message.contains(&dir.display().to_string()), "{message}");
+    assert!(message.contains("mode 777"), "{message}");
+    assert!(message.contains("chmod 700"), "{message}");
+    let mode = fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
     assert_eq!(
-        mode, 0o755,
+        mode, 0o777,
         "the store must not chmod a directory it did not create"
     );
+    assert!(names_in(&dir).is_empty(), "nothing was written to it");
     let file = root.path().join("a-file");
     fs::write(&file, "").unwrap();
     assert!(DirStore::open(&file).is_err());
@@ -65,11 +78,12 @@ fn an_existing_directory_keeps_its_mode() {
 
 #[test]
 fn nothing_is_visible_before_commit_and_nothing_is_left_after_a_drop() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = DirStore::open(dir.path()).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("artifacts");
+    let store = DirStore::open(dir.as_path()).unwrap();
     let mut writer = store.begin().unwrap();
     writer.write_all(b"half of a").unwrap();
-    let visible: Vec<String> = names_in(dir.path())
+    let visible: Vec<String> = names_in(dir.as_path())
         .into_iter()
         .filter(|name| name.ends_with(".txt"))
         .collect();
@@ -79,14 +93,14 @@ fn nothing_is_visible_before_commit_and_nothing_is_left_after_a_drop() {
     );
     drop(writer);
     assert!(
-        names_in(dir.path()).is_empty(),
+        names_in(dir.as_path()).is_empty(),
         "the partial file was not removed"
     );
 
     let mut writer = store.begin().unwrap();
     writer.write_all(b"whole\n").unwrap();
     let id = writer.commit().unwrap();
-    assert_eq!(names_in(dir.path()), [format!("{id}.txt")]);
+    assert_eq!(names_in(dir.as_path()), [format!("{id}.txt")]);
 }
 
 fn age(store: &DirStore, id: &ArtifactId, by: Duration) {
@@ -96,12 +110,17 @@ fn age(store: &DirStore, id: &ArtifactId, by: Duration) {
 
 #[test]
 fn retention_removes_old_artifacts() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = DirStore::open(dir.path())
-        .unwrap()
-        .with_retention(Retention::forever().with_max_age(Some(Duration::from_secs(3600))));
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("artifacts");
+    let hour = Retention::forever().with_max_age(Some(Duration::from_secs(3600)));
+    let store = DirStore::open(dir.as_path()).unwrap().with_retention(hour);
     let old = store.put("old\n").unwrap();
     age(&store, &old, Duration::from_secs(2 * 3600));
+    // A later session's store finds the old artifact and lets it go.
+    let store = DirStore::builder(dir.as_path())
+        .retention(hour)
+        .open()
+        .unwrap();
     let new = store.put("new\n").unwrap();
     assert!(!store.file_of(&old).exists());
     assert!(store.file_of(&new).exists());
@@ -113,8 +132,9 @@ fn retention_removes_old_artifacts() {
 
 #[test]
 fn retention_removes_the_oldest_past_the_byte_limit_but_never_the_newest() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = DirStore::open(dir.path())
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("artifacts");
+    let store = DirStore::open(dir.as_path())
         .unwrap()
         .with_retention(Retention::forever().with_max_total_bytes(Some(2_500)));
     let kb = "x".repeat(999) + "\n";
@@ -139,7 +159,7 @@ fn a_store_whose_directory_is_gone_fails_with_an_io_error() {
     let root = tempfile::tempdir().unwrap();
     let dir = root.path().join("artifacts");
     let store = DirStore::open(&dir).unwrap();
-    fs::remove_dir(&dir).unwrap();
+    fs::remove_dir_all(&dir).unwrap();
     fs::write(&dir, "now a file").unwrap();
     let error = store.put("output").unwrap_err();
     assert!(matches!(error, ArtifactError::Io(_)), "{error:?}");
@@ -148,8 +168,9 @@ fn a_store_whose_directory_is_gone_fails_with_an_io_error() {
 
 #[test]
 fn pages_of_a_dir_store_artifact() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = DirStore::open(dir.path()).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("artifacts");
+    let store = DirStore::open(dir.as_path()).unwrap();
     let text: String = (0..100).map(|i| format!("row {i}\n")).collect();
     let id = store.put(&text).unwrap();
     let got = store.read_page(&id, page(95, Some(10))).unwrap();
@@ -177,20 +198,33 @@ fn memory_store_pages_the_same_way() {
 }
 
 #[test]
-fn sessions_get_directories_of_their_own() {
+fn sessions_get_directories_of_their_own_removed_with_the_last_handle() {
     let a = DirStore::new_session().unwrap();
     let b = DirStore::new_session().unwrap();
     assert_ne!(a.path(), b.path());
-    fs::remove_dir(a.path()).unwrap();
-    fs::remove_dir(b.path()).unwrap();
+    let id = a.put("kept while a handle lives\n").unwrap();
+    let clone = a.clone();
+    let (dir_a, dir_b) = (a.path().to_path_buf(), b.path().to_path_buf());
+    drop(a);
+    assert!(
+        clone.file_of(&id).exists(),
+        "a clone keeps the session alive"
+    );
+    drop(clone);
+    drop(b);
+    assert!(
+        !dir_a.exists() && !dir_b.exists(),
+        "nothing is left in the temp dir"
+    );
 }
 
 #[tokio::test]
 async fn read_artifact_pages_within_its_budget() {
-    let dir = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("artifacts");
     let registry = Registry::builder()
         .tool(Emit::default())
-        .artifacts(DirStore::open(dir.path()).unwrap())
+        .artifacts(DirStore::open(dir.as_path()).unwrap())
         .budget(BudgetPolicy::default().with_batch_budget_chars(3_000))
         .max_calls_per_tool(10)
         .build()
@@ -259,5 +293,227 @@ async fn read_artifact_pages_within_its_budget() {
         errors[2].content.contains("was not found"),
         "{}",
         errors[2].content
+    );
+}
+
+/// A directory that is the user's own project: private, with a file older than any retention.
+fn project_with_old_requirements(tmp: &tempfile::TempDir) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let proj = tmp.path().join("proj");
+    fs::create_dir(&proj).unwrap();
+    fs::set_permissions(&proj, fs::Permissions::from_mode(0o700)).unwrap();
+    let file = proj.join("requirements.txt");
+    fs::write(&file, "flask\n").unwrap();
+    File::options()
+        .write(true)
+        .open(&file)
+        .unwrap()
+        .set_modified(SystemTime::now() - Duration::from_secs(30 * 24 * 3600))
+        .unwrap();
+    proj
+}
+
+#[cfg(unix)]
+#[test]
+fn a_directory_holding_other_files_is_refused_unless_allowed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let proj = project_with_old_requirements(&tmp);
+    let error = DirStore::open(&proj).unwrap_err();
+    let message = error.to_string();
+    assert!(
+        matches!(error, ArtifactError::UnsafeDirectory { .. }),
+        "{error:?}"
+    );
+    assert!(message.contains("requirements.txt"), "{message}");
+    assert!(message.contains("empty or new directory"), "{message}");
+    assert_eq!(names_in(&proj), ["requirements.txt"], "nothing was written");
+}
+
+#[cfg(unix)]
+#[test]
+fn retention_removes_only_the_artifacts_the_store_wrote() {
+    let tmp = tempfile::tempdir().unwrap();
+    let proj = project_with_old_requirements(&tmp);
+    // A user's file that merely looks like an artifact name is not in a store's directory, but
+    // once the directory is shared, retention judges by age: the store's own artifacts only.
+    let tight = Retention::forever()
+        .with_max_age(Some(Duration::from_secs(3600)))
+        .with_max_total_bytes(Some(300));
+    let store = DirStore::builder(&proj)
+        .allow_other_files(true)
+        .retention(tight)
+        .open()
+        .unwrap();
+    let old = store.put("old artifact\n").unwrap();
+    age(&store, &old, Duration::from_secs(2 * 3600));
+    assert_eq!(store.prune().unwrap(), 1, "the aged artifact goes");
+    for _ in 0..20 {
+        store.put(&"x".repeat(100)).unwrap();
+    }
+    store.prune().unwrap();
+    assert_eq!(
+        fs::read_to_string(proj.join("requirements.txt")).unwrap(),
+        "flask\n",
+        "retention deleted a file the store did not write"
+    );
+    let artifacts = names_in(&proj)
+        .into_iter()
+        .filter(|name| name != "requirements.txt")
+        .count();
+    assert_eq!(
+        artifacts, 3,
+        "300 bytes hold the newest three 100-byte artifacts"
+    );
+}
+
+#[test]
+fn retention_by_size_holds_across_many_commits_without_a_rescan() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("artifacts");
+    let store = DirStore::builder(&dir)
+        .retention(Retention::forever().with_max_total_bytes(Some(1_000)))
+        .open()
+        .unwrap();
+    let ids: Vec<ArtifactId> = (0..200)
+        .map(|i| store.put(&format!("{i:099}\n")).unwrap())
+        .collect();
+    let mut left = names_in(&dir);
+    left.sort();
+    let mut newest: Vec<String> = ids[190..].iter().map(|id| format!("{id}.txt")).collect();
+    newest.sort();
+    assert_eq!(
+        left, newest,
+        "the newest ten 100-byte artifacts fill 1,000 bytes"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlinked_directory_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let real = tmp.path().join("real");
+    DirStore::open(&real).unwrap();
+    let link = tmp.path().join("link");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let message = DirStore::open(&link).unwrap_err().to_string();
+    assert!(message.contains("is a symlink"), "{message}");
+    assert!(message.contains(&link.display().to_string()), "{message}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_directory_of_another_user_is_refused() {
+    use std::os::unix::fs::MetadataExt as _;
+    let tmp = tempfile::tempdir().unwrap();
+    let me = fs::metadata(tmp.path()).unwrap().uid();
+    // As root, hand a private directory to `nobody`; as anyone else, `/` is root's.
+    let theirs = if me == 0 {
+        let dir = tmp.path().join("theirs");
+        DirStore::open(&dir).unwrap();
+        std::os::unix::fs::chown(&dir, Some(65_534), None).unwrap();
+        dir
+    } else {
+        std::path::PathBuf::from("/")
+    };
+    let message = DirStore::open(&theirs).unwrap_err().to_string();
+    assert!(message.contains("not to you"), "{message}");
+}
+
+/// Writes `text` to a new artifact in pieces of varying size.
+fn write_in_pieces(store: &DirStore, text: &[u8]) -> (ArtifactId, u64) {
+    let mut writer = store.begin().unwrap();
+    let mut at = 0;
+    for size in [1usize, 7, 300, 4_096, 17, 65_536].iter().cycle() {
+        if at == text.len() {
+            break;
+        }
+        let end = (at + size).min(text.len());
+        writer.write_all(&text[at..end]).unwrap();
+        at = end;
+    }
+    let omitted = writer.omitted_bytes();
+    (writer.commit().unwrap(), omitted)
+}
+
+#[test]
+fn an_artifact_over_its_cap_keeps_its_head_and_tail_and_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = DirStore::builder(tmp.path().join("artifacts"))
+        .max_artifact_bytes(1_024)
+        .open()
+        .unwrap();
+    let text: String = (0..20_000).map(|i| format!("line {i:05}\n")).collect();
+    let bytes = text.as_bytes();
+    let (id, omitted) = write_in_pieces(&store, bytes);
+    assert_eq!(omitted, bytes.len() as u64 - 1_024);
+    let stored = fs::read_to_string(store.file_of(&id)).unwrap();
+    let (head, tail) = (&text[..512], &text[text.len() - 512..]);
+    assert!(
+        stored.starts_with(head),
+        "the head is the output's first 512 bytes"
+    );
+    assert!(
+        stored.ends_with(tail),
+        "the tail is the output's last 512 bytes"
+    );
+    let notice = &stored[head.len()..stored.len() - tail.len()];
+    assert!(
+        notice.contains(&format!(
+            "{} bytes of output left out here",
+            toolsmith::trim::grouped(bytes.len() - 1_024)
+        )),
+        "{notice}"
+    );
+    assert!(store.read_page(&id, page(0, Some(3))).unwrap().capped);
+
+    // At the cap exactly, nothing is left out.
+    let (whole, omitted) = write_in_pieces(&store, &bytes[..1_024]);
+    assert_eq!(omitted, 0);
+    assert_eq!(fs::read(store.file_of(&whole)).unwrap(), &bytes[..1_024]);
+    assert!(!store.read_page(&whole, page(0, None)).unwrap().capped);
+}
+
+#[tokio::test]
+async fn a_capped_artifact_is_named_in_the_marker_and_by_read_artifact() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = DirStore::builder(tmp.path().join("artifacts"))
+        .max_artifact_bytes(4_096)
+        .open()
+        .unwrap();
+    let registry = Registry::builder()
+        .tool(Emit::default())
+        .artifacts(store)
+        .budget(BudgetPolicy::default().with_batch_budget_chars(2_000))
+        .build()
+        .unwrap();
+    let mut turn = registry.turn();
+    let result = turn
+        .execute([ToolCall::new("big", "emit", json!({ "lines": 10_000 }))])
+        .await
+        .remove(0);
+    assert!(
+        result.content.contains("the artifact leaves out"),
+        "{}",
+        result.content
+    );
+    let id = result.meta.artifact.unwrap();
+    let page = turn
+        .execute([ToolCall::new(
+            "read",
+            "read_artifact",
+            json!({ "id": id.as_str(), "limit": 2 }),
+        )])
+        .await
+        .remove(0);
+    assert!(
+        page.content
+            .starts_with(&format!("[artifact {id}: lines 1-2 of ")),
+        "{}",
+        page.content
+    );
+    assert!(
+        page.content.contains("capped when stored"),
+        "{}",
+        page.content
     );
 }

@@ -28,8 +28,10 @@ struct Workspace {
     /// The workspace the file tools may touch.
     #[arg(long, default_value = ".")]
     root: PathBuf,
-    /// Where full outputs of trimmed results are kept (default: a directory of this user under
-    /// the system's temporary directory, so a later `call read_artifact` finds them).
+    /// Where full outputs of trimmed results are kept: a private directory (mode 0700, yours,
+    /// not a symlink) that is new, empty or already a store's. Default: `toolsmith/artifacts`
+    /// in your cache directory (`~/.cache` on Linux), so a later `call read_artifact` finds
+    /// them.
     #[arg(long)]
     artifacts: Option<PathBuf>,
 }
@@ -175,7 +177,7 @@ fn main() -> ExitCode {
 async fn run(command: Command) -> Result<ExitCode, Failure> {
     match command {
         Command::Schema { format, workspace } => {
-            let registry = registry(&workspace, BudgetPolicy::default())?;
+            let (registry, _store) = registry(&workspace, BudgetPolicy::default())?;
             let schemas = registry.schemas(format.dialect())?;
             println!("{}", serde_json::to_string_pretty(&schemas)?);
             Ok(ExitCode::SUCCESS)
@@ -191,7 +193,7 @@ async fn run(command: Command) -> Result<ExitCode, Failure> {
                 fail(format!("the arguments are not valid JSON ({error}); pass an object such as '{{\"path\": \"README.md\"}}'"))
             })?;
             let policy = budget_policy(budget, Split::Fair)?;
-            let registry = registry(&workspace, policy)?;
+            let (registry, _store) = registry(&workspace, policy)?;
             if registry.get(&tool).is_none() {
                 let known: Vec<&str> = registry.tools().map(|t| t.spec().name.as_str()).collect();
                 return Err(fail(format!(
@@ -227,7 +229,7 @@ async fn run(command: Command) -> Result<ExitCode, Failure> {
             workspace,
         } => {
             let calls = read_calls(&input)?;
-            let registry = registry(&workspace, budget_policy(budget, split)?)?;
+            let (registry, _store) = registry(&workspace, budget_policy(budget, split)?)?;
             let progress = show_progress(&registry);
             let results = registry.turn().execute(calls).await;
             drop(progress);
@@ -250,7 +252,7 @@ async fn run(command: Command) -> Result<ExitCode, Failure> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Serve { workspace } => {
-            let registry = registry(&workspace, BudgetPolicy::default())?;
+            let (registry, _store) = registry(&workspace, BudgetPolicy::default())?;
             toolsmith::mcp::serve_stdio(registry).await?;
             Ok(ExitCode::SUCCESS)
         }
@@ -270,14 +272,9 @@ async fn run(command: Command) -> Result<ExitCode, Failure> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Demo { budget, workspace } => {
-            let registry = registry(&workspace, budget_policy(Some(budget), Split::Fair)?)?;
-            demo::run(
-                &registry,
-                &workspace.root,
-                &artifacts_dir(&workspace),
-                budget,
-            )
-            .await?;
+            let (registry, store) =
+                registry(&workspace, budget_policy(Some(budget), Split::Fair)?)?;
+            demo::run(&registry, &workspace.root, store.path(), budget).await?;
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -295,32 +292,35 @@ fn budget_policy(budget: Option<usize>, split: Split) -> Result<BudgetPolicy, Fa
     Ok(policy)
 }
 
-/// Where full outputs are kept: `--artifacts`, or a directory of this user's under the system's
-/// temporary directory.
-fn artifacts_dir(workspace: &Workspace) -> PathBuf {
-    workspace.artifacts.clone().unwrap_or_else(|| {
-        let user = std::env::var("USER").unwrap_or_else(|_| "user".to_owned());
-        std::env::temp_dir().join(format!("toolsmith-artifacts-{user}"))
-    })
+/// The artifact store: `--artifacts`, else `toolsmith/artifacts` in the user's cache
+/// directory, else (no home directory) a private session directory removed on exit.
+fn artifact_store(workspace: &Workspace) -> Result<DirStore, Failure> {
+    let dir = match &workspace.artifacts {
+        Some(dir) => dir.clone(),
+        None => match dirs::cache_dir() {
+            Some(cache) => cache.join("toolsmith").join("artifacts"),
+            None => return Ok(DirStore::new_session()?),
+        },
+    };
+    DirStore::open(&dir).map_err(|error| fail(format!("--artifacts: {error}")))
 }
 
-/// The standard tools over `workspace.root`, with an artifact store the file tools may read.
-fn registry(workspace: &Workspace, budget: BudgetPolicy) -> Result<Registry, Failure> {
+/// The standard tools over `workspace.root`, with an artifact store that only read_artifact
+/// reads: the file tools see the workspace and nothing else.
+fn registry(workspace: &Workspace, budget: BudgetPolicy) -> Result<(Registry, DirStore), Failure> {
     let root = &workspace.root;
     if !root.is_dir() {
         return Err(fail(format!("--root {}: not a directory", root.display())));
     }
-    let dir = artifacts_dir(workspace);
-    let store = DirStore::open(&dir)
-        .map_err(|error| fail(format!("--artifacts {}: {error}", dir.display())))?;
-    let sandbox = Sandbox::new(root)
-        .and_then(|sandbox| sandbox.allow_reading(store.path()))
-        .map_err(|error| fail(format!("--root {}: {error}", root.display())))?;
-    Ok(toolsmith_std::register(Registry::builder())
+    let store = artifact_store(workspace)?;
+    let sandbox =
+        Sandbox::new(root).map_err(|error| fail(format!("--root {}: {error}", root.display())))?;
+    let registry = toolsmith_std::register(Registry::builder())
         .state(sandbox)
-        .artifacts(store)
+        .artifacts(store.clone())
         .budget(budget)
-        .build()?)
+        .build()?;
+    Ok((registry, store))
 }
 
 /// Prints progress events on stderr while they last, when stderr is a terminal.

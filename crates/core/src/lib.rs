@@ -160,8 +160,8 @@ mod tool;
 pub mod trim;
 
 pub use artifacts::{
-    ArtifactError, ArtifactId, ArtifactPage, ArtifactStore, ArtifactWriter, DirStore, MemoryStore,
-    PageRequest, Retention,
+    ArtifactError, ArtifactId, ArtifactPage, ArtifactStore, ArtifactWriter, DirStore,
+    DirStoreBuilder, MemoryStore, PageRequest, Retention,
 };
 pub use budget::{BudgetError, BudgetPolicy, SplitStrategy};
 pub use context::{Audience, CallSummary, Event, Page, State, ToolContext};

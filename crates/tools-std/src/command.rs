@@ -291,9 +291,10 @@ struct Capture {
 
 impl Capture {
     fn new(budget: usize, cx: &ToolContext) -> Self {
-        let full = FullOutput::Stored {
+        let full = FullOutput::StoredCapped {
             id: "0123456789abcdef0123456789abcdef",
             reader: READ_ARTIFACT,
+            omitted_bytes: 1 << 50,
         };
         let widest = Totals {
             chars: 1 << 50,
@@ -368,6 +369,7 @@ impl Capture {
             all.extend_from_slice(&self.tail);
             return String::from_utf8_lossy(&all).into_owned();
         }
+        let omitted_bytes = self.spool.as_ref().map_or(0, |spool| spool.omitted_bytes());
         let stored = match self.spool.take().map(ArtifactWriter::commit) {
             Some(Ok(id)) => Ok(id),
             Some(Err(error)) => Err(error.to_string()),
@@ -377,6 +379,11 @@ impl Capture {
                 .unwrap_or_else(|| "no artifact store is configured".to_owned())),
         };
         let full = match &stored {
+            Ok(id) if omitted_bytes > 0 => FullOutput::StoredCapped {
+                id: id.as_str(),
+                reader: READ_ARTIFACT,
+                omitted_bytes,
+            },
             Ok(id) => FullOutput::Stored {
                 id: id.as_str(),
                 reader: READ_ARTIFACT,

@@ -10,8 +10,8 @@
 //!
 //! let workspace = std::env::current_dir()?;
 //! let artifacts = DirStore::new_session()?;
-//! // read_file may also read the artifacts; nothing else outside the workspace.
-//! let sandbox = Sandbox::new(&workspace)?.allow_reading(artifacts.path())?;
+//! // The file tools see the workspace only; the model reads artifacts with read_artifact.
+//! let sandbox = Sandbox::new(&workspace)?;
 //! let registry = toolsmith_std::register(Registry::builder())
 //!     .state(sandbox)
 //!     .artifacts(artifacts)

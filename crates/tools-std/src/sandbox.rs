@@ -12,8 +12,9 @@ use toolsmith::ToolError;
 /// Paths are resolved lexically first (`..` can never climb out), then through the filesystem
 /// (a symlink that leads outside is refused, whichever component it is). Writes additionally
 /// need an existing parent inside the root and never follow a final symlink out. Directories
-/// added with [`allow_reading`](Self::allow_reading) (the artifact directory, say) may be read,
-/// never written.
+/// added with [`allow_reading`](Self::allow_reading) may be read, never written. The artifact
+/// store needs no such grant: the model reads artifacts through `read_artifact`, so keep the
+/// store's directory out of the sandbox.
 ///
 /// This keeps a model's tool calls inside the workspace. It is not a defence against another
 /// process racing to swap directories for symlinks between the check and the use; run agents

@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
 use super::{Arguments, READ_ARTIFACT, Registry, ToolCall};
-use crate::artifacts::ArtifactError;
+use crate::artifacts::{ArtifactError, store_text};
 use crate::budget::{BudgetError, BudgetPolicy};
 use crate::context::{CallSummary, Event, Page, ToolContext};
 use crate::output::{Cap, ResultMeta, ToolError, ToolOutput, ToolResult};
@@ -341,7 +341,7 @@ impl Turn {
             let job = store.map(|store| {
                 let text = std::mem::take(text);
                 tokio::task::spawn_blocking(move || {
-                    let stored = store.put(&text);
+                    let stored = store_text(store.as_ref(), &text);
                     (text, stored)
                 })
             });
@@ -362,12 +362,17 @@ impl Turn {
                     ),
                 },
             };
-            let (artifact, artifact_error) = match stored {
-                Some(Ok(id)) => (Some(id), None),
-                Some(Err(error)) => (None, Some(store_failure(&error))),
-                None => (None, None),
+            let (artifact, omitted_bytes, artifact_error) = match stored {
+                Some(Ok((id, omitted))) => (Some(id), omitted, None),
+                Some(Err(error)) => (None, 0, Some(store_failure(&error))),
+                None => (None, 0, None),
             };
             let full = match (&artifact, &artifact_error) {
+                (Some(id), _) if omitted_bytes > 0 => FullOutput::StoredCapped {
+                    id: id.as_str(),
+                    reader: READ_ARTIFACT,
+                    omitted_bytes,
+                },
                 (Some(id), _) => FullOutput::Stored {
                     id: id.as_str(),
                     reader: READ_ARTIFACT,

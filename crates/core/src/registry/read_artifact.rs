@@ -17,8 +17,9 @@ use crate::trim::grouped;
 /// The name of the built-in artifact reader, as markers cite it.
 pub const READ_ARTIFACT: &str = "read_artifact";
 
-/// Room kept for the page header (`[artifact …: lines 1-120 of 5,000; next: offset=120]`).
-const HEADER_RESERVE: usize = 160;
+/// Room kept for the page header (`[artifact …: lines 1-120 of 5,000; next: offset=120]`,
+/// with a note when the artifact was capped).
+const HEADER_RESERVE: usize = 300;
 
 /// The arguments of `read_artifact`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -121,8 +122,14 @@ impl Tool for ReadArtifact {
             Some(next) => format!("next: offset={next}"),
             None => "end of artifact".to_owned(),
         };
+        let capped = if page.capped {
+            "; capped when stored: the middle of the output was left out where a [toolsmith: …] \
+             line says so"
+        } else {
+            ""
+        };
         let mut text = format!(
-            "[artifact {id}: lines {}-{} of {}{cut}; {next}]\n",
+            "[artifact {id}: lines {}-{} of {}{cut}; {next}{capped}]\n",
             grouped(first),
             grouped(last),
             grouped(page.total_lines)

@@ -22,6 +22,16 @@ pub enum FullOutput<'a> {
         /// The tool the model calls to read it, e.g. `read_artifact`.
         reader: &'a str,
     },
+    /// The output is stored as an artifact its store capped: the artifact keeps the head and
+    /// the tail of the output, and leaves out `omitted_bytes` of its middle.
+    StoredCapped {
+        /// The artifact id the model passes to `reader`.
+        id: &'a str,
+        /// The tool the model calls to read it, e.g. `read_artifact`.
+        reader: &'a str,
+        /// Bytes of the middle of the output the artifact does not keep.
+        omitted_bytes: u64,
+    },
     /// Storing the full output was attempted and failed; `reason` says why.
     Failed {
         /// A short, model-readable reason (long reasons are shortened in the marker).
@@ -135,6 +145,19 @@ pub(crate) fn render(cut: &Cut, full: &FullOutput<'_>, layout: Layout) -> String
         FullOutput::Stored { id, reader } => {
             let _ = write!(out, "full output: artifact {id}, read it with {reader}");
         }
+        FullOutput::StoredCapped {
+            id,
+            reader,
+            omitted_bytes,
+        } => {
+            let _ = write!(out, "full output: artifact {id}, read it with {reader}");
+            out.push_str("; the artifact leaves out ");
+            push_grouped(
+                &mut out,
+                usize::try_from(*omitted_bytes).unwrap_or(usize::MAX),
+            );
+            out.push_str(" bytes of its middle");
+        }
         FullOutput::Failed { reason } => {
             out.push_str("full output could not be kept: ");
             push_shortened(&mut out, reason);
@@ -151,7 +174,7 @@ pub(crate) fn render_compact(original_chars: usize, full: &FullOutput<'_>) -> St
     push_grouped(&mut out, original_chars);
     out.push_str(" chars; ");
     match full {
-        FullOutput::Stored { id, .. } => {
+        FullOutput::Stored { id, .. } | FullOutput::StoredCapped { id, .. } => {
             let _ = write!(out, "artifact {id}");
         }
         FullOutput::NotKept | FullOutput::Failed { .. } => out.push_str("full output not kept"),

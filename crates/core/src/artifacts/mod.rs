@@ -1,0 +1,262 @@
+//! Where full outputs go when the model sees a trimmed one.
+//!
+//! An [`ArtifactStore`] keeps the full text of every trimmed result under an unguessable
+//! [`ArtifactId`]; the marker names the id, and the built-in `read_artifact` tool pages
+//! through it. [`DirStore`] (a private directory on disk) is the default; [`MemoryStore`] is
+//! for tests and short-lived agents.
+
+mod dir;
+mod memory;
+mod page;
+
+use std::fmt;
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use dir::{DirStore, DirStoreBuilder};
+pub use memory::MemoryStore;
+
+/// The id of a stored artifact: 32 lowercase hex digits (128 random bits).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ArtifactId(String);
+
+impl ArtifactId {
+    const LEN: usize = 32;
+
+    /// A new random id.
+    ///
+    /// # Errors
+    ///
+    /// [`ArtifactError::Io`] if the operating system's random source fails.
+    pub fn generate() -> Result<Self, ArtifactError> {
+        let mut bytes = [0u8; Self::LEN / 2];
+        getrandom::fill(&mut bytes)
+            .map_err(|error| ArtifactError::Io(io::Error::other(error.to_string())))?;
+        let mut id = String::with_capacity(Self::LEN);
+        for byte in bytes {
+            use fmt::Write as _;
+            let _ = write!(id, "{byte:02x}");
+        }
+        Ok(ArtifactId(id))
+    }
+
+    /// Parses an id as the model writes it, refusing anything that is not 32 hex digits (so an
+    /// id can never name a path outside the store).
+    ///
+    /// # Errors
+    ///
+    /// [`ArtifactError::InvalidId`] naming what was given.
+    pub fn parse(id: &str) -> Result<Self, ArtifactError> {
+        let id = id.trim();
+        if id.len() == Self::LEN && id.bytes().all(|b| b.is_ascii_hexdigit()) {
+            Ok(ArtifactId(id.to_ascii_lowercase()))
+        } else {
+            Err(ArtifactError::InvalidId(id.chars().take(80).collect()))
+        }
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for ArtifactId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// An artifact store failure.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ArtifactError {
+    /// The id is not of the form the store issues.
+    #[error("`{0}` is not an artifact id (expected 32 hex digits)")]
+    InvalidId(String),
+    /// No artifact has this id (it never existed, or retention removed it).
+    #[error("no artifact `{0}` (it may have expired)")]
+    NotFound(ArtifactId),
+    /// The store's I/O failed: disk full, permissions, a missing directory.
+    #[error("artifact store I/O failed: {0}")]
+    Io(#[from] io::Error),
+    /// The directory cannot be trusted with artifacts: a symlink, another user's, readable by
+    /// others, or holding files the store did not write. Nothing was written to it.
+    #[error("artifact directory `{}` {problem}; {fix}", dir.display())]
+    UnsafeDirectory {
+        /// The directory.
+        dir: PathBuf,
+        /// What is wrong with it, e.g. `is a symlink`.
+        problem: String,
+        /// What to do about it, e.g. ``run `chmod 700 <dir>` ``.
+        fix: String,
+    },
+}
+
+/// What part of an artifact to read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageRequest {
+    /// The first line to return, counting from 0.
+    pub offset: usize,
+    /// How many lines to return; `None` means as many as `max_bytes` allows.
+    pub limit: Option<usize>,
+    /// The most bytes of text to return; a page stops before the line that would exceed it
+    /// (or inside it, on a char boundary, when it is the page's first line).
+    pub max_bytes: usize,
+}
+
+/// One page of an artifact.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ArtifactPage {
+    /// The text of the lines read, each with its line break.
+    pub text: String,
+    /// The 0-based index of the first line returned (the request's offset).
+    pub offset: usize,
+    /// How many lines (whole or cut) the page holds.
+    pub lines: usize,
+    /// Whether the page's last line was cut by `max_bytes`.
+    pub cut_mid_line: bool,
+    /// The artifact's lines in all.
+    pub total_lines: usize,
+    /// The artifact's size in bytes.
+    pub total_bytes: u64,
+    /// Whether the artifact was capped when it was stored: it keeps the head and the tail of
+    /// the output, and a `[toolsmith: …]` line where the middle was left out.
+    pub capped: bool,
+}
+
+impl ArtifactPage {
+    /// The offset to read the next page from, or `None` at the end.
+    /// A line cut by `max_bytes` is not read again: the next page starts after it.
+    pub fn next_offset(&self) -> Option<usize> {
+        let next = self.offset + self.lines;
+        (self.lines > 0 && next < self.total_lines).then_some(next)
+    }
+}
+
+/// A store for full outputs.
+///
+/// Implementations are called from blocking threads (the registry uses
+/// `tokio::task::spawn_blocking`), so plain blocking I/O is right here.
+pub trait ArtifactStore: Send + Sync + fmt::Debug + 'static {
+    /// Starts a new artifact; write to it, then [`commit`](ArtifactWriter::commit). Nothing is
+    /// visible under the id before the commit, and dropping the writer discards it.
+    ///
+    /// # Errors
+    ///
+    /// [`ArtifactError::Io`] when the artifact cannot be created.
+    fn begin(&self) -> Result<Box<dyn ArtifactWriter>, ArtifactError>;
+
+    /// Stores `content` whole.
+    ///
+    /// # Errors
+    ///
+    /// [`ArtifactError::Io`] when it cannot be written.
+    fn put(&self, content: &str) -> Result<ArtifactId, ArtifactError> {
+        let mut writer = self.begin()?;
+        writer.write_all(content.as_bytes())?;
+        writer.commit()
+    }
+
+    /// Reads a page of lines, in memory bounded by the page, not by the artifact.
+    ///
+    /// # Errors
+    ///
+    /// [`ArtifactError::NotFound`] for an unknown id; [`ArtifactError::Io`] when reading fails.
+    fn read_page(&self, id: &ArtifactId, page: PageRequest) -> Result<ArtifactPage, ArtifactError>;
+}
+
+/// An artifact being written.
+pub trait ArtifactWriter: Write + Send {
+    /// Makes the artifact visible and returns its id.
+    ///
+    /// # Errors
+    ///
+    /// [`ArtifactError::Io`] when the final write or the rename fails; nothing is left behind.
+    fn commit(self: Box<Self>) -> Result<ArtifactId, ArtifactError>;
+
+    /// Bytes written so far that the artifact will not keep because it is over its store's
+    /// size cap (the middle of the output is left out). 0 for stores without a cap.
+    fn omitted_bytes(&self) -> u64 {
+        0
+    }
+}
+
+/// Stores `text` whole (or, over the store's cap, its head and tail) and returns its id with
+/// the bytes the store left out.
+///
+/// # Errors
+///
+/// As [`ArtifactStore::begin`], [`Write::write_all`] and [`ArtifactWriter::commit`].
+pub(crate) fn store_text(
+    store: &dyn ArtifactStore,
+    text: &str,
+) -> Result<(ArtifactId, u64), ArtifactError> {
+    let mut writer = store.begin()?;
+    writer.write_all(text.as_bytes())?;
+    let omitted = writer.omitted_bytes();
+    Ok((writer.commit()?, omitted))
+}
+
+/// How long artifacts of a [`DirStore`] are kept.
+///
+/// By default: 24 hours, and 1 GiB in all (the oldest go first). The total is kept up to date
+/// as artifacts are committed, so applying it costs nothing per artifact beyond what it removes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Retention {
+    /// Artifacts older than this are removed. `None` means no age limit.
+    pub max_age: Option<Duration>,
+    /// When the artifacts' total size exceeds this, the oldest are removed until it does not
+    /// (the newest artifact is always kept). `None` means no size limit.
+    pub max_total_bytes: Option<u64>,
+}
+
+impl Default for Retention {
+    fn default() -> Self {
+        Retention {
+            max_age: Some(Duration::from_secs(24 * 60 * 60)),
+            max_total_bytes: Some(1 << 30),
+        }
+    }
+}
+
+impl Retention {
+    /// Keep everything.
+    pub fn forever() -> Self {
+        Retention {
+            max_age: None,
+            max_total_bytes: None,
+        }
+    }
+
+    /// Sets [`max_age`](Self::max_age).
+    #[must_use]
+    pub fn with_max_age(mut self, max_age: Option<Duration>) -> Self {
+        self.max_age = max_age;
+        self
+    }
+
+    /// Sets [`max_total_bytes`](Self::max_total_bytes).
+    #[must_use]
+    pub fn with_max_total_bytes(mut self, max: Option<u64>) -> Self {
+        self.max_total_bytes = max;
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_hex_and_refuse_paths() {
+        let id = ArtifactId::generate().unwrap();
+        assert_eq!(ArtifactId::parse(id.as_str()).unwrap(), id);
+        assert!(ArtifactId::parse("../../etc/passwd").is_err());
+        assert!(ArtifactId::parse("").is_err());
+        assert_ne!(ArtifactId::generate().unwrap(), id);
+    }
+}
