@@ -317,3 +317,120 @@ fn demo_shows_the_budget_at_work() {
     );
     assert!(run.stdout.contains("is outside the workspace root"));
 }
+
+/// Runs the binary with `args` only, with `HOME` and the cache directory inside `home`.
+fn toolsmith_at_home(args: &[&str], home: &Path) -> Run {
+    let output = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+        .args(args)
+        .env("HOME", home)
+        .env("XDG_CACHE_HOME", home.join(".cache"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(output.stdout).unwrap(),
+        stderr: String::from_utf8(output.stderr).unwrap(),
+    }
+}
+
+#[test]
+fn artifacts_pointed_at_a_project_refuse_and_delete_nothing() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let proj = dir.path().join("proj");
+    std::fs::create_dir(&proj).unwrap();
+    std::fs::set_permissions(&proj, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let requirements = proj.join("requirements.txt");
+    std::fs::write(&requirements, "flask\n").unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&requirements)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(30 * 86_400))
+        .unwrap();
+    let proj_arg = proj.to_str().unwrap();
+    let run = toolsmith_at_home(
+        &[
+            "call",
+            "run_command",
+            r#"{"command":"seq 1 5000"}"#,
+            "--root",
+            proj_arg,
+            "--artifacts",
+            proj_arg,
+            "--budget",
+            "2000",
+        ],
+        dir.path(),
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("requirements.txt"), "{}", run.stderr);
+    assert!(run.stderr.contains("--artifacts"), "{}", run.stderr);
+    assert_eq!(std::fs::read_to_string(&requirements).unwrap(), "flask\n");
+}
+
+#[test]
+fn the_default_artifact_directory_is_private_and_out_of_the_file_tools_reach() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let home = tempfile::tempdir().unwrap();
+    let root = home.path().join("work");
+    std::fs::create_dir(&root).unwrap();
+    let root_arg = root.to_str().unwrap();
+    let run = toolsmith_at_home(
+        &[
+            "call",
+            "run_command",
+            r#"{"command":"seq 1 5000"}"#,
+            "--root",
+            root_arg,
+            "--budget",
+            "2000",
+            "--json",
+        ],
+        home.path(),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let result: Value = serde_json::from_str(&run.stdout).unwrap();
+    let id = result["content"]
+        .as_str()
+        .and_then(|text| text.split("artifact ").nth(1))
+        .map(|rest| rest[..32].to_owned())
+        .unwrap_or_else(|| panic!("no artifact named: {}", run.stdout));
+    let store = home.path().join(".cache/toolsmith/artifacts");
+    let file = store.join(format!("{id}.txt"));
+    assert!(file.is_file(), "{} is missing", file.display());
+    let mode = std::fs::metadata(&store).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700);
+
+    let args = json!({ "path": file.to_str().unwrap() }).to_string();
+    let read = toolsmith_at_home(&["call", "read_file", &args, "--root", root_arg], home.path());
+    assert_eq!(read.code, 1, "read_file reached the artifact store: {}", read.stdout);
+    assert!(read.stdout.contains("outside the workspace root"), "{}", read.stdout);
+    let args = json!({ "id": id }).to_string();
+    let read = toolsmith_at_home(&["call", "read_artifact", &args, "--root", root_arg], home.path());
+    assert_eq!(read.code, 0, "{}", read.stdout);
+    assert!(read.stdout.contains("\n1\n2\n3\n"), "{}", read.stdout);
+}
+
+#[test]
+fn an_artifact_directory_that_is_a_symlink_is_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let link = home.path().join("artifacts");
+    std::os::unix::fs::symlink("/etc", &link).unwrap();
+    let run = toolsmith_at_home(
+        &[
+            "call",
+            "read_file",
+            r#"{"path":"/etc/passwd"}"#,
+            "--root",
+            home.path().to_str().unwrap(),
+            "--artifacts",
+            link.to_str().unwrap(),
+        ],
+        home.path(),
+    );
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("is a symlink"), "{}", run.stderr);
+    assert!(!run.stdout.contains("root:"), "{}", run.stdout);
+}
