@@ -2,6 +2,7 @@
 //! writes that never leave a file half-done, listings, search, and commands.
 
 use std::fs;
+use std::os::unix::fs::FileTypeExt as _;
 use std::path::Path;
 
 use serde_json::{Value, json};
@@ -614,4 +615,184 @@ async fn the_tools_need_a_sandbox() {
         "{}",
         result[0].content
     );
+}
+
+#[tokio::test]
+async fn arguments_that_are_not_an_object_are_refused_with_the_fields() {
+    let w = workspace();
+    let result = w.call("write_file", json!(["a.txt", "x"])).await;
+    assert!(result.is_error, "{}", result.content);
+    assert_eq!(result.meta.error_kind, Some("invalid_arguments"));
+    assert!(
+        result.content.contains("got an array"),
+        "{}",
+        result.content
+    );
+    assert!(
+        result
+            .content
+            .contains("path (string, required), content (string, required)"),
+        "{}",
+        result.content
+    );
+    assert!(!w.root.join("a.txt").exists(), "the call created a file");
+    for args in [json!("a.txt"), json!(null), json!(7)] {
+        let result = w.call("read_file", args.clone()).await;
+        assert_eq!(
+            result.meta.error_kind,
+            Some("invalid_arguments"),
+            "{args}: {}",
+            result.content
+        );
+    }
+}
+
+#[tokio::test]
+async fn ignore_files_above_the_root_hide_nothing() {
+    let w = workspace();
+    // The workspace's parent ignores everything; it is not part of the workspace.
+    let parent = w.root.parent().unwrap();
+    fs::write(parent.join(".gitignore"), "*\n").unwrap();
+    fs::write(parent.join(".ignore"), "*.rs\n").unwrap();
+    fs::create_dir(w.root.join("src")).unwrap();
+    fs::write(w.root.join("src/lib.rs"), "fn needle() {}\n").unwrap();
+    fs::write(w.root.join("src/gen.rs"), "fn needle() {}\n").unwrap();
+    // An ignore file inside the root still applies, also to a search of a subdirectory.
+    fs::write(w.root.join(".gitignore"), "gen.rs\n").unwrap();
+
+    let listing = w.call("list_directory", json!({ "depth": 2 })).await;
+    assert_eq!(listing.content, "src/\nsrc/lib.rs\n");
+    let globbed = w.call("glob", json!({ "pattern": "**/*.rs" })).await;
+    assert_eq!(globbed.content, "src/lib.rs\n");
+    for path in [".", "src"] {
+        let found = w
+            .call("grep", json!({ "pattern": "needle", "path": path }))
+            .await;
+        assert_eq!(
+            found.content, "src/lib.rs:1:fn needle() {}\n",
+            "grep in {path}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn io_errors_name_the_path_and_what_to_do() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let w = workspace();
+    let write_dot = w
+        .call("write_file", json!({ "path": ".", "content": "x" }))
+        .await;
+    assert!(write_dot.is_error);
+    assert!(
+        write_dot.content.contains("`.` is a directory"),
+        "{}",
+        write_dot.content
+    );
+    assert!(
+        !write_dot.content.contains("symlink"),
+        "{}",
+        write_dot.content
+    );
+
+    let locked = w.root.join("locked.txt");
+    fs::write(&locked, "secret\n").unwrap();
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o000)).unwrap();
+    if fs::read(&locked).is_ok() {
+        // Root reads anything: make the file a directory-less dead end instead.
+        fs::set_permissions(&locked, fs::Permissions::from_mode(0o644)).unwrap();
+        fs::remove_file(&locked).unwrap();
+        let missing = w.call("read_file", json!({ "path": "locked.txt" })).await;
+        assert!(
+            missing.content.contains("`locked.txt`"),
+            "{}",
+            missing.content
+        );
+        assert!(!missing.content.contains("os error"), "{}", missing.content);
+        return;
+    }
+    let read = w.call("read_file", json!({ "path": "locked.txt" })).await;
+    assert_eq!(read.meta.error_kind, Some("permission_denied"));
+    assert!(read.content.contains("`locked.txt`"), "{}", read.content);
+    assert!(!read.content.contains("os error"), "{}", read.content);
+}
+
+/// Runs a call that must not hang: a regression fails the test instead of stalling it.
+async fn bounded(w: &Workspace, tool: &str, args: Value) -> ToolResult {
+    tokio::time::timeout(std::time::Duration::from_secs(20), w.call(tool, args))
+        .await
+        .unwrap_or_else(|_| panic!("{tool} hung"))
+}
+
+#[tokio::test]
+async fn a_fifo_is_refused_by_every_file_tool_without_blocking() {
+    let w = workspace();
+    let status = std::process::Command::new("mkfifo")
+        .arg(w.root.join("pipe"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let read = bounded(&w, "read_file", json!({ "path": "pipe" })).await;
+    assert!(
+        read.content.contains("`pipe` is a named pipe (FIFO)"),
+        "{}",
+        read.content
+    );
+    let paged = bounded(&w, "read_file", json!({ "path": "pipe", "limit": 5 })).await;
+    assert!(paged.content.contains("named pipe"), "{}", paged.content);
+    let edit = bounded(
+        &w,
+        "edit_file",
+        json!({ "path": "pipe", "old_string": "a", "new_string": "b" }),
+    )
+    .await;
+    assert!(edit.content.contains("named pipe"), "{}", edit.content);
+    let write = bounded(&w, "write_file", json!({ "path": "pipe", "content": "x" })).await;
+    assert!(write.content.contains("named pipe"), "{}", write.content);
+    let grep = bounded(&w, "grep", json!({ "pattern": "x" })).await;
+    assert!(!grep.is_error, "{}", grep.content);
+    // Many at once: none holds a thread for long.
+    let calls: Vec<ToolCall> = (0..64)
+        .map(|i| ToolCall::new(format!("c{i}"), "read_file", json!({ "path": "pipe" })))
+        .collect();
+    let results = tokio::time::timeout(
+        std::time::Duration::from_secs(20),
+        w.registry.turn().execute(calls),
+    )
+    .await
+    .expect("a batch of FIFO reads hung");
+    assert!(results.iter().all(|r| r.content.contains("named pipe")));
+    assert!(
+        std::fs::symlink_metadata(w.root.join("pipe"))
+            .unwrap()
+            .file_type()
+            .is_fifo(),
+        "the FIFO was replaced"
+    );
+}
+
+#[tokio::test]
+async fn replace_all_refuses_a_result_over_the_limit_before_building_it() {
+    let w = workspace();
+    let text = "a".repeat(1_000_000);
+    fs::write(w.root.join("a.txt"), &text).unwrap();
+    let result = w
+        .call(
+            "edit_file",
+            json!({
+                "path": "a.txt",
+                "old_string": "a",
+                "new_string": "b".repeat(4_000),
+                "replace_all": true,
+            }),
+        )
+        .await;
+    assert!(result.is_error, "{}", result.content);
+    assert!(
+        result
+            .content
+            .contains("replacing 1,000,000 occurrences would make `a.txt` 4,000,000,000 bytes"),
+        "{}",
+        result.content
+    );
+    assert_eq!(fs::read_to_string(w.root.join("a.txt")).unwrap(), text);
 }

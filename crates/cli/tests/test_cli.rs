@@ -404,11 +404,25 @@ fn the_default_artifact_directory_is_private_and_out_of_the_file_tools_reach() {
     assert_eq!(mode, 0o700);
 
     let args = json!({ "path": file.to_str().unwrap() }).to_string();
-    let read = toolsmith_at_home(&["call", "read_file", &args, "--root", root_arg], home.path());
-    assert_eq!(read.code, 1, "read_file reached the artifact store: {}", read.stdout);
-    assert!(read.stdout.contains("outside the workspace root"), "{}", read.stdout);
+    let read = toolsmith_at_home(
+        &["call", "read_file", &args, "--root", root_arg],
+        home.path(),
+    );
+    assert_eq!(
+        read.code, 1,
+        "read_file reached the artifact store: {}",
+        read.stdout
+    );
+    assert!(
+        read.stdout.contains("outside the workspace root"),
+        "{}",
+        read.stdout
+    );
     let args = json!({ "id": id }).to_string();
-    let read = toolsmith_at_home(&["call", "read_artifact", &args, "--root", root_arg], home.path());
+    let read = toolsmith_at_home(
+        &["call", "read_artifact", &args, "--root", root_arg],
+        home.path(),
+    );
     assert_eq!(read.code, 0, "{}", read.stdout);
     assert!(read.stdout.contains("\n1\n2\n3\n"), "{}", read.stdout);
 }

@@ -299,16 +299,28 @@ impl From<&str> for ToolError {
     }
 }
 
+/// An I/O error without a path: tools that know the path should name it in their own error;
+/// this conversion (what `?` uses) says what kind of thing failed without repeating the OS's
+/// wording, and keeps the error as the source for operators.
 impl From<std::io::Error> for ToolError {
     fn from(error: std::io::Error) -> Self {
         match error.kind() {
             std::io::ErrorKind::NotFound => ToolError::NotFound {
-                what: error.to_string(),
+                what: "a file or directory the tool needed".to_owned(),
             },
             std::io::ErrorKind::PermissionDenied => ToolError::PermissionDenied {
-                message: error.to_string(),
+                message: "the operating system denied access to a file or directory the tool \
+                          needed"
+                    .to_owned(),
             },
-            _ => ToolError::failed_with(error.to_string(), error),
+            _ => {
+                let text = error.to_string();
+                let text = match text.find(" (os error ") {
+                    Some(at) => text[..at].to_owned(),
+                    None => text,
+                };
+                ToolError::failed_with(format!("an I/O operation failed: {text}"), error)
+            }
         }
     }
 }

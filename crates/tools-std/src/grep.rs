@@ -88,7 +88,7 @@ impl Grep {
                 max,
             };
             let single_file = base.is_file();
-            for entry in walker(&base, false).build() {
+            for entry in walker(sandbox.root(), &base, false).build() {
                 let Ok(entry) = entry else { continue };
                 if !entry.file_type().is_some_and(|t| t.is_file()) {
                     continue;

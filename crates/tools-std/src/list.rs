@@ -3,7 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use globset::GlobBuilder;
-use ignore::WalkBuilder;
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use ignore::{Match, WalkBuilder};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use toolsmith::{Tool, ToolContext, ToolError};
@@ -61,7 +62,10 @@ impl ListDirectory {
             }
             let mut entries = Vec::new();
             let mut count = 0usize;
-            for entry in walker(&dir, all).max_depth(Some(depth)).build() {
+            for entry in walker(sandbox.root(), &dir, all)
+                .max_depth(Some(depth))
+                .build()
+            {
                 let Ok(entry) = entry else { continue };
                 if entry.depth() == 0 {
                     continue;
@@ -133,7 +137,7 @@ impl Glob {
         blocking(move || {
             let mut found = Vec::new();
             let mut count = 0usize;
-            for entry in walker(&dir, false).build() {
+            for entry in walker(sandbox.root(), &dir, false).build() {
                 let Ok(entry) = entry else { continue };
                 if !entry.file_type().is_some_and(|t| t.is_file()) {
                     continue;
@@ -169,16 +173,73 @@ impl Glob {
     }
 }
 
-/// A walker over `dir` that honours `.gitignore` (also outside git repositories) and skips
-/// hidden entries, unless `all`.
-pub(crate) fn walker(dir: &Path, all: bool) -> WalkBuilder {
+/// A walker over `dir` that honours `.gitignore` and `.ignore` files (also outside git
+/// repositories) and skips hidden entries, unless `all`.
+///
+/// Only ignore files inside the workspace `root` apply: those of `dir` and below, which the
+/// walker reads, and those of the directories between `root` and `dir`, added here. Ignore
+/// files above the root and the user's global git excludes never hide workspace files.
+pub(crate) fn walker(root: &Path, dir: &Path, all: bool) -> WalkBuilder {
     let mut builder = WalkBuilder::new(dir);
     builder
         .standard_filters(!all)
+        .parents(false)
+        .git_global(false)
         .require_git(false)
         .follow_links(false)
         .sort_by_file_name(std::cmp::Ord::cmp);
+    let outer = if all {
+        Vec::new()
+    } else {
+        ignores_between(root, dir)
+    };
+    if !outer.is_empty() {
+        builder.filter_entry(move |entry| {
+            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+            // The deepest ignore file that has a say decides, as git decides.
+            for ignore in outer.iter().rev() {
+                match ignore.matched_path_or_any_parents(entry.path(), is_dir) {
+                    Match::Ignore(_) => return false,
+                    Match::Whitelist(_) => return true,
+                    Match::None => {}
+                }
+            }
+            true
+        });
+    }
     builder
+}
+
+/// The ignore files of `root` and of each directory below it that contains `dir`, outermost
+/// first; `dir`'s own, when it is a directory, is left to the walker.
+fn ignores_between(root: &Path, dir: &Path) -> Vec<Gitignore> {
+    let mut found = Vec::new();
+    let Some(start) = dir.parent() else {
+        return found;
+    };
+    if !dir.starts_with(root) || dir == root {
+        return found;
+    }
+    for ancestor in start.ancestors() {
+        if !ancestor.starts_with(root) {
+            break;
+        }
+        let mut builder = GitignoreBuilder::new(ancestor);
+        for name in [".gitignore", ".ignore"] {
+            let file = ancestor.join(name);
+            if file.is_file() {
+                // An unreadable or malformed line is skipped, as git skips it.
+                let _ = builder.add(file);
+            }
+        }
+        if let Ok(ignore) = builder.build()
+            && !ignore.is_empty()
+        {
+            found.push(ignore);
+        }
+    }
+    found.reverse();
+    found
 }
 
 pub(crate) fn relative_to(base: &Path, path: &Path) -> String {

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use toolsmith::{Page, SizeHint, Tool, ToolContext, ToolError};
 
-use crate::sandbox::Sandbox;
+use crate::sandbox::{Sandbox, io_error, open_regular};
 use crate::{blocking, grouped};
 
 /// Chars a line number adds: a right-aligned number of six and a tab.
@@ -65,16 +65,13 @@ impl ReadFile {
     }
 }
 
-/// The file's size and estimated lines; refuses directories and binary files.
+/// The file's size and estimated lines; refuses directories, special and binary files.
 fn estimate_file(path: &Path, shown: &str) -> Result<(u64, u64), ToolError> {
-    let meta = std::fs::metadata(path)?;
-    if meta.is_dir() {
-        return Err(is_a_directory(shown));
-    }
+    let (file, meta) = open_regular(path, shown)?;
     let mut sample = Vec::with_capacity(SAMPLE_BYTES);
-    File::open(path)?
-        .take(SAMPLE_BYTES as u64)
-        .read_to_end(&mut sample)?;
+    file.take(SAMPLE_BYTES as u64)
+        .read_to_end(&mut sample)
+        .map_err(|error| io_error(shown, error))?;
     if memchr::memchr(0, &sample).is_some() {
         return Err(is_binary(shown));
     }
@@ -88,12 +85,6 @@ fn estimate_file(path: &Path, shown: &str) -> Result<(u64, u64), ToolError> {
         bytes * newlines / sample.len() as u64
     };
     Ok((bytes, lines))
-}
-
-fn is_a_directory(shown: &str) -> ToolError {
-    ToolError::invalid_arguments(format!(
-        "path: `{shown}` is a directory; use list_directory to see what it holds"
-    ))
 }
 
 fn is_binary(shown: &str) -> ToolError {
@@ -110,14 +101,41 @@ pub(crate) fn read_page(
     page: Page,
     budget: usize,
 ) -> Result<String, ToolError> {
-    let mut file = File::open(path)?;
-    if file.metadata()?.is_dir() {
-        return Err(is_a_directory(shown));
+    read_page_of(path, shown, page, budget).map_err(|error| match error {
+        PageError::Tool(error) => error,
+        PageError::Io(error) => io_error(shown, error),
+    })
+}
+
+/// A failure while paging: the tool's own, or I/O to report with the path.
+enum PageError {
+    Tool(ToolError),
+    Io(io::Error),
+}
+
+impl From<ToolError> for PageError {
+    fn from(error: ToolError) -> Self {
+        PageError::Tool(error)
     }
+}
+
+impl From<io::Error> for PageError {
+    fn from(error: io::Error) -> Self {
+        PageError::Io(error)
+    }
+}
+
+fn read_page_of(
+    path: &PathBuf,
+    shown: &str,
+    page: Page,
+    budget: usize,
+) -> Result<String, PageError> {
+    let (mut file, _) = open_regular(path, shown)?;
     let mut head = [0u8; 8192];
     let sampled = read_up_to(&mut file, &mut head)?;
     if memchr::memchr(0, &head[..sampled]).is_some() {
-        return Err(is_binary(shown));
+        return Err(is_binary(shown).into());
     }
     // The same handle, back at the start: one open per page.
     file.seek(SeekFrom::Start(0))?;
@@ -132,7 +150,8 @@ pub(crate) fn read_page(
             "offset: {} is past the end of `{shown}`, which has {} lines",
             page.offset,
             grouped(skipped)
-        )));
+        ))
+        .into());
     }
 
     let room = budget.saturating_sub(NOTE_RESERVE);

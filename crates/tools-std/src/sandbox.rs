@@ -1,6 +1,6 @@
 //! The workspace root every file tool resolves paths through.
 
-use std::fs;
+use std::fs::{self, File};
 use std::io;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
@@ -111,6 +111,9 @@ impl Sandbox {
     /// missing parent directory and [`ToolError::InvalidArguments`] for a directory.
     pub fn resolve_for_write(&self, path: &str) -> Result<PathBuf, ToolError> {
         let lexical = self.lexical(path, Access::Write)?;
+        if lexical == self.inner.root {
+            return Err(is_a_directory(path));
+        }
         let (Some(parent), Some(name)) = (lexical.parent(), lexical.file_name()) else {
             return Err(ToolError::invalid_arguments(format!(
                 "path: `{path}` names no file; give a file path such as `src/notes.md`"
@@ -205,7 +208,7 @@ impl Sandbox {
 
     fn io_error(&self, path: &str, error: io::Error) -> ToolError {
         match error.kind() {
-            io::ErrorKind::NotFound => ToolError::not_found(format!("`{path}`")),
+            io::ErrorKind::NotFound | io::ErrorKind::PermissionDenied => io_error(path, error),
             // ELOOP: too many levels of symbolic links.
             _ if error.raw_os_error() == Some(nix::libc::ELOOP) => ToolError::permission_denied(
                 format!("`{path}` is a symlink loop (too many levels of symbolic links)"),
@@ -222,6 +225,71 @@ impl Sandbox {
 enum Access {
     Read,
     Write,
+}
+
+/// A file operation's failure as the model should read it: the path, what happened, what to do.
+pub(crate) fn io_error(shown: &str, error: io::Error) -> ToolError {
+    match error.kind() {
+        io::ErrorKind::NotFound => ToolError::not_found(format!(
+            "`{shown}` (check the path: list_directory or glob show what exists)"
+        )),
+        io::ErrorKind::PermissionDenied => ToolError::permission_denied(format!(
+            "the operating system denies access to `{shown}`; its permissions do not allow \
+             it. Use another file, or ask the user to change them"
+        )),
+        _ if error.raw_os_error() == Some(nix::libc::EISDIR) => is_a_directory(shown),
+        _ => ToolError::failed_with(format!("`{shown}`: {}", describe_io(&error)), error),
+    }
+}
+
+/// Opens a file the model named for reading, refusing anything but a regular file (a FIFO,
+/// socket or device could block the reader forever or never end) before a byte is read.
+///
+/// The open itself never blocks: it is non-blocking, and a FIFO is refused on its type.
+pub(crate) fn open_regular(path: &Path, shown: &str) -> Result<(File, fs::Metadata), ToolError> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY)
+        .open(path)
+        .map_err(|error| io_error(shown, error))?;
+    let meta = file.metadata().map_err(|error| io_error(shown, error))?;
+    if meta.is_dir() {
+        return Err(ToolError::invalid_arguments(format!(
+            "path: `{shown}` is a directory; use list_directory to see what it holds"
+        )));
+    }
+    if !meta.is_file() {
+        return Err(not_a_regular_file(shown, &meta));
+    }
+    Ok((file, meta))
+}
+
+/// The refusal of a FIFO, socket or device.
+pub(crate) fn not_a_regular_file(shown: &str, meta: &fs::Metadata) -> ToolError {
+    use std::os::unix::fs::FileTypeExt as _;
+    let kind = meta.file_type();
+    let what = if kind.is_fifo() {
+        "a named pipe (FIFO)"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_block_device() || kind.is_char_device() {
+        "a device"
+    } else {
+        "not a regular file"
+    };
+    ToolError::invalid_arguments(format!(
+        "path: `{shown}` is {what}; the file tools read and write regular files only"
+    ))
+}
+
+/// An OS error without its `(os error N)` suffix, which tells the model nothing.
+fn describe_io(error: &io::Error) -> String {
+    let text = error.to_string();
+    match text.find(" (os error ") {
+        Some(at) => text[..at].to_owned(),
+        None => text,
+    }
 }
 
 fn is_a_directory(path: &str) -> ToolError {

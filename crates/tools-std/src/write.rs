@@ -1,14 +1,14 @@
 //! `write_file` and `edit_file`: whole-file writes, made atomic.
 
 use std::fs::{self, OpenOptions};
-use std::io::Write as _;
+use std::io::{Read as _, Write as _};
 use std::path::Path;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 use toolsmith::{Tool, ToolContext, ToolError};
 
-use crate::sandbox::Sandbox;
+use crate::sandbox::{Sandbox, io_error, not_a_regular_file, open_regular};
 use crate::{blocking, grouped};
 
 /// The largest file `edit_file` edits (it holds the file in memory).
@@ -34,7 +34,11 @@ impl WriteFile {
         let path = sandbox.resolve_for_write(&self.path)?;
         let shown = sandbox.display(&path);
         blocking(move || {
-            let existed = path.exists();
+            let existed = match fs::symlink_metadata(&path) {
+                Ok(meta) if !meta.is_file() => return Err(not_a_regular_file(&shown, &meta)),
+                Ok(_) => true,
+                Err(_) => false,
+            };
             write_atomically(&path, self.content.as_bytes())?;
             let verb = if existed { "Replaced" } else { "Created" };
             Ok(format!(
@@ -86,11 +90,11 @@ impl EditFile {
                 "new_string: is the same as old_string, so nothing would change",
             ));
         }
-        let meta = fs::metadata(path).map_err(|error| match error.kind() {
-            std::io::ErrorKind::NotFound => ToolError::not_found(format!(
+        let (mut file, meta) = open_regular(path, shown).map_err(|error| match error {
+            ToolError::NotFound { .. } => ToolError::not_found(format!(
                 "`{shown}` (edit_file changes existing files; use write_file to create one)"
             )),
-            _ => error.into(),
+            other => other,
         })?;
         if meta.len() > MAX_EDIT_BYTES {
             return Err(ToolError::too_large(
@@ -100,18 +104,31 @@ impl EditFile {
                 "edit_file edits files of up to 16 MiB.",
             ));
         }
-        let bytes = fs::read(path)?;
+        let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+        // A file that grew since its size was read is still read only to the limit.
+        (&mut file)
+            .take(MAX_EDIT_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|error| io_error(shown, error))?;
         let text = String::from_utf8(bytes).map_err(|_| {
             ToolError::invalid_arguments(format!(
                 "path: `{shown}` is not valid UTF-8 text; edit_file edits text files"
             ))
         })?;
-        let starts: Vec<usize> = text
-            .match_indices(&self.old_string)
-            .map(|(at, _)| at)
-            .collect();
+        // The first matches, for the message; the count of all of them.
+        let finder = memchr::memmem::Finder::new(self.old_string.as_bytes());
+        let mut starts = Vec::new();
+        let mut count = 0usize;
+        let mut from = 0;
+        while let Some(at) = finder.find(&text.as_bytes()[from..]) {
+            if starts.len() < 20 {
+                starts.push(from + at);
+            }
+            count += 1;
+            from += at + self.old_string.len();
+        }
         let line_of = |at: usize| 1 + memchr::memchr_iter(b'\n', &text.as_bytes()[..at]).count();
-        match starts.len() {
+        match count {
             0 => {
                 return Err(ToolError::failed(format!(
                     "old_string was not found in `{shown}`; nothing was changed. Read the file \
@@ -120,12 +137,8 @@ impl EditFile {
             }
             1 => {}
             n if !self.replace_all => {
-                let lines: Vec<String> = starts
-                    .iter()
-                    .take(20)
-                    .map(|&at| line_of(at).to_string())
-                    .collect();
-                let more = if n > 20 { ", …" } else { "" };
+                let lines: Vec<String> = starts.iter().map(|&at| line_of(at).to_string()).collect();
+                let more = if n > starts.len() { ", …" } else { "" };
                 return Err(ToolError::failed(format!(
                     "old_string occurs {n} times in `{shown}` (at lines {}{more}); nothing was \
                      changed. Include more of the surrounding text to pick one, or set \
@@ -135,12 +148,26 @@ impl EditFile {
             }
             _ => {}
         }
+        // The size of the result before it is built: a small file times a long replacement
+        // must not exhaust memory.
+        let result_bytes = text.len() as u128 - (count as u128) * self.old_string.len() as u128
+            + (count as u128) * self.new_string.len() as u128;
+        if result_bytes > u128::from(MAX_EDIT_BYTES) {
+            return Err(ToolError::failed(format!(
+                "replacing {} occurrences would make `{shown}` {} bytes, over the {} bytes \
+                 edit_file writes; nothing was changed. Replace fewer occurrences (a longer \
+                 old_string, no replace_all), or write the file in parts with write_file.",
+                grouped(count),
+                grouped(usize::try_from(result_bytes).unwrap_or(usize::MAX)),
+                grouped(usize::try_from(MAX_EDIT_BYTES).unwrap_or(usize::MAX)),
+            )));
+        }
         let first_line = line_of(starts[0]);
         let edited = text.replace(&self.old_string, &self.new_string);
         write_atomically(path, edited.as_bytes())?;
         let removed = toolsmith::trim::line_count(&self.old_string);
         let added = toolsmith::trim::line_count(&self.new_string);
-        let occurrences = match starts.len() {
+        let occurrences = match count {
             1 => format!("1 occurrence at line {first_line}"),
             n => format!("{n} occurrences, the first at line {first_line}"),
         };
