@@ -230,9 +230,7 @@ enum Access {
 /// A file operation's failure as the model should read it: the path, what happened, what to do.
 pub(crate) fn io_error(shown: &str, error: io::Error) -> ToolError {
     match error.kind() {
-        io::ErrorKind::NotFound => ToolError::not_found(format!(
-            "`{shown}` (check the path: list_directory or glob show what exists)"
-        )),
+        io::ErrorKind::NotFound => ToolError::not_found(format!("`{shown}`")),
         io::ErrorKind::PermissionDenied => ToolError::permission_denied(format!(
             "the operating system denies access to `{shown}`; its permissions do not allow \
              it. Use another file, or ask the user to change them"
