@@ -796,3 +796,42 @@ async fn replace_all_refuses_a_result_over_the_limit_before_building_it() {
     );
     assert_eq!(fs::read_to_string(w.root.join("a.txt")).unwrap(), text);
 }
+
+#[tokio::test]
+async fn grep_holds_a_bounded_part_of_huge_lines() {
+    let w = workspace();
+    // A line longer than the search may hold: the file is skipped and the note says so.
+    let mut huge = "x".repeat(12 << 20);
+    huge.push_str(" needle\n");
+    fs::write(w.root.join("huge.min.js"), &huge).unwrap();
+    // A long line that fits: shown cut to 1,000 chars, with its length.
+    let long = format!("needle {}\n", "y".repeat(100_000));
+    fs::write(w.root.join("long.txt"), &long).unwrap();
+    fs::write(w.root.join("short.txt"), "a needle\n").unwrap();
+    let found = w.call("grep", json!({ "pattern": "needle" })).await;
+    assert!(!found.is_error, "{}", found.content);
+    assert!(
+        found.content.contains("short.txt:1:a needle\n"),
+        "{}",
+        found.content
+    );
+    let long_line = found
+        .content
+        .lines()
+        .find(|line| line.starts_with("long.txt:1:"))
+        .unwrap();
+    assert!(long_line.ends_with(" … [line cut: 100,007 bytes]"), "{long_line}");
+    assert!(long_line.chars().count() < 1_100, "{long_line}");
+    assert!(
+        found
+            .content
+            .contains("[grep: not searched, a line is longer than 8 MiB: huge.min.js;"),
+        "{}",
+        found.content
+    );
+    assert!(
+        found.content.contains("1 lines longer than 1,000 chars were cut"),
+        "{}",
+        found.content
+    );
+}

@@ -15,12 +15,20 @@ use crate::{blocking, grouped};
 
 /// The widest context `grep` gives around a match.
 const MAX_CONTEXT: usize = 10;
+/// The most a search holds of one file at a time: a file with a longer line is skipped, with a
+/// note, instead of being loaded whole.
+const HEAP_LIMIT: usize = 8 << 20;
+/// The most chars of one line shown; a longer line is cut, with a note.
+const MAX_LINE_CHARS: usize = 1_000;
+/// The output is built up to this many times the call's allowance; past it only counts grow.
+const OUTPUT_ALLOWANCES: usize = 2;
 
 /// Searches the files of the workspace for lines matching a regular expression.
 ///
 /// Rust regex syntax. Results read `path:line:text` for matches and `path-line-text` for
 /// context, with `--` between separate groups. Git-ignored and binary files are skipped. More
-/// than `max_results` matching lines is refused with the count, so narrow the search.
+/// than `max_results` matching lines is refused with the count, so narrow the search. Lines
+/// over 1,000 chars are cut, and a file with a line over 8 MiB is skipped, each with a note.
 #[derive(Debug, Deserialize, JsonSchema, Tool)]
 #[serde(deny_unknown_fields)]
 #[tool(
@@ -74,21 +82,32 @@ impl Grep {
             None => None,
         };
         let max = self.max_results.unwrap_or(100).max(1);
+        let cancelled = cx.cancellation_token().clone();
+        let output_cap = cx.budget().saturating_mul(OUTPUT_ALLOWANCES);
         blocking(move || {
             let mut searcher = SearcherBuilder::new()
                 .line_number(true)
                 .before_context(context)
                 .after_context(context)
                 .binary_detection(BinaryDetection::quit(0))
+                .heap_limit(Some(HEAP_LIMIT))
                 .build();
             let mut found = Found {
                 out: String::new(),
                 matches: 0,
                 files: 0,
                 max,
+                output_cap,
+                unshown: 0,
+                cut_lines: 0,
+                skipped: Vec::new(),
             };
             let single_file = base.is_file();
             for entry in walker(sandbox.root(), &base, false).build() {
+                if cancelled.is_cancelled() {
+                    // The call timed out or was cancelled: stop scanning, free the thread.
+                    return Err(ToolError::Cancelled);
+                }
                 let Ok(entry) = entry else { continue };
                 if !entry.file_type().is_some_and(|t| t.is_file()) {
                     continue;
@@ -112,8 +131,13 @@ impl Grep {
                     first: true,
                     separate: context > 0,
                 };
-                // A file that cannot be read (removed meanwhile, no permission) is skipped.
-                let _ = searcher.search_path(&matcher, entry.path(), &mut sink);
+                // A file that cannot be read (removed meanwhile, no permission) is skipped; one
+                // with a line over the heap limit too, and the note says so.
+                if let Err(error) = searcher.search_path(&matcher, entry.path(), &mut sink)
+                    && is_heap_limit(&error)
+                {
+                    found.skipped.push(shown.clone());
+                }
                 if found.matches > before {
                     found.files += 1;
                 }
@@ -128,14 +152,17 @@ impl Grep {
                     grouped(found.files)
                 )));
             }
+            let notes = found.notes();
             if found.matches == 0 {
                 return Ok(format!(
-                    "No line matches `{}` under `{}`.",
+                    "No line matches `{}` under `{}`.\n{notes}",
                     self.pattern,
                     sandbox.display(&base)
                 ));
             }
-            Ok(found.out)
+            let mut out = found.out;
+            out.push_str(&notes);
+            Ok(out)
         })
         .await
     }
@@ -146,6 +173,54 @@ struct Found {
     matches: usize,
     files: usize,
     max: usize,
+    /// Past this many bytes of output, lines are counted, not kept.
+    output_cap: usize,
+    /// Lines not kept because the output reached its cap.
+    unshown: usize,
+    /// Lines cut to `MAX_LINE_CHARS`.
+    cut_lines: usize,
+    /// Files skipped for a line over the heap limit.
+    skipped: Vec<String>,
+}
+
+impl Found {
+    /// What the model should know about what it does not see.
+    fn notes(&self) -> String {
+        let mut notes = String::new();
+        if self.cut_lines > 0 {
+            notes.push_str(&format!(
+                "[grep: {} lines longer than {} chars were cut; read_file with offset and limit \
+                 shows a whole line]\n",
+                grouped(self.cut_lines),
+                grouped(MAX_LINE_CHARS)
+            ));
+        }
+        if self.unshown > 0 {
+            notes.push_str(&format!(
+                "[grep: {} more lines matched but are not shown: the output reached its \
+                 allowance; narrow the search]\n",
+                grouped(self.unshown)
+            ));
+        }
+        if !self.skipped.is_empty() {
+            let listed: Vec<&str> = self.skipped.iter().take(5).map(String::as_str).collect();
+            let more = if self.skipped.len() > 5 { ", …" } else { "" };
+            notes.push_str(&format!(
+                "[grep: not searched, a line is longer than {} MiB: {}{more}; use run_command \
+                 with `grep -o` for such files]\n",
+                HEAP_LIMIT >> 20,
+                listed.join(", ")
+            ));
+        }
+        notes
+    }
+}
+
+/// Whether a search failed because a line did not fit the heap limit.
+fn is_heap_limit(error: &io::Error) -> bool {
+    // grep-searcher reports it as "configured allocation limit (N) exceeded".
+    error.kind() == io::ErrorKind::Other
+        && error.to_string().contains("allocation limit")
 }
 
 struct FileSink<'a> {
@@ -161,15 +236,34 @@ impl FileSink<'_> {
         if self.found.matches > self.found.max {
             return; // counting only, past the cap
         }
+        if self.found.out.len() >= self.found.output_cap {
+            self.found.unshown += usize::from(separator == ':');
+            return;
+        }
         if self.first && self.separate && !self.found.out.is_empty() {
             self.found.out.push_str("--\n");
         }
         self.first = false;
-        let text = String::from_utf8_lossy(bytes);
-        let text = text.trim_end_matches(['\n', '\r']);
+        let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+        let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+        // Chars take at most 4 bytes: decode no more than a shown line can hold.
+        let (text, cut) = match bytes.get(..MAX_LINE_CHARS * 4) {
+            Some(head) if bytes.len() > MAX_LINE_CHARS * 4 => (String::from_utf8_lossy(head), true),
+            _ => (String::from_utf8_lossy(bytes), false),
+        };
+        let (text, cut) = match text.char_indices().nth(MAX_LINE_CHARS) {
+            Some((end, _)) => (&text[..end], true),
+            None => (&text[..], cut),
+        };
         let line = line.map_or_else(String::new, |n| n.to_string());
+        let ellipsis = if cut {
+            self.found.cut_lines += 1;
+            format!(" … [line cut: {} bytes]", grouped(bytes.len()))
+        } else {
+            String::new()
+        };
         self.found.out.push_str(&format!(
-            "{}{separator}{line}{separator}{text}\n",
+            "{}{separator}{line}{separator}{text}{ellipsis}\n",
             self.path
         ));
     }

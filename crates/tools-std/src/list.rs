@@ -54,6 +54,7 @@ impl ListDirectory {
             )));
         }
         let all = self.all;
+        let cancelled = cx.cancellation_token().clone();
         blocking(move || {
             if !dir.is_dir() {
                 return Err(ToolError::invalid_arguments(format!(
@@ -66,6 +67,9 @@ impl ListDirectory {
                 .max_depth(Some(depth))
                 .build()
             {
+                if cancelled.is_cancelled() {
+                    return Err(ToolError::Cancelled);
+                }
                 let Ok(entry) = entry else { continue };
                 if entry.depth() == 0 {
                     continue;
@@ -134,10 +138,14 @@ impl Glob {
             .map_err(|error| ToolError::invalid_arguments(format!("pattern: {error}")))?
             .compile_matcher();
         let max = self.max_results.unwrap_or(200).max(1);
+        let cancelled = cx.cancellation_token().clone();
         blocking(move || {
             let mut found = Vec::new();
             let mut count = 0usize;
             for entry in walker(sandbox.root(), &dir, false).build() {
+                if cancelled.is_cancelled() {
+                    return Err(ToolError::Cancelled);
+                }
                 let Ok(entry) = entry else { continue };
                 if !entry.file_type().is_some_and(|t| t.is_file()) {
                     continue;
