@@ -820,7 +820,10 @@ async fn grep_holds_a_bounded_part_of_huge_lines() {
         .lines()
         .find(|line| line.starts_with("long.txt:1:"))
         .unwrap();
-    assert!(long_line.ends_with(" … [line cut: 100,007 bytes]"), "{long_line}");
+    assert!(
+        long_line.ends_with(" … [line cut: 100,007 bytes]"),
+        "{long_line}"
+    );
     assert!(long_line.chars().count() < 1_100, "{long_line}");
     assert!(
         found
@@ -830,8 +833,57 @@ async fn grep_holds_a_bounded_part_of_huge_lines() {
         found.content
     );
     assert!(
-        found.content.contains("1 lines longer than 1,000 chars were cut"),
+        found
+            .content
+            .contains("1 lines longer than 1,000 chars were cut"),
         "{}",
         found.content
     );
+}
+
+/// Runs `command` and returns the pid it printed as `child PID`, checking the call did not
+/// wait for the detached process.
+async fn detached_child(w: &Workspace, command: &str) -> u32 {
+    let result = tokio::time::timeout(
+        std::time::Duration::from_secs(20),
+        w.call("run_command", json!({ "command": command })),
+    )
+    .await
+    .expect("the call waited for a detached process");
+    assert!(
+        result.content.contains("exit code: 0"),
+        "{command}: {}",
+        result.content
+    );
+    assert!(
+        !result.content.contains("holds the output open"),
+        "{command}: {}",
+        result.content
+    );
+    printed_child(&result.content)
+}
+
+#[tokio::test]
+async fn processes_that_leave_the_process_group_do_not_outlive_the_call() {
+    let w = workspace();
+    let escapes = [
+        // A new session, holding the output pipe open.
+        "setsid sleep 1000 & echo child $!",
+        // Job control puts the job in a process group of its own.
+        "bash -c 'set -m; sleep 1000 & echo child $!'",
+        // A double fork whose grandchild makes its own group, then its parent exits.
+        "python3 -c 'import os, sys, time\nif os.fork() == 0:\n    os.setpgid(0, 0)\n    if os.fork() == 0:\n        print(\"child\", os.getpid(), flush=True)\n        time.sleep(1000)\n    os._exit(0)\nos.wait()'",
+    ];
+    for command in escapes {
+        let child = detached_child(&w, command).await;
+        // SIGKILL is delivered before the call returns; the process may take a moment to go.
+        let gone = (0..200).any(|_| {
+            let dead = !alive(child);
+            if !dead {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            dead
+        });
+        assert!(gone, "{command}: process {child} outlived its call");
+    }
 }

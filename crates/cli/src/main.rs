@@ -165,7 +165,11 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(cli.command)) {
+    let outcome = runtime.block_on(run(cli.command));
+    // A call's blocking work still under way (a read the command's leftovers held open) must
+    // not hold the exit: tasks are dropped, which kills what the calls started.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(500));
+    match outcome {
         Ok(code) => code,
         Err(failure) => {
             eprintln!("toolsmith: error: {}", failure.message);

@@ -255,3 +255,145 @@ async fn progress_of_a_long_command_reaches_the_client() {
     assert!(!text(&result).contains("running for"));
     client.cancel().await.unwrap();
 }
+
+/// `toolsmith serve` spoken to line by line, as a bare client would.
+struct RawServer {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl RawServer {
+    fn start(root: &std::path::Path) -> Self {
+        use std::io::BufRead as _;
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+            .arg("serve")
+            .arg("--root")
+            .arg(root)
+            .arg("--artifacts")
+            .arg(root.join(".a"))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (sender, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if sender.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut server = RawServer {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+        };
+        server.send(
+            &json!({
+                "jsonrpc": "2.0", "id": 0, "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": { "name": "raw", "version": "1" }
+                }
+            })
+            .to_string(),
+        );
+        server.reply(0);
+        server
+            .send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }).to_string());
+        server
+    }
+
+    fn send(&mut self, line: &str) {
+        use std::io::Write as _;
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// The response to request `id`, within 20 s.
+    fn reply(&mut self, id: i64) -> Value {
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let line = self
+                .lines
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no reply to request {id} within 20 s"));
+            let Ok(message) = serde_json::from_str::<Value>(&line) else {
+                continue;
+            };
+            if message["id"] == json!(id) {
+                return message;
+            }
+        }
+    }
+
+    /// Closes stdin and waits (bounded) for the server to exit.
+    fn close(mut self) -> std::process::ExitStatus {
+        drop(self.stdin.take());
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "serve did not exit after stdin closed"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for RawServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn closing_stdin_ends_serve_and_what_its_calls_started() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let mut server = RawServer::start(dir.path());
+    let script = format!(
+        "setsid sleep 1000 & echo $! > {}; sleep 1000",
+        pid_file.display()
+    );
+    server.send(
+        &json!({
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": { "name": "run_command", "arguments": { "command": script } }
+        })
+        .to_string(),
+    );
+    let mut pid = None;
+    for _ in 0..1_000 {
+        if let Some(found) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|text| text.trim().parse::<u32>().ok())
+        {
+            pid = Some(found);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = pid.expect("the command started within 20 s");
+    server.close();
+    let gone = (0..250).any(|_| {
+        let dead = !alive(pid);
+        if !dead {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        dead
+    });
+    assert!(gone, "a process the call started ({pid}) outlived serve");
+}

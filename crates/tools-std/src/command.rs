@@ -15,6 +15,7 @@ use toolsmith::trim::{Continuation, FullOutput, Totals, assemble, marker_reserve
 use toolsmith::{ArtifactWriter, Audience, READ_ARTIFACT, Tool, ToolContext, ToolError};
 
 use crate::grouped;
+use crate::reaper::{CallTag, TAG_VARIABLE};
 use crate::sandbox::Sandbox;
 
 /// The timeout when the call gives none.
@@ -40,7 +41,8 @@ const PROGRESS_EVERY: Duration = Duration::from_secs(2);
 /// stdout and stderr are merged in the order they were written. A long output keeps its
 /// beginning and, mostly, its end, where errors are; all of it stays readable with
 /// read_artifact. At `timeout_secs` (default 120, at most 900) the command and everything it
-/// started are killed; when it exits, whatever it left running in the background is killed too.
+/// started are killed; when it exits, whatever it left running in the background is killed too,
+/// also processes that left its process group (`setsid`, `nohup … &`): nothing outlives the call.
 #[derive(Debug, Deserialize, JsonSchema, Tool)]
 #[serde(deny_unknown_fields)]
 #[tool(
@@ -139,6 +141,7 @@ async fn run_captured(
     cx: &ToolContext,
 ) -> Result<Run, ToolError> {
     let (reader, writer) = io::pipe()?;
+    let tag = CallTag::new();
     // A larger pipe means fewer context switches between the command and the reader; the
     // default (64 KiB) is kept if the system refuses.
     let _ = nix::fcntl::fcntl(&reader, nix::fcntl::FcntlArg::F_SETPIPE_SZ(PIPE_BYTES));
@@ -149,6 +152,7 @@ async fn run_captured(
         .stdin(Stdio::null())
         .stdout(writer.try_clone()?)
         .stderr(writer)
+        .env(TAG_VARIABLE, tag.value())
         .process_group(0)
         .kill_on_drop(true)
         .spawn()
@@ -157,7 +161,11 @@ async fn run_captured(
         })?;
     // The command above owned the write ends; they are closed now, so the reader sees the end
     // of the output when the command's processes are gone.
-    let mut group = GroupKill(child.id().and_then(|id| i32::try_from(id).ok()));
+    let mut group = GroupKill {
+        pgid: child.id().and_then(|id| i32::try_from(id).ok()),
+        shell: child.id(),
+        tag: Some(tag),
+    };
 
     let capture = Arc::new(Mutex::new(Capture::new(cx.budget(), cx)));
     let lines = Arc::new(AtomicUsize::new(0));
@@ -229,20 +237,30 @@ fn describe(status: std::process::ExitStatus) -> String {
     }
 }
 
-/// Kills a process group when told to, or when dropped still armed (the call's future was
-/// dropped: the registry's timeout, say), so no process outlives its call.
-struct GroupKill(Option<i32>);
+/// Kills a command's process group and every process carrying its call's tag (those that
+/// left the group) when told to, or when dropped still armed (the call's future was dropped:
+/// the registry's timeout, say), so no process outlives its call.
+struct GroupKill {
+    pgid: Option<i32>,
+    /// The command's shell, reaped by its `Child`; never signalled by the tag sweep.
+    shell: Option<u32>,
+    tag: Option<CallTag>,
+}
 
 impl GroupKill {
     fn kill(&self) {
-        if let Some(pgid) = self.0 {
+        if let Some(pgid) = self.pgid {
             // ESRCH (the group is already empty) is the common, harmless case.
             let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+        }
+        if let Some(tag) = &self.tag {
+            tag.kill_all(self.shell);
         }
     }
 
     fn disarm(&mut self) {
-        self.0 = None;
+        self.pgid = None;
+        self.tag = None;
     }
 }
 

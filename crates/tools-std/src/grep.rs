@@ -219,8 +219,7 @@ impl Found {
 /// Whether a search failed because a line did not fit the heap limit.
 fn is_heap_limit(error: &io::Error) -> bool {
     // grep-searcher reports it as "configured allocation limit (N) exceeded".
-    error.kind() == io::ErrorKind::Other
-        && error.to_string().contains("allocation limit")
+    error.kind() == io::ErrorKind::Other && error.to_string().contains("allocation limit")
 }
 
 struct FileSink<'a> {

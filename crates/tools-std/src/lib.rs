@@ -29,6 +29,7 @@ mod command;
 mod grep;
 mod list;
 mod read;
+mod reaper;
 mod sandbox;
 mod write;
 

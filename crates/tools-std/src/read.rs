@@ -2,7 +2,7 @@
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -96,7 +96,7 @@ fn is_binary(shown: &str) -> ToolError {
 /// Reads lines `page.offset..` (up to `page.limit`) into numbered text of at most `budget`
 /// chars, streaming: the file is never loaded whole.
 pub(crate) fn read_page(
-    path: &PathBuf,
+    path: &Path,
     shown: &str,
     page: Page,
     budget: usize,
@@ -126,7 +126,7 @@ impl From<io::Error> for PageError {
 }
 
 fn read_page_of(
-    path: &PathBuf,
+    path: &Path,
     shown: &str,
     page: Page,
     budget: usize,
