@@ -20,8 +20,10 @@ const MAX_CONTEXT: usize = 10;
 const HEAP_LIMIT: usize = 8 << 20;
 /// The most chars of one line shown; a longer line is cut, with a note.
 const MAX_LINE_CHARS: usize = 1_000;
-/// The output is built up to this many times the call's allowance; past it only counts grow.
-const OUTPUT_ALLOWANCES: usize = 2;
+/// The output is built up to this many bytes (or twice the call's allowance, if more); past it
+/// matching lines are counted, not kept. The bound is what a search may hold whatever the
+/// workspace holds, and leaves the artifact of a large result whole in all but extreme cases.
+const MAX_OUTPUT_BYTES: usize = 8 << 20;
 
 /// Searches the files of the workspace for lines matching a regular expression.
 ///
@@ -83,7 +85,7 @@ impl Grep {
         };
         let max = self.max_results.unwrap_or(100).max(1);
         let cancelled = cx.cancellation_token().clone();
-        let output_cap = cx.budget().saturating_mul(OUTPUT_ALLOWANCES);
+        let output_cap = cx.budget().saturating_mul(2).max(MAX_OUTPUT_BYTES);
         blocking(move || {
             let mut searcher = SearcherBuilder::new()
                 .line_number(true)
