@@ -867,8 +867,9 @@ async fn detached_child(w: &Workspace, command: &str) -> u32 {
 async fn processes_that_leave_the_process_group_do_not_outlive_the_call() {
     let w = workspace();
     let escapes = [
-        // A new session, holding the output pipe open.
-        "setsid sleep 1000 & echo child $!",
+        // A new session, holding the output pipe open; it prints its pid once it is in it.
+        "setsid sh -c 'echo child $$; touch ready; exec sleep 1000' & \
+         while [ ! -e ready ]; do sleep 0.01; done",
         // Job control puts the job in a process group of its own.
         "bash -c 'set -m; sleep 1000 & echo child $!'",
         // A double fork whose grandchild makes its own group, then its parent exits.

@@ -319,17 +319,22 @@ impl RawServer {
 
     /// The response to request `id`, within 20 s.
     fn reply(&mut self, id: i64) -> Value {
+        self.reply_matching(|message| message["id"] == json!(id))
+    }
+
+    /// The first message that `wanted` accepts, within 20 s.
+    fn reply_matching(&mut self, wanted: impl Fn(&Value) -> bool) -> Value {
         let deadline = std::time::Instant::now() + Duration::from_secs(20);
         loop {
             let left = deadline.saturating_duration_since(std::time::Instant::now());
             let line = self
                 .lines
                 .recv_timeout(left)
-                .unwrap_or_else(|_| panic!("no reply to request {id} within 20 s"));
+                .unwrap_or_else(|_| panic!("no awaited reply within 20 s"));
             let Ok(message) = serde_json::from_str::<Value>(&line) else {
                 continue;
             };
-            if message["id"] == json!(id) {
+            if wanted(&message) {
                 return message;
             }
         }
@@ -364,8 +369,9 @@ fn closing_stdin_ends_serve_and_what_its_calls_started() {
     let dir = tempfile::tempdir().unwrap();
     let pid_file = dir.path().join("pid");
     let mut server = RawServer::start(dir.path());
+    // The detached process writes its pid once it is in its own session.
     let script = format!(
-        "setsid sleep 1000 & echo $! > {}; sleep 1000",
+        "setsid sh -c 'echo $$ > {}; exec sleep 1000' & sleep 1000",
         pid_file.display()
     );
     server.send(
@@ -396,4 +402,45 @@ fn closing_stdin_ends_serve_and_what_its_calls_started() {
         dead
     });
     assert!(gone, "a process the call started ({pid}) outlived serve");
+}
+
+#[test]
+fn bad_frames_get_json_rpc_errors_and_the_session_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = RawServer::start(dir.path());
+
+    server.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call"}"#);
+    let reply = server.reply(1);
+    assert_eq!(reply["error"]["code"], -32602, "{reply}");
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`name`"),
+        "{reply}"
+    );
+
+    // One byte over the 16 MiB limit.
+    let padding = "x".repeat(16 << 20);
+    server.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"run_command","arguments":{{"command":"{padding}"}}}}}}"#
+    ));
+    let reply = server.reply(2);
+    assert_eq!(reply["error"]["code"], -32600, "{reply}");
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("16,777,216 bytes"),
+        "{reply}"
+    );
+
+    server.send("this is not json");
+    let reply = server.reply_matching(|message| message["error"]["code"] == -32700);
+    assert!(reply["id"].is_null(), "{reply}");
+
+    server.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#);
+    let tools = server.reply(3);
+    assert_eq!(tools["result"]["tools"].as_array().unwrap().len(), 8);
+    server.close();
 }

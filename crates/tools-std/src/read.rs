@@ -125,12 +125,7 @@ impl From<io::Error> for PageError {
     }
 }
 
-fn read_page_of(
-    path: &Path,
-    shown: &str,
-    page: Page,
-    budget: usize,
-) -> Result<String, PageError> {
+fn read_page_of(path: &Path, shown: &str, page: Page, budget: usize) -> Result<String, PageError> {
     let (mut file, _) = open_regular(path, shown)?;
     let mut head = [0u8; 8192];
     let sampled = read_up_to(&mut file, &mut head)?;

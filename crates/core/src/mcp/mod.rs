@@ -6,6 +6,8 @@
 //! other call. A cancelled request cancels its turn (a running command is killed); progress the
 //! tool reports is forwarded as progress notifications when the client asked for them.
 
+mod transport;
+
 use std::sync::Arc;
 
 use rmcp::model::{
@@ -16,6 +18,7 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler, ServiceExt as _};
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
 use crate::context::Event;
 use crate::registry::{Registry, ToolCall};
@@ -23,15 +26,23 @@ use crate::schema::Dialect;
 
 /// Serves `registry` over MCP on this process's stdin and stdout until the client disconnects.
 ///
+/// Each message is one line of at most 16 MiB; a longer one, a line that is not JSON and a
+/// request without the `params` it needs are each answered with a JSON-RPC error, and the
+/// session goes on. When stdin closes, calls still running are cancelled (their commands
+/// killed) and the function returns.
+///
 /// # Errors
 ///
 /// When the MCP session cannot be set up (the client did not initialize) or ends abnormally.
 pub async fn serve_stdio(
     registry: Registry,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    let service = McpServer::new(registry)
-        .serve(rmcp::transport::stdio())
-        .await?;
+    let closed = CancellationToken::new();
+    let transport =
+        transport::LineTransport::new(tokio::io::stdin(), tokio::io::stdout(), closed.clone());
+    let mut server = McpServer::new(registry);
+    server.shutdown = closed;
+    let service = server.serve(transport).await?;
     service.waiting().await?;
     Ok(())
 }
@@ -42,6 +53,8 @@ pub async fn serve_stdio(
 pub struct McpServer {
     registry: Registry,
     tools: Arc<Vec<rmcp::model::Tool>>,
+    /// Cancelled when the session's input ends: running calls stop.
+    shutdown: CancellationToken,
 }
 
 impl McpServer {
@@ -65,6 +78,7 @@ impl McpServer {
         McpServer {
             registry,
             tools: Arc::new(tools),
+            shutdown: CancellationToken::new(),
         }
     }
 }
@@ -102,8 +116,12 @@ impl ServerHandler for McpServer {
         let mut turn = self.registry.turn();
         let cancel_turn = turn.cancellation_token();
         let request_cancelled = context.ct.clone();
+        let shutdown = self.shutdown.clone();
         let canceller = tokio::spawn(async move {
-            request_cancelled.cancelled().await;
+            tokio::select! {
+                () = request_cancelled.cancelled() => {}
+                () = shutdown.cancelled() => {}
+            }
             cancel_turn.cancel();
         });
         let forwarder = context.meta.get_progress_token().map(|token| {

@@ -1,0 +1,290 @@
+//! The stdio transport of [`serve_stdio`](super::serve_stdio): one JSON-RPC message a line,
+//! each line bounded, every bad message answered.
+//!
+//! rmcp's own stdio transport drops a line over its limit without a word (the client then waits
+//! forever for an answer) and routes a request without its required `params` to "method not
+//! found". This transport answers both with the JSON-RPC error they call for, and reports the
+//! end of input so in-flight calls can be cancelled at once instead of drained.
+
+use std::sync::Arc;
+
+use rmcp::RoleServer;
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader};
+use tokio_util::sync::CancellationToken;
+
+use crate::trim::grouped;
+
+/// The longest message accepted, in bytes (rmcp's own default, 16 MiB).
+pub(crate) const MAX_MESSAGE_BYTES: usize = 16 << 20;
+/// How much of an oversized line is kept to find its request id.
+const ID_PREFIX_BYTES: usize = 4096;
+
+/// JSON-RPC 2.0 error codes.
+const PARSE_ERROR: i64 = -32700;
+const INVALID_REQUEST: i64 = -32600;
+const INVALID_PARAMS: i64 = -32602;
+
+/// Newline-delimited JSON-RPC over a reader and a writer, each line at most `max_line` bytes.
+pub(crate) struct LineTransport<R, W> {
+    read: BufReader<R>,
+    write: Arc<tokio::sync::Mutex<W>>,
+    max_line: usize,
+    line: Vec<u8>,
+    /// While an oversized line is skipped: its first bytes, to answer it by id.
+    discarding: Option<Vec<u8>>,
+    /// Cancelled when the input ends.
+    closed: CancellationToken,
+}
+
+/// What one bounded read of a line found.
+enum Line {
+    /// A whole line is in `line`.
+    Complete,
+    /// A line over the limit was skipped; its first bytes.
+    Oversized(Vec<u8>),
+    /// The input ended (or failed).
+    End,
+}
+
+impl<R, W> LineTransport<R, W>
+where
+    R: AsyncRead + Unpin + Send + Sync,
+    W: AsyncWrite + Unpin + Send + Sync + 'static,
+{
+    pub(crate) fn new(read: R, write: W, closed: CancellationToken) -> Self {
+        LineTransport {
+            read: BufReader::with_capacity(64 * 1024, read),
+            write: Arc::new(tokio::sync::Mutex::new(write)),
+            max_line: MAX_MESSAGE_BYTES,
+            line: Vec::new(),
+            discarding: None,
+            closed,
+        }
+    }
+
+    /// Reads one line into `self.line` without letting it grow past the limit. Cancel-safe:
+    /// only `fill_buf` awaits, and the state lives in `self`.
+    async fn read_line(&mut self) -> Line {
+        loop {
+            let buffer = match self.read.fill_buf().await {
+                Ok(buffer) => buffer,
+                Err(_) => return Line::End,
+            };
+            if buffer.is_empty() {
+                return match self.discarding.take() {
+                    Some(prefix) => Line::Oversized(prefix),
+                    None if self.line.is_empty() => Line::End,
+                    None => Line::Complete,
+                };
+            }
+            let newline = memchr::memchr(b'\n', buffer);
+            let segment = &buffer[..newline.unwrap_or(buffer.len())];
+            let used = newline.map_or(buffer.len(), |at| at + 1);
+            if let Some(prefix) = &mut self.discarding {
+                let room = ID_PREFIX_BYTES.saturating_sub(prefix.len());
+                prefix.extend_from_slice(&segment[..segment.len().min(room)]);
+            } else if self.line.len() + segment.len() > self.max_line {
+                let mut prefix = std::mem::take(&mut self.line);
+                prefix.truncate(ID_PREFIX_BYTES);
+                let room = ID_PREFIX_BYTES.saturating_sub(prefix.len());
+                prefix.extend_from_slice(&segment[..segment.len().min(room)]);
+                self.discarding = Some(prefix);
+            } else {
+                self.line.extend_from_slice(segment);
+            }
+            self.read.consume(used);
+            if newline.is_some() {
+                return match self.discarding.take() {
+                    Some(prefix) => Line::Oversized(prefix),
+                    None => Line::Complete,
+                };
+            }
+        }
+    }
+
+    /// Writes a JSON-RPC error response.
+    async fn reply_error(&self, id: Value, code: i64, message: String) {
+        let response = json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "error": { "code": code, "message": message },
+        });
+        // A client that went away cannot be answered; the next read ends the session.
+        let _ = write_line(&self.write, &response).await;
+    }
+}
+
+async fn write_line<W: AsyncWrite + Unpin>(
+    write: &tokio::sync::Mutex<W>,
+    message: &impl serde::Serialize,
+) -> std::io::Result<()> {
+    let mut bytes = serde_json::to_vec(message)?;
+    bytes.push(b'\n');
+    let mut write = write.lock().await;
+    write.write_all(&bytes).await?;
+    write.flush().await
+}
+
+impl<R, W> Transport<RoleServer> for LineTransport<R, W>
+where
+    R: AsyncRead + Unpin + Send + Sync,
+    W: AsyncWrite + Unpin + Send + Sync + 'static,
+{
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let write = self.write.clone();
+        async move { write_line(&write, &item).await }
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        loop {
+            match self.read_line().await {
+                Line::End => {
+                    self.closed.cancel();
+                    return None;
+                }
+                Line::Oversized(prefix) => {
+                    let message = format!(
+                        "the message is over the server's limit of {} bytes and was not read; \
+                         send smaller messages (large inputs belong in files)",
+                        grouped(self.max_line)
+                    );
+                    self.reply_error(id_in_prefix(&prefix), INVALID_REQUEST, message)
+                        .await;
+                }
+                Line::Complete => {
+                    let line = std::mem::take(&mut self.line);
+                    let text = line.strip_suffix(b"\r").unwrap_or(&line);
+                    if text.iter().all(u8::is_ascii_whitespace) {
+                        continue;
+                    }
+                    let value: Value = match serde_json::from_slice(text) {
+                        Ok(value) => value,
+                        Err(error) => {
+                            let message = format!("parse error: the message is not JSON ({error})");
+                            self.reply_error(Value::Null, PARSE_ERROR, message).await;
+                            continue;
+                        }
+                    };
+                    if let Some((id, message)) = missing_params(&value) {
+                        self.reply_error(id, INVALID_PARAMS, message).await;
+                        continue;
+                    }
+                    match serde_json::from_value(value.clone()) {
+                        Ok(message) => return Some(message),
+                        Err(error) => {
+                            // A notification gets no answer; a request does.
+                            if let Some(id) =
+                                value.get("id").filter(|_| value.get("method").is_some())
+                            {
+                                let message = format!("invalid request: {error}");
+                                self.reply_error(id.clone(), INVALID_REQUEST, message).await;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.closed.cancel();
+        Ok(())
+    }
+}
+
+/// A request whose method needs `params` (with certain fields) but came without them: its id
+/// and the error message.
+fn missing_params(message: &Value) -> Option<(Value, String)> {
+    let id = message.get("id")?;
+    let method = message.get("method")?.as_str()?;
+    let needed: &[&str] = match method {
+        "tools/call" | "prompts/get" => &["name"],
+        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => &["uri"],
+        "initialize" => &["protocolVersion", "clientInfo"],
+        "logging/setLevel" => &["level"],
+        "completion/complete" => &["ref", "argument"],
+        _ => return None,
+    };
+    let params = message.get("params").and_then(Value::as_object);
+    let missing: Vec<&str> = needed
+        .iter()
+        .copied()
+        .filter(|key| params.is_none_or(|params| !params.contains_key(*key)))
+        .collect();
+    if missing.is_empty() {
+        return None;
+    }
+    let what = if params.is_none() {
+        "no `params` object".to_owned()
+    } else {
+        format!("`params` without {}", quoted(&missing))
+    };
+    Some((
+        id.clone(),
+        format!(
+            "invalid params: `{method}` came with {what}; it needs `params` with {}",
+            quoted(needed)
+        ),
+    ))
+}
+
+fn quoted(keys: &[&str]) -> String {
+    keys.iter()
+        .map(|key| format!("`{key}`"))
+        .collect::<Vec<_>>()
+        .join(" and ")
+}
+
+/// The request id in the first bytes of a message, when it is there: `null` otherwise, as
+/// JSON-RPC answers a request whose id cannot be read.
+fn id_in_prefix(prefix: &[u8]) -> Value {
+    let finder = memchr::memmem::Finder::new(b"\"id\"");
+    for at in finder.find_iter(prefix) {
+        let rest = &prefix[at + 4..];
+        let rest = rest.trim_ascii_start();
+        let Some(rest) = rest.strip_prefix(b":") else {
+            continue;
+        };
+        let mut values = serde_json::Deserializer::from_slice(rest).into_iter::<Value>();
+        if let Some(Ok(id @ (Value::Number(_) | Value::String(_)))) = values.next() {
+            return id;
+        }
+    }
+    Value::Null
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_id_of_an_oversized_message() {
+        assert_eq!(
+            id_in_prefix(br#"{"jsonrpc":"2.0","id": 42,"method":"tools/call","params":{"#),
+            json!(42)
+        );
+        assert_eq!(id_in_prefix(br#"{"id":"abc","params":{"x":"#), json!("abc"));
+        assert_eq!(id_in_prefix(br#"{"params":{"x":"aaaa"#), Value::Null);
+    }
+
+    #[test]
+    fn a_call_without_params_is_invalid_params() {
+        let (id, message) =
+            missing_params(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call"})).unwrap();
+        assert_eq!(id, json!(1));
+        assert!(message.contains("no `params` object"), "{message}");
+        assert!(
+            missing_params(&json!({"id": 1, "method": "tools/call", "params": {"name": "x"}}))
+                .is_none()
+        );
+        assert!(missing_params(&json!({"id": 1, "method": "tools/list"})).is_none());
+    }
+}
