@@ -221,19 +221,134 @@ fn repair_fixes_each_kind_and_reports_it() {
     );
 }
 
+/// The provider's rules for ids, written apart from the library: every `tool_use` id matches
+/// `^[a-zA-Z0-9_-]+$` and none repeats anywhere in the conversation; every result names a call
+/// of the assistant message right before its message.
+fn provider_accepts_ids(messages: &[Message]) -> Result<(), String> {
+    let mut seen = std::collections::HashSet::new();
+    for (i, message) in messages.iter().enumerate() {
+        for tool_use in message.tool_uses() {
+            let id = tool_use.id.as_str();
+            if id.is_empty()
+                || !id
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            {
+                return Err(format!(
+                    "messages.{i}: id `{id}` does not match the pattern"
+                ));
+            }
+            if !seen.insert(id.to_owned()) {
+                return Err(format!(
+                    "messages.{i}: tool_use ids must be unique (`{id}`)"
+                ));
+            }
+        }
+        for result in message.tool_results() {
+            let called = i > 0
+                && messages[i - 1]
+                    .tool_uses()
+                    .any(|tool_use| tool_use.id == result.tool_use_id);
+            if !called {
+                return Err(format!(
+                    "messages.{i}: result `{}` answers no call",
+                    result.tool_use_id
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 #[test]
-fn ids_reused_turn_after_turn_are_matched_by_position() {
+fn ids_reused_across_the_conversation_are_renamed_with_their_results() {
     let mut messages = vec![
         Message::user("go"),
-        assistant_calls(&["call_0"]),
-        user_results(&["call_0"]),
-        assistant_calls(&["call_0"]),
-        user_results(&["call_0"]),
+        assistant_calls(&["a"]),
+        user_results(&["a"]),
+        assistant_calls(&["a"]),
+        user_results(&["a"]),
+        Message::assistant("end"),
     ];
+    assert!(provider_accepts_ids(&messages).is_err());
+    let violations = history::validate(&messages);
+    assert_eq!(
+        violations
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>(),
+        [
+            "message 3: tool_use id `a` was already used in message 1; ids must be unique across \
+          the conversation"
+        ]
+    );
+    let report = history::repair(&mut messages);
+    assert_eq!(report.renamed, [("a".to_owned(), "a_2".to_owned())]);
+    assert!(
+        report.to_string().contains("ids renamed: `a` → `a_2`"),
+        "{report}"
+    );
+    provider_accepts_ids(&messages).unwrap();
+    assert_eq!(
+        messages[4].tool_results().next().unwrap().tool_use_id,
+        "a_2"
+    );
+    assert_eq!(
+        result_text(&messages[4]),
+        "result of a",
+        "the renamed call keeps its own result"
+    );
     assert!(history::validate(&messages).is_empty());
+    assert!(
+        history::repair(&mut messages).is_empty(),
+        "a second repair changes nothing"
+    );
+}
+
+#[test]
+fn malformed_ids_are_renamed_to_valid_unique_ones() {
+    let mut messages = vec![
+        Message::user("go"),
+        assistant_calls(&["call.1", "has space", ""]),
+        user_results(&["call.1", "has space", ""]),
+        // `call_1` is taken later in the conversation: the rename must not collide with it.
+        assistant_calls(&["call_1", "call.1"]),
+        user_results(&["call_1", "call.1"]),
+    ];
+    let violations = history::validate(&messages);
+    assert!(
+        violations
+            .iter()
+            .any(|v| matches!(v, history::Violation::InvalidId { id, .. } if id.is_empty())),
+        "{violations:?}"
+    );
+    let report = history::repair(&mut messages);
+    provider_accepts_ids(&messages).unwrap();
+    assert_eq!(report.renamed.len(), 4, "{report}");
+    for (old, new) in &report.renamed {
+        assert!(history::is_valid_tool_use_id(new), "`{old}` → `{new}`");
+    }
     let before = messages.clone();
     assert!(history::repair(&mut messages).is_empty());
     assert_eq!(messages, before);
+}
+
+#[test]
+fn openai_histories_that_reuse_call_ids_come_out_unique() {
+    let openai = json!([
+        { "role": "user", "content": "go" },
+        { "role": "assistant", "content": null, "tool_calls": [
+            { "id": "call_0", "type": "function", "function": { "name": "read_file", "arguments": "{}" } }
+        ] },
+        { "role": "tool", "tool_call_id": "call_0", "content": "first" },
+        { "role": "assistant", "content": null, "tool_calls": [
+            { "id": "call_0", "type": "function", "function": { "name": "read_file", "arguments": "{}" } }
+        ] },
+        { "role": "tool", "tool_call_id": "call_0", "content": "second" },
+    ]);
+    let (_, messages) = history::from_openai(openai.as_array().unwrap()).unwrap();
+    provider_accepts_ids(&messages).unwrap();
+    assert_eq!(result_text(&messages[4]), "second");
 }
 
 /// A valid history: turns of an assistant message with some calls (and maybe text) and the
@@ -243,7 +358,7 @@ fn valid_history() -> impl Strategy<Value = Vec<Message>> {
     prop::collection::vec(turn, 0..8).prop_map(|turns| {
         let mut messages = vec![Message::user("start")];
         for (t, (calls, assistant_text, user_text, words)) in turns.into_iter().enumerate() {
-            let ids: Vec<String> = (0..calls).map(|c| format!("call_{c}")).collect();
+            let ids: Vec<String> = (0..calls).map(|c| format!("call_{t}_{c}")).collect();
             let mut blocks = Vec::new();
             if assistant_text || calls == 0 {
                 blocks.push(Block::text(format!("turn {t}: {words}")));
@@ -380,6 +495,7 @@ proptest! {
         history::repair(&mut messages);
         let violations = history::validate(&messages);
         prop_assert!(violations.is_empty(), "{:?}", violations);
+        prop_assert_eq!(provider_accepts_ids(&messages), Ok(()));
         prop_assert!(messages.iter().all(|m| !m.is_empty()), "no empty message is left");
         let again = messages.clone();
         prop_assert!(history::repair(&mut messages).is_empty());

@@ -38,7 +38,9 @@ pub use overflow::{
     CONTINUATION_TEXT, DROPPED_NOTE, Escalation, MaxTokensEscalation, RecoveryLevel,
     RecoveryPolicy, RecoveryReport, is_context_overflow, recover,
 };
-pub use pairing::{MISSING_RESULT_TEXT, RepairReport, Violation, is_valid, repair, validate};
+pub use pairing::{
+    MISSING_RESULT_TEXT, RepairReport, Violation, is_valid, is_valid_tool_use_id, repair, validate,
+};
 
 use crate::tokens::TokenCounter;
 

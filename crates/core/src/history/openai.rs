@@ -19,6 +19,9 @@ pub struct ConversionError {
 /// blocks (their JSON `arguments` parsed), and `tool` messages become `tool_result` blocks of
 /// one user message, followed by the next user message's content.
 ///
+/// Tool call ids come out unique across the conversation and of `[a-zA-Z0-9_-]` (a reused or
+/// malformed one is renamed, with its results, as [`repair`](super::repair) renames).
+///
 /// # Errors
 ///
 /// [`ConversionError`] for a message without a known `role`, or a `tool` message without
@@ -98,6 +101,9 @@ pub fn from_openai(messages: &[Value]) -> Result<(Option<String>, Vec<Message>),
     if let Some(blocks) = pending {
         out.push(user_message(blocks));
     }
+    // OpenAI-compatible providers reuse ids across turns (`call_0` every turn) or use
+    // characters Anthropic refuses: make them unique and valid, results renamed with them.
+    super::pairing::rename_ids(&mut out);
     let system = (!system.is_empty()).then(|| system.join("\n\n"));
     Ok((system, out))
 }

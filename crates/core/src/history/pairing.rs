@@ -1,9 +1,11 @@
 //! Every `tool_use` answered by exactly one `tool_result`: validation and repair.
 //!
 //! Matching is positional: a `tool_use` in an assistant message is answered in the user
-//! message right after it, and claims results only up to the next assistant message. Ids need
-//! to be unique within a turn, not across the conversation, so providers that reuse ids turn
-//! after turn (`call_0` every time) are handled.
+//! message right after it, and claims results only up to the next assistant message. Ids must
+//! also be unique across the whole conversation and match `^[a-zA-Z0-9_-]+$`, as the Anthropic
+//! API demands (it refuses a request in which two `tool_use` blocks anywhere share an id);
+//! [`repair`] renames a reused or malformed id, together with the results that answer it, so a
+//! history from a provider that reuses ids turn after turn (`call_0` every time) is accepted.
 
 use std::fmt;
 use std::mem;
@@ -67,6 +69,23 @@ pub enum Violation {
         /// The index of the message.
         message: usize,
     },
+    /// A `tool_use` id already used by a `tool_use` of an earlier assistant message.
+    ReusedId {
+        /// The index of the assistant message holding the later use.
+        message: usize,
+        /// The reused id.
+        id: String,
+        /// The index of the assistant message that used it first.
+        first: usize,
+    },
+    /// A `tool_use` id that is empty or holds characters other than ASCII letters, digits,
+    /// `_` and `-`.
+    InvalidId {
+        /// The index of the assistant message.
+        message: usize,
+        /// The id.
+        id: String,
+    },
 }
 
 impl fmt::Display for Violation {
@@ -96,6 +115,16 @@ impl fmt::Display for Violation {
                 "message {message}: tool_result blocks must come before any other content"
             ),
             Violation::EmptyMessage { message } => write!(f, "message {message}: has no content"),
+            Violation::ReusedId { message, id, first } => write!(
+                f,
+                "message {message}: tool_use id `{id}` was already used in message {first}; ids \
+                 must be unique across the conversation"
+            ),
+            Violation::InvalidId { message, id } => write!(
+                f,
+                "message {message}: tool_use id `{id}` must be non-empty ASCII letters, digits, \
+                 `_` or `-`"
+            ),
         }
     }
 }
@@ -114,8 +143,60 @@ pub fn is_valid(history: &[Message]) -> bool {
     valid
 }
 
+/// Whether `id` is a valid `tool_use` id: `^[a-zA-Z0-9_-]+$`.
+pub fn is_valid_tool_use_id(id: &str) -> bool {
+    !id.is_empty()
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// Ids seen so far, for finding reuse across the conversation without allocating: a bitmap of
+/// their hashes on the stack rules out almost every id at once; a possible repeat is confirmed
+/// by a scan of the earlier assistant messages.
+struct SeenIds {
+    bits: [u64; 4096],
+}
+
+impl SeenIds {
+    fn new() -> Self {
+        SeenIds { bits: [0; 4096] }
+    }
+
+    /// Marks `id` as seen; returns whether it may have been seen before: two bits of a mixed
+    /// 64-bit FNV-1a hash in 32 KiB, so a false alarm (which costs a scan) is about 1 in 700 at
+    /// 5,000 ids.
+    fn insert(&mut self, id: &str) -> bool {
+        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+        for byte in id.bytes() {
+            hash = (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        // Mix the bits (murmur3's finaliser): ids that differ only at the end differ everywhere.
+        hash ^= hash >> 33;
+        hash = hash.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        hash ^= hash >> 33;
+        hash = hash.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        hash ^= hash >> 33;
+        let mut seen = true;
+        for bit in [hash & 0x3_ffff, (hash >> 32) & 0x3_ffff] {
+            let (word, mask) = ((bit / 64) as usize, 1u64 << (bit % 64));
+            seen &= self.bits[word] & mask != 0;
+            self.bits[word] |= mask;
+        }
+        seen
+    }
+}
+
+/// The first assistant message before `before` with a `tool_use` of id `id`.
+fn first_use(history: &[Message], before: usize, id: &str) -> Option<usize> {
+    history[..before].iter().position(|message| {
+        message.role == Role::Assistant && message.tool_uses().any(|tool_use| tool_use.id == id)
+    })
+}
+
 /// Calls `found` for each violation; builds a violation (and allocates) only through it.
 fn visit(history: &[Message], found: &mut dyn FnMut(&dyn Fn() -> Violation)) {
+    let mut seen = SeenIds::new();
     for (i, message) in history.iter().enumerate() {
         if message.is_empty() {
             found(&|| Violation::EmptyMessage { message: i });
@@ -127,10 +208,26 @@ fn visit(history: &[Message], found: &mut dyn FnMut(&dyn Fn() -> Violation)) {
                     match block {
                         Block::ToolUse(tool_use) => {
                             let id = tool_use.id.as_str();
+                            if !is_valid_tool_use_id(id) {
+                                found(&|| Violation::InvalidId {
+                                    message: i,
+                                    id: id.to_owned(),
+                                });
+                            }
                             let repeated = blocks[..k]
                                 .iter()
                                 .filter_map(Block::as_tool_use)
                                 .any(|earlier| earlier.id == id);
+                            if !repeated
+                                && seen.insert(id)
+                                && let Some(first) = first_use(history, i, id)
+                            {
+                                found(&|| Violation::ReusedId {
+                                    message: i,
+                                    id: id.to_owned(),
+                                    first,
+                                });
+                            }
                             if repeated {
                                 found(&|| Violation::DuplicateUse {
                                     message: i,
@@ -222,6 +319,9 @@ pub struct RepairReport {
     pub moved: Vec<String>,
     /// Messages removed because nothing was left in them.
     pub empty_messages_removed: usize,
+    /// Ids renamed, as `(old, new)`, with the results that answer them: reused across the
+    /// conversation, or not of the allowed characters.
+    pub renamed: Vec<(String, String)>,
 }
 
 impl RepairReport {
@@ -251,6 +351,12 @@ impl fmt::Display for RepairReport {
             &self.misplaced_uses_removed,
         );
         list("results moved", &self.moved);
+        let renamed: Vec<String> = self
+            .renamed
+            .iter()
+            .map(|(old, new)| format!("`{old}` → `{new}`"))
+            .collect();
+        list("ids renamed", &renamed);
         if self.empty_messages_removed > 0 {
             parts.push(format!(
                 "{} empty messages removed",
@@ -268,12 +374,16 @@ impl fmt::Display for RepairReport {
 /// user messages up to the next assistant message; the claimed results go, in call order, to
 /// the front of the user message right after it (created if missing); a call with no result
 /// gets a synthetic error result saying it did not complete; unclaimed and repeated results are
-/// removed, and so are `tool_use` blocks in user messages and messages left empty.
+/// removed, and so are `tool_use` blocks in user messages and messages left empty. First, a
+/// `tool_use` id used by an earlier assistant message, or not of `[a-zA-Z0-9_-]`, is renamed
+/// (the allowed characters kept, the rest `_`, then `_2`, `_3`, … until unique), and so are the
+/// results of its turn that name it. Repairing a repaired history changes nothing.
 pub fn repair(history: &mut Vec<Message>) -> RepairReport {
     let mut report = RepairReport::default();
     if is_valid(history) {
         return report;
     }
+    report.renamed = rename_ids(history);
     let old = mem::take(history);
     let mut out: Vec<Message> = Vec::with_capacity(old.len() + 1);
     let mut messages = old.into_iter().peekable();
@@ -354,6 +464,94 @@ pub fn repair(history: &mut Vec<Message>) -> RepairReport {
     }
     *history = out;
     report
+}
+
+/// Renames reused and malformed `tool_use` ids, and the results of their turn that name them;
+/// returns what was renamed. Deterministic: the same history always gets the same names.
+pub(crate) fn rename_ids(history: &mut [Message]) -> Vec<(String, String)> {
+    use std::collections::HashSet;
+    let mut renamed = Vec::new();
+    // Every id in use anywhere, so a new name never collides with a later one.
+    let mut taken: HashSet<String> = history
+        .iter()
+        .flat_map(|message| message.tool_uses().map(|tool_use| tool_use.id.clone()))
+        .collect();
+    let mut used_before: HashSet<String> = HashSet::new();
+    for i in 0..history.len() {
+        if history[i].role != Role::Assistant {
+            continue;
+        }
+        let mut turn: Vec<(String, String)> = Vec::new();
+        let mut in_this_message: HashSet<String> = HashSet::new();
+        if let Content::Blocks(blocks) = &mut history[i].content {
+            for block in blocks.iter_mut() {
+                let Block::ToolUse(tool_use) = block else {
+                    continue;
+                };
+                if let Some((_, new)) = turn.iter().find(|(old, _)| *old == tool_use.id) {
+                    // A repeat within the message follows the first, and is removed as such.
+                    tool_use.id = new.clone();
+                    continue;
+                }
+                let first_here = in_this_message.insert(tool_use.id.clone());
+                let reused = first_here && used_before.contains(&tool_use.id);
+                if !reused && is_valid_tool_use_id(&tool_use.id) {
+                    continue;
+                }
+                let new = fresh_id(&tool_use.id, &taken);
+                taken.insert(new.clone());
+                turn.push((tool_use.id.clone(), new.clone()));
+                tool_use.id = new;
+            }
+        }
+        used_before.extend(history[i].tool_uses().map(|tool_use| tool_use.id.clone()));
+        used_before.extend(turn.iter().map(|(old, _)| old.clone()));
+        // The results of this turn: the user messages up to the next assistant message.
+        for message in history[i + 1..]
+            .iter_mut()
+            .take_while(|message| message.role == Role::User)
+        {
+            if let Content::Blocks(blocks) = &mut message.content {
+                for block in blocks.iter_mut() {
+                    if let Block::ToolResult(result) = block
+                        && let Some((_, new)) =
+                            turn.iter().find(|(old, _)| *old == result.tool_use_id)
+                    {
+                        result.tool_use_id = new.clone();
+                    }
+                }
+            }
+        }
+        renamed.extend(turn);
+    }
+    renamed
+}
+
+/// A valid id not in `taken`, made from `id`: its allowed characters kept, others `_`, then a
+/// numeric suffix.
+fn fresh_id(id: &str, taken: &std::collections::HashSet<String>) -> String {
+    let base: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let base = if base.is_empty() {
+        "toolu".to_owned()
+    } else {
+        base
+    };
+    if !taken.contains(&base) && base != id {
+        return base;
+    }
+    (2..)
+        .map(|n| format!("{base}_{n}"))
+        .find(|candidate| !taken.contains(candidate))
+        .unwrap_or(base)
 }
 
 /// Removes results from an assistant message and repeated calls; returns it with its call ids.
