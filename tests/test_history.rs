@@ -6,7 +6,8 @@ use serde_json::{Value, json};
 use toolsmith::BudgetPolicy;
 use toolsmith::history::{
     self, Block, CompactPolicy, Content, ContentKind, Escalation, MISSING_RESULT_TEXT,
-    MaxTokensEscalation, Message, RecoveryLevel, RecoveryPolicy, ResultContent, Role, Violation,
+    MaxTokensEscalation, Message, ProviderErrorKind, RecoveryLevel, RecoveryPolicy, ResultContent,
+    Role, Violation,
 };
 
 /// A conversation in the Anthropic Messages API's shape: text, tool use, tool results with
@@ -700,10 +701,66 @@ fn provider_overflow_errors_are_recognised() {
             "The decoder prompt (length 9000) is longer than the maximum model length of 8192.",
         ),
         (None, "context length exceeded"),
-        (Some(413), "Request Entity Too Large"),
+        // Wordings reported in public issues of agents and SDKs.
+        (
+            Some(400),
+            "This model's maximum prompt length is 131072 but the request contains 136973 tokens.",
+        ),
+        (
+            Some(400),
+            "too many tokens: total number of tokens (prompt and prediction) cannot exceed 2048 - received 6354",
+        ),
+        (
+            Some(422),
+            "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 8192. Given: 8000 `inputs` tokens and 1000 `max_new_tokens`",
+        ),
+        (Some(500), "Context size has been exceeded."),
+        (
+            Some(400),
+            "Trying to keep the first 15028 tokens when context the overflows. However, the model is loaded with context length of only 7424 tokens, which is not enough. n_keep (15028) >= n_ctx (7424)",
+        ),
+        (
+            Some(400),
+            "prompt token count of 93854 exceeds the limit of 90000",
+        ),
+        (
+            Some(400),
+            "<400> InternalError.Algo.InvalidParameter: Range of input length should be [1, 204800]",
+        ),
+        (
+            Some(413),
+            "{\"error\":{\"message\":\"This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.\"}}",
+        ),
+        (
+            Some(500),
+            "prompt too long; exceeded max context length by 1337 tokens",
+        ),
     ];
     for (status, message) in overflows {
+        assert_eq!(
+            history::classify_provider_error(status, message),
+            ProviderErrorKind::ContextOverflow,
+            "{message}"
+        );
         assert!(history::is_context_overflow(status, message), "{message}");
+    }
+    let output_limits = [
+        (
+            Some(400),
+            "max_tokens: 128000 > 64000, which is the maximum allowed number of output tokens for claude-sonnet-4-20250514",
+        ),
+        (
+            Some(400),
+            "max_tokens is too large: 100000. This model supports at most 16384 completion tokens, whereas you provided 100000.",
+        ),
+    ];
+    for (status, message) in output_limits {
+        assert_eq!(
+            history::classify_provider_error(status, message),
+            ProviderErrorKind::OutputLimit,
+            "{message}"
+        );
+        assert!(!history::is_context_overflow(status, message), "{message}");
     }
     let others = [
         (
@@ -718,6 +775,16 @@ fn provider_overflow_errors_are_recognised() {
         (
             Some(400),
             "messages.1.content.0.tool_use.input: Field required",
+        ),
+        // A proxy's page, not the model's answer.
+        (
+            Some(413),
+            "<html><head><title>413 Request Entity Too Large</title></head><body><center><h1>413 Request Entity Too Large</h1></center><hr><center>nginx</center></body></html>",
+        ),
+        // Groq answers a per-minute limit with 413.
+        (
+            Some(413),
+            "Request too large for model `llama-3.3-70b-versatile` in organization `org_x` service tier `on_demand` on tokens per minute (TPM): Limit 12000, Requested 15000, please reduce your message size and try again.",
         ),
     ];
     for (status, message) in others {

@@ -35,8 +35,9 @@ pub use message::{
 pub use microcompact::{CompactPolicy, CompactReport, ContentKind, detect, microcompact};
 pub use openai::{ConversionError, from_openai, to_openai};
 pub use overflow::{
-    CONTINUATION_TEXT, DROPPED_NOTE, Escalation, MaxTokensEscalation, RecoveryLevel,
-    RecoveryPolicy, RecoveryReport, is_context_overflow, recover,
+    CONTINUATION_TEXT, DROPPED_NOTE, Escalation, MaxTokensEscalation, ProviderErrorKind,
+    RecoveryLevel, RecoveryPolicy, RecoveryReport, classify_provider_error, is_context_overflow,
+    recover,
 };
 pub use pairing::{
     MISSING_RESULT_TEXT, RepairReport, Violation, is_valid, is_valid_tool_use_id, repair, validate,

@@ -7,13 +7,14 @@ use super::pairing::{RepairReport, repair};
 use crate::budget::BudgetPolicy;
 use crate::trim::{self, TrimStyle};
 
-/// Substrings (lower case) of the context-overflow errors of the providers toolsmith knows.
+/// Substrings (lower case) of the context-overflow errors of the providers toolsmith knows,
+/// each from an error a provider or server returned.
 const OVERFLOW_PATTERNS: &[&str] = &[
     // Anthropic
     "prompt is too long",
     "input length and `max_tokens` exceed context limit",
     "exceed context limit",
-    // OpenAI, Azure OpenAI
+    // OpenAI, Azure OpenAI, DeepSeek, OpenRouter, Groq
     "context_length_exceeded",
     "maximum context length",
     "reduce the length of the messages",
@@ -26,32 +27,120 @@ const OVERFLOW_PATTERNS: &[&str] = &[
     "too many total text bytes",
     // Mistral
     "too large for model with",
+    // xAI: "This model's maximum prompt length is 131072 but the request contains … tokens."
+    "maximum prompt length is",
+    // Cohere: "too many tokens: total number of tokens (prompt and prediction) cannot exceed …"
+    "total number of tokens (prompt and prediction) cannot exceed",
+    // Hugging Face TGI, Together: "`inputs` tokens + `max_new_tokens` must be <= 8192"
+    "`inputs` tokens + `max_new_tokens` must be",
+    "`inputs` must have less than",
     // Ollama
     "exceeds the context length",
     "context length exceeded",
-    // llama.cpp
+    "exceeded max context length",
+    // llama.cpp server
     "exceeds the available context size",
     "context size exceeded",
+    "context size has been exceeded",
+    // LM Studio: "n_keep (15028) >= n_ctx (7424)"; "Trying to keep the first … tokens when
+    // context the overflows"
+    ">= n_ctx",
+    "when context the overflows",
     // vLLM
     "is longer than the maximum model length",
     "maximum model length",
-    // Generic wordings (the source table, and more)
-    "request too large",
-    "max_tokens exceed",
+    // GitHub Copilot's API: "prompt token count of 93854 exceeds the limit of 90000"
+    "prompt token count of",
+    // DashScope (Qwen): "Range of input length should be [1, 204800]"
+    "range of input length should be",
+    // Generic wordings
     "input too long",
-    "token limit",
     "exceeds the context window",
     "context window exceeded",
+    "context window is full",
+];
+
+/// Substrings of errors that say `max_tokens` alone (the output) is more than the model can
+/// produce: lowering `max_tokens` fixes them, compacting the history does not.
+const OUTPUT_LIMIT_PATTERNS: &[&str] = &[
+    // Anthropic: "max_tokens: 128000 > 64000, which is the maximum allowed number of output
+    // tokens for …"
+    "maximum allowed number of output tokens",
+    // OpenAI: "max_tokens is too large: 100000. This model supports at most 16384 completion
+    // tokens"
+    "max_tokens is too large",
+    "max_completion_tokens is too large",
+    "completion tokens, whereas you provided",
+    // Gemini, Vertex: "The max_output_tokens … is out of range"
+    "max_output_tokens",
+    "maximum number of output tokens",
 ];
 
 /// Wordings of rate limits, which mention tokens and limits but are not overflows.
-const RATE_LIMIT_PATTERNS: &[&str] = &["rate limit", "rate_limit", "tokens per min", "quota"];
+const RATE_LIMIT_PATTERNS: &[&str] = &[
+    "rate limit",
+    "rate_limit",
+    "ratelimit",
+    "tokens per min",
+    "per minute",
+    "per day",
+    "(tpm)",
+    "(rpm)",
+    "quota",
+    "too many requests",
+];
+
+/// What kind of failure a provider's error reports, as far as an agent acts on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ProviderErrorKind {
+    /// The request is too long for the model's context window: compact the history (see
+    /// [`recover`]).
+    ContextOverflow,
+    /// `max_tokens` alone is more than the model can produce: lower it, do not compact.
+    OutputLimit,
+    /// A rate or quota limit: wait and retry.
+    RateLimit,
+    /// Anything else.
+    Other,
+}
+
+/// Tells a context overflow from an output limit, a rate limit and anything else.
+///
+/// `status` is the HTTP status if known. A 429 is always a rate limit. A 413 (payload too large)
+/// is an overflow only when its body says so (a proxy's "413 Request Entity Too Large" page is
+/// not one), and never when it names a rate or per-minute limit.
+///
+/// ```
+/// use toolsmith::history::{ProviderErrorKind, classify_provider_error};
+///
+/// let overflow = "This model's maximum prompt length is 131072 but the request contains \
+///                 136973 tokens.";
+/// assert_eq!(classify_provider_error(Some(400), overflow), ProviderErrorKind::ContextOverflow);
+/// let output = "max_tokens: 128000 > 64000, which is the maximum allowed number of output \
+///               tokens for claude-sonnet-4";
+/// assert_eq!(classify_provider_error(Some(400), output), ProviderErrorKind::OutputLimit);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn classify_provider_error(status: Option<u16>, message: &str) -> ProviderErrorKind {
+    let message = message.to_lowercase();
+    if status == Some(429) || RATE_LIMIT_PATTERNS.iter().any(|p| message.contains(p)) {
+        return ProviderErrorKind::RateLimit;
+    }
+    if OUTPUT_LIMIT_PATTERNS.iter().any(|p| message.contains(p))
+        && !OVERFLOW_PATTERNS.iter().any(|p| message.contains(p))
+    {
+        return ProviderErrorKind::OutputLimit;
+    }
+    if OVERFLOW_PATTERNS.iter().any(|p| message.contains(p)) {
+        return ProviderErrorKind::ContextOverflow;
+    }
+    ProviderErrorKind::Other
+}
 
 /// Whether a provider's error is a context overflow (the request is too long for the model),
-/// as opposed to a rate limit or another failure.
-///
-/// `status` is the HTTP status if known: 413 (payload too large) counts as an overflow; 429
-/// (too many requests) never does.
+/// as opposed to an output limit, a rate limit or another failure: see
+/// [`classify_provider_error`].
 ///
 /// ```
 /// use toolsmith::history::is_context_overflow;
@@ -61,17 +150,7 @@ const RATE_LIMIT_PATTERNS: &[&str] = &["rate limit", "rate_limit", "tokens per m
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn is_context_overflow(status: Option<u16>, message: &str) -> bool {
-    if status == Some(429) {
-        return false;
-    }
-    if status == Some(413) {
-        return true;
-    }
-    let message = message.to_lowercase();
-    if RATE_LIMIT_PATTERNS.iter().any(|p| message.contains(p)) {
-        return false;
-    }
-    OVERFLOW_PATTERNS.iter().any(|p| message.contains(p))
+    classify_provider_error(status, message) == ProviderErrorKind::ContextOverflow
 }
 
 /// The three levels of recovery, each harsher than the one before.
