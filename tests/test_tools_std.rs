@@ -888,3 +888,50 @@ async fn processes_that_leave_the_process_group_do_not_outlive_the_call() {
         assert!(gone, "{command}: process {child} outlived its call");
     }
 }
+
+#[tokio::test]
+async fn a_schema_mismatch_names_the_field_and_lists_the_fields_expected() {
+    let w = workspace();
+    let result = w
+        .call("write_file", json!({ "path": "a.txt", "contnet": "x" }))
+        .await;
+    assert_eq!(result.meta.error_kind, Some("invalid_arguments"));
+    assert!(result.content.contains("contnet"), "{}", result.content);
+    assert!(
+        result
+            .content
+            .contains("the fields are path (string, required), content (string, required)"),
+        "{}",
+        result.content
+    );
+    let result = w.call("read_file", json!({ "path": 7 })).await;
+    assert!(
+        result.content.contains("path: invalid type"),
+        "{}",
+        result.content
+    );
+    assert!(
+        result.content.contains("offset (integer)"),
+        "{}",
+        result.content
+    );
+
+    // The same bad call again and again counts toward the per-tool cap like any call.
+    let registry = toolsmith_std::register(Registry::builder())
+        .state(Sandbox::new(&w.root).unwrap())
+        .build()
+        .unwrap();
+    let bad = || ToolCall::new("bad", "write_file", json!({ "path": "a.txt" }));
+    let results = registry.turn().execute((0..6).map(|_| bad())).await;
+    assert!(
+        results[..5]
+            .iter()
+            .all(|r| r.meta.error_kind == Some("invalid_arguments"))
+    );
+    assert_eq!(
+        results[5].meta.error_kind,
+        Some("cap_exceeded"),
+        "{}",
+        results[5].content
+    );
+}

@@ -191,7 +191,13 @@ impl<T: Tool> DynTool for Typed<T> {
             map.remove("offset");
             map.remove("limit");
         }
-        let args = deserialize_args::<T::Args>(args)?;
+        let args = deserialize_args::<T::Args>(args).map_err(|error| match error {
+            // The model gets the fields it should have sent, so it can retry in one step.
+            ToolError::InvalidArguments { message } => ToolError::InvalidArguments {
+                message: format!("{message}; {}", expected_fields(&self.spec.input_schema)),
+            },
+            other => other,
+        })?;
         let unlimited = cx.page().is_none_or(|page| page.limit.is_none());
         if unlimited
             && let Some(estimate) = self.tool.size_hint(&args, cx)
@@ -438,6 +444,52 @@ impl<A: ToolArgs> Tool for Derived<A> {
     async fn call(&self, args: A, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
         args.run_tool(cx).await
     }
+}
+
+/// The fields an input schema expects, briefly: `the fields are path (string, required),
+/// offset (integer)`.
+pub(crate) fn expected_fields(schema: &Value) -> String {
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+        return "the tool takes an object".to_owned();
+    };
+    if properties.is_empty() {
+        return "the tool takes no arguments: pass {}".to_owned();
+    }
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|names| names.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let describe = |name: &str, property: &Value, required: bool| {
+        let kind = match property.get("type") {
+            Some(Value::String(kind)) => kind.clone(),
+            Some(Value::Array(kinds)) => kinds
+                .iter()
+                .filter_map(Value::as_str)
+                .filter(|kind| *kind != "null")
+                .collect::<Vec<_>>()
+                .join(" or "),
+            _ => String::new(),
+        };
+        let kind = if kind.is_empty() { "any" } else { &kind };
+        if required {
+            format!("{name} ({kind}, required)")
+        } else {
+            format!("{name} ({kind})")
+        }
+    };
+    // Required fields first, in the schema's order (the declaration order), then the others.
+    let mut fields: Vec<String> = required
+        .iter()
+        .filter_map(|name| Some(describe(name, properties.get(*name)?, true)))
+        .collect();
+    fields.extend(
+        properties
+            .iter()
+            .filter(|(name, _)| !required.contains(&name.as_str()))
+            .map(|(name, property)| describe(name, property, false)),
+    );
+    format!("the fields are {}", fields.join(", "))
 }
 
 /// Deserializes tool arguments, naming the field path in the error.

@@ -291,7 +291,7 @@ impl Turn {
             return Admission::Refused(ToolError::invalid_arguments(format!(
                 "expected a JSON object of named arguments, got {}; {}",
                 json_kind(&args),
-                expected_fields(&tool.spec().input_schema)
+                crate::tool::expected_fields(&tool.spec().input_schema)
             )));
         }
         let page = if tool.spec().limits.paginate {
@@ -517,52 +517,6 @@ fn json_kind(value: &Value) -> &'static str {
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
     }
-}
-
-/// The fields an input schema expects, briefly: `the fields are path (string, required),
-/// offset (integer)`.
-pub(crate) fn expected_fields(schema: &Value) -> String {
-    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
-        return "the tool takes an object".to_owned();
-    };
-    if properties.is_empty() {
-        return "the tool takes no arguments: pass {}".to_owned();
-    }
-    let required: Vec<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|names| names.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let describe = |name: &str, property: &Value, required: bool| {
-        let kind = match property.get("type") {
-            Some(Value::String(kind)) => kind.clone(),
-            Some(Value::Array(kinds)) => kinds
-                .iter()
-                .filter_map(Value::as_str)
-                .filter(|kind| *kind != "null")
-                .collect::<Vec<_>>()
-                .join(" or "),
-            _ => String::new(),
-        };
-        let kind = if kind.is_empty() { "any" } else { &kind };
-        if required {
-            format!("{name} ({kind}, required)")
-        } else {
-            format!("{name} ({kind})")
-        }
-    };
-    // Required fields first, in the schema's order (the declaration order), then the others.
-    let mut fields: Vec<String> = required
-        .iter()
-        .filter_map(|name| Some(describe(name, properties.get(*name)?, true)))
-        .collect();
-    fields.extend(
-        properties
-            .iter()
-            .filter(|(name, _)| !required.contains(&name.as_str()))
-            .map(|(name, property)| describe(name, property, false)),
-    );
-    format!("the fields are {}", fields.join(", "))
 }
 
 fn store_failure(error: &ArtifactError) -> String {
