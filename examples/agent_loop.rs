@@ -2,8 +2,9 @@
 //! the history kept valid and small as it grows.
 //!
 //! SCRIPTED: no model is called. `ScriptedModel` below replays a fixed list of replies — tool
-//! calls, an interrupted turn, a context-overflow error, a reply cut off at `max_tokens` — so that
-//! every part of the loop runs, deterministically and offline. Replace it with a real client.
+//! calls, an interrupted turn, a context-overflow error, a tool call and a reply cut off at
+//! `max_tokens` — so that every part of the loop runs, deterministically and offline. Replace it
+//! with a real client.
 //!
 //! Run: `cargo run --example agent_loop`
 
@@ -12,7 +13,7 @@ use toolsmith::history::{
     self, Block, CompactPolicy, Escalation, MaxTokensEscalation, Message, RecoveryLevel,
     RecoveryPolicy, Role,
 };
-use toolsmith::{DirStore, Registry, ToolCall};
+use toolsmith::{DirStore, Registry, StopReason, ToolCall};
 use toolsmith_std::Sandbox;
 
 /// What a provider answers.
@@ -94,7 +95,24 @@ impl ScriptedModel {
                 "read_file",
                 json!({ "path": "docs/budget.md", "limit": 30 }),
             )])),
-            8 if max_tokens < 8_192 => Reply::CutOff(Message::assistant(
+            // A reply cut off while writing a tool call: its arguments may be incomplete.
+            8 => Reply::CutOff(Message::blocks(
+                Role::Assistant,
+                vec![
+                    Block::text("I'll write the summary to a file."),
+                    Block::tool_use(
+                        "toolu_10",
+                        "write_file",
+                        json!({ "path": "SUMMARY.md", "content": "toolsmith keeps every tool" }),
+                    ),
+                ],
+            )),
+            9 => Reply::Message(calls(&[(
+                "toolu_11",
+                "read_file",
+                json!({ "path": "README.md", "limit": 5 }),
+            )])),
+            10 if max_tokens < 8_192 => Reply::CutOff(Message::assistant(
                 "toolsmith keeps every tool result within",
             )),
             _ => Reply::Message(Message::assistant(
@@ -162,6 +180,27 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     continue;
                 }
                 return Err(message.into());
+            }
+            Reply::CutOff(partial) if partial.tool_uses().next().is_some() => {
+                // A tool call cut off mid-arguments is never run: it is answered with an error
+                // asking the model to split the work, and the loop goes on.
+                let calls: Vec<ToolCall> = partial.tool_uses().map(ToolCall::from).collect();
+                messages.push(partial);
+                let results = turn
+                    .execute_response(calls, StopReason::from_provider("max_tokens"))
+                    .await;
+                for result in &results {
+                    println!(
+                        "  {} {}: cut off by max_tokens, not run ({})",
+                        result.call_id,
+                        result.tool,
+                        result.meta.error_kind.unwrap_or("ran")
+                    );
+                }
+                messages.push(Message::blocks(
+                    Role::User,
+                    results.iter().map(|r| r.to_block()).collect(),
+                ));
             }
             Reply::CutOff(partial) => match escalation.on_max_tokens(max_tokens) {
                 Escalation::Retry {

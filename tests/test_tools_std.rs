@@ -935,3 +935,52 @@ async fn a_schema_mismatch_names_the_field_and_lists_the_fields_expected() {
         results[5].content
     );
 }
+
+#[tokio::test]
+async fn a_call_cut_off_by_the_output_limit_is_answered_without_running() {
+    let w = workspace();
+    let calls = [
+        ToolCall::new(
+            "c1",
+            "write_file",
+            json!({ "path": "a.txt", "content": "whole\n" }),
+        ),
+        ToolCall::new(
+            "c2",
+            "write_file",
+            json!({ "path": "b.txt", "content": "the first half of a file that went on" }),
+        ),
+    ];
+    let mut turn = w.registry.turn();
+    let results = turn
+        .execute_response(calls, toolsmith::StopReason::from_provider("max_tokens"))
+        .await;
+    assert_eq!(results.len(), 2);
+    assert!(!results[0].is_error, "{}", results[0].content);
+    assert!(w.root.join("a.txt").exists());
+    assert_eq!(results[1].call_id, "c2");
+    assert_eq!(results[1].meta.error_kind, Some("cut_off"));
+    assert!(
+        results[1].content.contains("output token limit")
+            && results[1].content.contains("split the work"),
+        "{}",
+        results[1].content
+    );
+    assert!(!w.root.join("b.txt").exists(), "the cut-off call ran");
+    assert_eq!(
+        turn.calls_made(),
+        1,
+        "a call that was not run is not counted"
+    );
+
+    // The same calls after a normal stop both run.
+    let calls = [ToolCall::new(
+        "c3",
+        "write_file",
+        json!({ "path": "b.txt", "content": "x" }),
+    )];
+    let results = turn
+        .execute_response(calls, toolsmith::StopReason::from_provider("tool_use"))
+        .await;
+    assert!(!results[0].is_error, "{}", results[0].content);
+}

@@ -167,8 +167,8 @@ pub use budget::{BudgetError, BudgetPolicy, SplitStrategy};
 pub use context::{Audience, CallSummary, Event, Page, State, ToolContext};
 pub use output::{Cap, ResultMeta, ToolError, ToolOutput, ToolResult};
 pub use registry::{
-    Arguments, BuildError, READ_ARTIFACT, ReadArtifact, Registry, RegistryBuilder, ToolCall, Turn,
-    is_valid_tool_name,
+    Arguments, BuildError, READ_ARTIFACT, ReadArtifact, Registry, RegistryBuilder, StopReason,
+    ToolCall, Turn, is_valid_tool_name,
 };
 #[cfg(feature = "tiktoken")]
 pub use tokens::O200k;

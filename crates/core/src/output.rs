@@ -117,6 +117,11 @@ pub enum ToolError {
         /// The cap's value.
         limit: usize,
     },
+    /// The model's response stopped on its output limit while writing this call, so its
+    /// arguments may be cut short; it was not run. Produced by the registry (see
+    /// [`Turn::execute_response`](crate::Turn::execute_response)).
+    #[error("cut off by the output limit; not run")]
+    CutOff,
 }
 
 /// The per-turn call caps a [`Turn`](crate::Turn) enforces.
@@ -265,12 +270,17 @@ impl ToolError {
                      approach."
                 ),
             },
+            ToolError::CutOff => "Error: this call was not run: your response reached the \
+                output token limit while writing it, so its arguments may be incomplete. Make \
+                the call again with less in one call: split the work (for example, write a \
+                large file in parts — a first write_file, then edit_file to add the rest)."
+                .to_owned(),
         }
     }
 
     /// A short, stable name of the error's kind, for logs and metrics: `invalid_arguments`,
     /// `too_large`, `not_found`, `permission_denied`, `timeout`, `cancelled`, `failed`,
-    /// `unknown_tool`, `panicked`, `cap_exceeded`.
+    /// `unknown_tool`, `panicked`, `cap_exceeded`, `cut_off`.
     pub fn kind(&self) -> &'static str {
         match self {
             ToolError::InvalidArguments { .. } => "invalid_arguments",
@@ -283,6 +293,7 @@ impl ToolError {
             ToolError::UnknownTool { .. } => "unknown_tool",
             ToolError::Panicked { .. } => "panicked",
             ToolError::CapExceeded { .. } => "cap_exceeded",
+            ToolError::CutOff => "cut_off",
         }
     }
 }

@@ -10,7 +10,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
-use super::{Arguments, READ_ARTIFACT, Registry, ToolCall};
+use super::{Arguments, READ_ARTIFACT, Registry, StopReason, ToolCall};
 use crate::artifacts::{ArtifactError, store_text};
 use crate::budget::{BudgetError, BudgetPolicy};
 use crate::context::{CallSummary, Event, Page, ToolContext};
@@ -116,7 +116,31 @@ impl Turn {
     ///
     /// When called outside a Tokio runtime (calls are spawned on it).
     pub async fn execute(&mut self, calls: impl IntoIterator<Item = ToolCall>) -> Vec<ToolResult> {
-        let mut calls: Vec<ToolCall> = calls.into_iter().collect();
+        self.run_batch(calls.into_iter().collect(), false).await
+    }
+
+    /// Runs the tool calls of one model response, knowing why the response stopped.
+    ///
+    /// As [`execute`](Self::execute), except that when the response stopped on its output
+    /// limit ([`StopReason::OutputLimit`]: `max_tokens`, `length`), its last call may hold
+    /// arguments cut short: it is not run (nor counted against the caps) and is answered with
+    /// an error telling the model to split the work. Compose it with
+    /// [`MaxTokensEscalation`](crate::history::MaxTokensEscalation): escalate for a cut-off
+    /// text, answer a cut-off tool call.
+    ///
+    /// # Panics
+    ///
+    /// When called outside a Tokio runtime (calls are spawned on it).
+    pub async fn execute_response(
+        &mut self,
+        calls: impl IntoIterator<Item = ToolCall>,
+        stop: StopReason,
+    ) -> Vec<ToolResult> {
+        self.run_batch(calls.into_iter().collect(), stop == StopReason::OutputLimit)
+            .await
+    }
+
+    async fn run_batch(&mut self, mut calls: Vec<ToolCall>, last_cut_off: bool) -> Vec<ToolResult> {
         let registry = self.registry.clone();
         let inner = &registry.inner;
         let batch_budget = match self.turn_budget_left() {
@@ -124,7 +148,18 @@ impl Turn {
             None => self.budget.batch_budget_chars,
         };
 
-        let admissions: Vec<Admission> = calls.iter_mut().map(|call| self.admit(call)).collect();
+        let last = calls.len().wrapping_sub(1);
+        let admissions: Vec<Admission> = calls
+            .iter_mut()
+            .enumerate()
+            .map(|(i, call)| {
+                if last_cut_off && i == last {
+                    Admission::Refused(ToolError::CutOff)
+                } else {
+                    self.admit(call)
+                }
+            })
+            .collect();
         let pages: Vec<Option<Page>> = admissions
             .iter()
             .map(|admission| match admission {

@@ -66,6 +66,45 @@ impl ToolCall {
     }
 }
 
+/// Why a model's response ended, as far as its tool calls are concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StopReason {
+    /// The model stopped to have its tool calls run (`tool_use`, `tool_calls`).
+    ToolUse,
+    /// The model finished (`end_turn`, `stop`).
+    EndTurn,
+    /// The response hit its output limit (`max_tokens`, `length`): its last tool call may hold
+    /// arguments cut short.
+    OutputLimit,
+    /// Any other reason (`stop_sequence`, `pause_turn`, `content_filter`, …).
+    Other,
+}
+
+impl StopReason {
+    /// Reads a provider's stop reason: Anthropic's `stop_reason`, OpenAI's `finish_reason`,
+    /// Gemini's `finishReason`.
+    ///
+    /// ```
+    /// use toolsmith::StopReason;
+    ///
+    /// assert_eq!(StopReason::from_provider("max_tokens"), StopReason::OutputLimit);
+    /// assert_eq!(StopReason::from_provider("length"), StopReason::OutputLimit);
+    /// assert_eq!(StopReason::from_provider("tool_calls"), StopReason::ToolUse);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_provider(reason: &str) -> Self {
+        match reason {
+            "max_tokens" | "length" | "MAX_TOKENS" | "model_context_window_exceeded" => {
+                StopReason::OutputLimit
+            }
+            "tool_use" | "tool_calls" | "function_call" => StopReason::ToolUse,
+            "end_turn" | "stop" | "STOP" => StopReason::EndTurn,
+            _ => StopReason::Other,
+        }
+    }
+}
+
 impl From<&crate::history::ToolUseBlock> for ToolCall {
     /// The call a model's `tool_use` block asks for.
     fn from(block: &crate::history::ToolUseBlock) -> Self {
