@@ -852,8 +852,19 @@ fn recovery_levels_2_and_3_keep_the_last_messages_paired() {
     assert!(matches!(&messages[0].content, Content::Text(t) if t == history::DROPPED_NOTE));
     assert!(report.pairing.is_empty(), "no pair was split");
 
+    let chars = |messages: &[Message]| messages.iter().map(Message::chars).sum::<usize>();
+    let before = chars(&messages);
     let report = history::recover(RecoveryLevel::Nuclear, &mut messages, &mut budget, &policy);
     assert!(history::validate(&messages).is_empty());
+    // What it cleared is stated, for an agent to log or show.
+    assert!(report.chars_before >= before && report.chars_after < report.chars_before);
+    assert!(
+        report.to_string().contains(&format!(
+            "chars down to {}",
+            toolsmith::trim::grouped(report.chars_after)
+        )),
+        "{report}"
+    );
     assert_eq!(messages.len(), 5);
     assert_eq!(messages[0].role, Role::User);
     assert!(report.texts_cut > 0);

@@ -448,3 +448,57 @@ fn an_artifact_directory_that_is_a_symlink_is_refused() {
     assert!(run.stderr.contains("is a symlink"), "{}", run.stderr);
     assert!(!run.stdout.contains("root:"), "{}", run.stdout);
 }
+
+#[test]
+fn repair_and_compact_refuse_bad_histories_in_one_line() {
+    let dir = workspace();
+    for (input, expected) in [
+        ("[{\"role\": ", "not JSON"),
+        ("42", "expected an array of messages"),
+        (
+            r#"[{"role": "robot", "content": "hi"}]"#,
+            "unknown variant `robot`",
+        ),
+    ] {
+        for command in ["repair", "compact"] {
+            let run = toolsmith(&[command, "-"], dir.path(), Some(input));
+            assert_eq!(run.code, 1, "{command} {input}");
+            assert!(
+                run.stderr.contains(expected),
+                "{command} {input}: {}",
+                run.stderr
+            );
+            assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+            assert!(run.stdout.is_empty());
+        }
+    }
+    // Reused ids are renamed, and what changed is on stderr; no text block is lost.
+    let history = json!([
+        { "role": "user", "content": "go" },
+        { "role": "assistant", "content": [
+            { "type": "text", "text": "first" },
+            { "type": "tool_use", "id": "a", "name": "read_file", "input": {} } ] },
+        { "role": "user", "content": [
+            { "type": "tool_result", "tool_use_id": "a", "content": "one" },
+            { "type": "text", "text": "keep me" } ] },
+        { "role": "assistant", "content": [
+            { "type": "tool_use", "id": "a", "name": "read_file", "input": {} } ] },
+        { "role": "user", "content": [
+            { "type": "tool_result", "tool_use_id": "a", "content": "two" } ] },
+        { "role": "assistant", "content": "end" }
+    ]);
+    let run = toolsmith(&["repair", "-"], dir.path(), Some(&history.to_string()));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("ids renamed: `a` → `a_2`"),
+        "{}",
+        run.stderr
+    );
+    for text in ["first", "keep me", "end"] {
+        assert!(
+            run.stdout.contains(text),
+            "{text} was dropped: {}",
+            run.stdout
+        );
+    }
+}

@@ -226,17 +226,23 @@ pub struct RecoveryReport {
     pub budget: BudgetPolicy,
     /// What the pairing repair changed.
     pub pairing: RepairReport,
+    /// Chars of the history (text, tool inputs and results) before the level.
+    pub chars_before: usize,
+    /// Chars of the history after it.
+    pub chars_after: usize,
 }
 
 impl fmt::Display for RecoveryReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "recovery level {}: {} messages dropped, {} texts cut, batch budget now {} chars; \
-             pairing: {}",
+            "recovery level {}: {} messages dropped, {} texts cut, {} chars down to {}, batch \
+             budget now {} chars; pairing: {}",
             self.level.number(),
             self.messages_dropped,
             self.texts_cut,
+            trim::grouped(self.chars_before),
+            trim::grouped(self.chars_after),
             trim::grouped(self.budget.batch_budget_chars),
             self.pairing
         )
@@ -251,6 +257,7 @@ pub fn recover(
     budget: &mut BudgetPolicy,
     policy: &RecoveryPolicy,
 ) -> RecoveryReport {
+    let chars_before = super::usage(history, &Chars).tokens;
     let mut messages_dropped = 0;
     let mut texts_cut = 0;
     match level {
@@ -284,6 +291,22 @@ pub fn recover(
         texts_cut,
         budget: budget.clone(),
         pairing,
+        chars_before,
+        chars_after: super::usage(history, &Chars).tokens,
+    }
+}
+
+/// A "token" counter that counts chars, for the figures of a report.
+#[derive(Debug)]
+struct Chars;
+
+impl crate::tokens::TokenCounter for Chars {
+    fn count_chars(&self, chars: usize) -> usize {
+        chars
+    }
+
+    fn chars_for(&self, tokens: usize) -> usize {
+        tokens
     }
 }
 
