@@ -107,3 +107,38 @@ proptest! {
         );
     }
 }
+
+#[test]
+fn a_window_budget_follows_what_is_left_of_the_window() {
+    use toolsmith::{CharsPerToken, WindowBudget};
+    let chars = CharsPerToken::default();
+    let window = WindowBudget::new(200_000);
+    // (tokens used, batch budget in chars): a quarter of what is left, 4 chars a token,
+    // between 4,000 and 200,000.
+    for (used, expected) in [
+        (0, 200_000),
+        (10_000, 190_000),
+        (100_000, 100_000),
+        (180_000, 20_000),
+        (199_000, 4_000),
+        (250_000, 4_000),
+    ] {
+        assert_eq!(
+            window.batch_budget_chars(used, &chars),
+            expected,
+            "{used} used"
+        );
+    }
+    let small = WindowBudget::new(32_000)
+        .with_share(0.5)
+        .with_ceiling_chars(50_000);
+    assert_eq!(small.batch_budget_chars(8_000, &chars), 48_000);
+    assert_eq!(small.batch_budget_chars(0, &chars), 50_000);
+    // Recomputed each batch of a turn: the turn takes the new budget.
+    let registry = toolsmith::Registry::builder().build().unwrap();
+    let mut turn = registry.turn();
+    let policy = window.apply(turn.budget().clone(), 180_000, &chars);
+    turn.set_budget(policy).unwrap();
+    assert_eq!(turn.budget().batch_budget_chars, 20_000);
+    assert_eq!(turn.budget().split, toolsmith::SplitStrategy::FairShare);
+}

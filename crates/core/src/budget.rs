@@ -12,6 +12,105 @@
 //!
 //! `docs/budget.md` works through examples.
 
+use crate::tokens::TokenCounter;
+
+/// A batch budget that follows the model's context window: a share of what is left of the
+/// window, in chars, clamped between a floor and a ceiling. Recompute it before each batch, as
+/// the history grows.
+///
+/// By default: a quarter of the remaining window, at least 4,000 chars, at most 200,000.
+///
+/// ```
+/// use toolsmith::{BudgetPolicy, CharsPerToken, WindowBudget};
+///
+/// let window = WindowBudget::new(200_000);
+/// let chars = CharsPerToken::default(); // 4 chars a token
+/// // 100,000 tokens used: a quarter of the other 100,000 is 25,000 tokens, 100,000 chars.
+/// assert_eq!(window.batch_budget_chars(100_000, &chars), 100_000);
+/// // Nearly full: the floor.
+/// assert_eq!(window.batch_budget_chars(199_000, &chars), 4_000);
+/// let policy = window.apply(BudgetPolicy::default(), 180_000, &chars);
+/// assert_eq!(policy.batch_budget_chars, 20_000);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct WindowBudget {
+    /// The model's context window, in tokens.
+    pub context_window_tokens: usize,
+    /// The share of the remaining window one batch of tool results may fill, 0 to 1.
+    pub share: f64,
+    /// The least batch budget, in chars, however full the window.
+    pub floor_chars: usize,
+    /// The most batch budget, in chars, however empty the window.
+    pub ceiling_chars: usize,
+}
+
+impl WindowBudget {
+    /// The default share of the remaining window: a quarter.
+    pub const DEFAULT_SHARE: f64 = 0.25;
+    /// The default floor: 4,000 chars (about 1,000 tokens).
+    pub const DEFAULT_FLOOR_CHARS: usize = 4_000;
+    /// The default ceiling: 200,000 chars (about 50,000 tokens).
+    pub const DEFAULT_CEILING_CHARS: usize = 200_000;
+
+    /// A window budget for a model whose context window holds `context_window_tokens`.
+    pub fn new(context_window_tokens: usize) -> Self {
+        WindowBudget {
+            context_window_tokens,
+            share: Self::DEFAULT_SHARE,
+            floor_chars: Self::DEFAULT_FLOOR_CHARS,
+            ceiling_chars: Self::DEFAULT_CEILING_CHARS,
+        }
+    }
+
+    /// Sets [`share`](Self::share) (clamped to 0..=1; NaN means the default).
+    #[must_use]
+    pub fn with_share(mut self, share: f64) -> Self {
+        self.share = if share.is_nan() {
+            Self::DEFAULT_SHARE
+        } else {
+            share.clamp(0.0, 1.0)
+        };
+        self
+    }
+
+    /// Sets [`floor_chars`](Self::floor_chars).
+    #[must_use]
+    pub fn with_floor_chars(mut self, chars: usize) -> Self {
+        self.floor_chars = chars;
+        self
+    }
+
+    /// Sets [`ceiling_chars`](Self::ceiling_chars).
+    #[must_use]
+    pub fn with_ceiling_chars(mut self, chars: usize) -> Self {
+        self.ceiling_chars = chars;
+        self
+    }
+
+    /// The batch budget, in chars, when `used_tokens` of the window are taken (by the history
+    /// and the request's `max_tokens`, as the caller counts them): the share of the remaining
+    /// tokens, converted by `counter`, clamped to the floor and the ceiling (the floor wins if
+    /// the two cross). Never 0.
+    pub fn batch_budget_chars(&self, used_tokens: usize, counter: &dyn TokenCounter) -> usize {
+        let remaining = self.context_window_tokens.saturating_sub(used_tokens);
+        let tokens = (remaining as f64 * self.share) as usize;
+        let chars = counter.chars_for(tokens);
+        chars.min(self.ceiling_chars).max(self.floor_chars).max(1)
+    }
+
+    /// `policy` with its batch budget set from the window (everything else kept).
+    pub fn apply(
+        &self,
+        policy: BudgetPolicy,
+        used_tokens: usize,
+        counter: &dyn TokenCounter,
+    ) -> BudgetPolicy {
+        policy.with_batch_budget_chars(self.batch_budget_chars(used_tokens, counter))
+    }
+}
+
 /// How a batch's budget is split among its calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]

@@ -163,7 +163,7 @@ pub use artifacts::{
     ArtifactError, ArtifactId, ArtifactPage, ArtifactStore, ArtifactWriter, DirStore,
     DirStoreBuilder, MemoryStore, PageRequest, Retention,
 };
-pub use budget::{BudgetError, BudgetPolicy, SplitStrategy};
+pub use budget::{BudgetError, BudgetPolicy, SplitStrategy, WindowBudget};
 pub use context::{Audience, CallSummary, Event, Page, State, ToolContext};
 pub use output::{Cap, ResultMeta, ToolError, ToolOutput, ToolResult};
 pub use registry::{
