@@ -64,11 +64,30 @@ pub fn register(builder: RegistryBuilder) -> RegistryBuilder {
     builder.tools(tools())
 }
 
-/// Runs blocking filesystem work off the async runtime's threads.
+/// The most blocking jobs the standard tools run at once in a process. Each holds one of the
+/// runtime's blocking threads; a job stuck on a filesystem that never answers keeps its thread,
+/// so the tools may take only part of the pool, and the runtime's own blocking work (stdin,
+/// DNS, other tools) always finds threads.
+const MAX_BLOCKING_JOBS: usize = 64;
+
+/// Runs blocking filesystem work off the async runtime's threads, at most
+/// [`MAX_BLOCKING_JOBS`] at a time; waiting for a turn ends with the call's timeout or
+/// cancellation like any other wait.
 async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
 ) -> Result<T, ToolError> {
-    tokio::task::spawn_blocking(work)
+    static JOBS: std::sync::OnceLock<Arc<tokio::sync::Semaphore>> = std::sync::OnceLock::new();
+    let jobs = JOBS
+        .get_or_init(|| Arc::new(tokio::sync::Semaphore::new(MAX_BLOCKING_JOBS)))
+        .clone();
+    let permit = jobs
+        .acquire_owned()
         .await
-        .map_err(|error| ToolError::failed_with("the tool's worker thread failed", error))?
+        .map_err(|error| ToolError::failed_with("the tool's worker pool is closed", error))?;
+    tokio::task::spawn_blocking(move || {
+        let _permit = permit; // released when the work ends, however long it takes
+        work()
+    })
+    .await
+    .map_err(|error| ToolError::failed_with("the tool's worker thread failed", error))?
 }
