@@ -95,6 +95,10 @@
 //! | `head_ratio = 0.3` | the share of a trimmed result kept from the top |
 //! | `timeout = "30s"` | how long one call may run (`ms`, `s`, `m`, `h`) |
 //! | `preserve` | keep this tool's results out of history compaction (write and exec tools) |
+//! | `read_only` | the tool changes nothing: its calls may run concurrently (others run one at a time) |
+//! | `destructive` | a change it makes may destroy or overwrite data |
+//! | `idempotent` | calling it again with the same arguments changes nothing more |
+//! | `open_world` | it reaches outside a closed domain, such as the network |
 //! | `size_hint = path` | `async fn(&Args, &ToolContext) -> Result<Option<SizeHint>, ToolError>` |
 //! | `crate = "path"` | where `toolsmith` is, if it was renamed |
 //!
@@ -174,7 +178,8 @@ pub use registry::{
 pub use tokens::O200k;
 pub use tokens::{CharsPerToken, TokenCounter};
 pub use tool::{
-    BoxFuture, Derived, DynTool, SizeHint, Tool, ToolArgs, ToolLimits, ToolSpec, deserialize_args,
+    BoxFuture, Derived, DynTool, SizeHint, Tool, ToolAnnotations, ToolArgs, ToolLimits, ToolSpec,
+    deserialize_args,
     into_dyn, schema_of,
 };
 

@@ -72,6 +72,13 @@ pub trait Tool: Send + Sync + 'static {
         ToolLimits::default()
     }
 
+    /// What the tool does to the world. By default nothing is stated, so the registry runs its
+    /// calls one at a time: return [`ToolAnnotations::with_read_only`] for a tool that changes
+    /// nothing to let its calls run concurrently.
+    fn annotations(&self) -> ToolAnnotations {
+        ToolAnnotations::default()
+    }
+
     /// The JSON schema of the input. By default, schemars' schema of [`Tool::Args`].
     fn input_schema(&self) -> Value {
         schema_of::<Self::Args>()
@@ -162,6 +169,7 @@ pub fn into_dyn<T: Tool>(tool: T) -> Arc<dyn DynTool> {
         description: tool.description().into_owned(),
         input_schema,
         limits,
+        annotations: tool.annotations(),
         type_name: Some(std::any::type_name::<T>()),
     };
     Arc::new(Typed {
@@ -365,6 +373,11 @@ pub trait ToolArgs: DeserializeOwned + JsonSchema + Send + Sync + 'static {
         ToolLimits::default()
     }
 
+    /// The tool's annotations. By default none is stated.
+    fn tool_annotations() -> ToolAnnotations {
+        ToolAnnotations::default()
+    }
+
     /// The input schema. By default, schemars' schema of `Self`.
     fn tool_input_schema() -> Value {
         schema_of::<Self>()
@@ -427,6 +440,10 @@ impl<A: ToolArgs> Tool for Derived<A> {
 
     fn limits(&self) -> ToolLimits {
         A::tool_limits()
+    }
+
+    fn annotations(&self) -> ToolAnnotations {
+        A::tool_annotations()
     }
 
     fn input_schema(&self) -> Value {
@@ -527,6 +544,8 @@ pub struct ToolSpec {
     pub input_schema: Value,
     /// Its limits.
     pub limits: ToolLimits,
+    /// What it does to the world (the MCP tool annotations).
+    pub annotations: ToolAnnotations,
     /// The Rust type behind it, when known (named in duplicate-name errors).
     pub type_name: Option<&'static str>,
 }
@@ -543,6 +562,7 @@ impl ToolSpec {
             description: description.into(),
             input_schema,
             limits: ToolLimits::default(),
+            annotations: ToolAnnotations::default(),
             type_name: None,
         }
     }
@@ -553,6 +573,78 @@ impl ToolSpec {
         self.limits = limits;
         self
     }
+
+    /// Sets the annotations.
+    #[must_use]
+    pub fn with_annotations(mut self, annotations: ToolAnnotations) -> Self {
+        self.annotations = annotations;
+        self
+    }
+}
+
+/// What a tool does to the world: the MCP tool annotations, as hints for the registry's
+/// scheduler, approval policies and clients. Each is `None` when the tool does not say.
+///
+/// The registry runs calls of read-only tools concurrently and the calls of every other tool
+/// one at a time, in call order: a tool that does not say it is read-only is taken to change
+/// something. Mark side-effect-free tools `read_only` (`#[tool(read_only)]`) to let them run
+/// in parallel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct ToolAnnotations {
+    /// The tool changes nothing (MCP `readOnlyHint`; not stated means it may).
+    pub read_only: Option<bool>,
+    /// A change it makes may destroy or overwrite data (MCP `destructiveHint`).
+    pub destructive: Option<bool>,
+    /// Calling it again with the same arguments changes nothing more (MCP `idempotentHint`).
+    pub idempotent: Option<bool>,
+    /// It reaches outside a closed domain, such as the network (MCP `openWorldHint`).
+    pub open_world: Option<bool>,
+}
+
+impl ToolAnnotations {
+    /// No annotation stated.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets [`read_only`](Self::read_only).
+    #[must_use]
+    pub fn with_read_only(mut self, read_only: bool) -> Self {
+        self.read_only = Some(read_only);
+        self
+    }
+
+    /// Sets [`destructive`](Self::destructive).
+    #[must_use]
+    pub fn with_destructive(mut self, destructive: bool) -> Self {
+        self.destructive = Some(destructive);
+        self
+    }
+
+    /// Sets [`idempotent`](Self::idempotent).
+    #[must_use]
+    pub fn with_idempotent(mut self, idempotent: bool) -> Self {
+        self.idempotent = Some(idempotent);
+        self
+    }
+
+    /// Sets [`open_world`](Self::open_world).
+    #[must_use]
+    pub fn with_open_world(mut self, open_world: bool) -> Self {
+        self.open_world = Some(open_world);
+        self
+    }
+
+    /// Whether the tool says it changes nothing, so its calls may run beside any other.
+    pub fn is_read_only(&self) -> bool {
+        self.read_only == Some(true)
+    }
+
+    /// Whether nothing is stated.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
 }
 
 impl fmt::Debug for ToolSpec {
@@ -561,6 +653,7 @@ impl fmt::Debug for ToolSpec {
             .field("name", &self.name)
             .field("description", &self.description)
             .field("limits", &self.limits)
+            .field("annotations", &self.annotations)
             .finish_non_exhaustive()
     }
 }

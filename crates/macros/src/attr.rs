@@ -10,7 +10,8 @@ use crate::ctxt::Ctxt;
 
 /// Every key `#[tool(...)]` accepts, as the unknown-key error lists them.
 const KEYS: &str = "`name`, `description`, `max_result_chars`, `max_result_lines`, `paginate`, \
-                    `head_ratio`, `timeout`, `preserve`, `size_hint`, `crate`";
+                    `head_ratio`, `timeout`, `preserve`, `read_only`, `destructive`, \
+                    `idempotent`, `open_world`, `size_hint`, `crate`";
 
 /// A value and the tokens it came from (for spans of later errors).
 pub(crate) struct Spanned<T> {
@@ -29,6 +30,10 @@ pub(crate) struct ToolAttrs {
     pub(crate) head_ratio: Option<Spanned<f64>>,
     pub(crate) timeout_ms: Option<Spanned<u64>>,
     pub(crate) preserve: Option<Span>,
+    pub(crate) read_only: Option<Span>,
+    pub(crate) destructive: Option<Span>,
+    pub(crate) idempotent: Option<Span>,
+    pub(crate) open_world: Option<Span>,
     pub(crate) size_hint: Option<syn::Path>,
     pub(crate) krate: Option<syn::Path>,
 }
@@ -108,6 +113,26 @@ impl ToolAttrs {
             "preserve" => {
                 flag(cx, &meta, "preserve")?;
                 set_flag(&mut self.preserve, key.span(), duplicate, cx);
+            }
+            // #[tool(read_only)]
+            "read_only" => {
+                flag(cx, &meta, "read_only")?;
+                set_flag(&mut self.read_only, key.span(), duplicate, cx);
+            }
+            // #[tool(destructive)]
+            "destructive" => {
+                flag(cx, &meta, "destructive")?;
+                set_flag(&mut self.destructive, key.span(), duplicate, cx);
+            }
+            // #[tool(idempotent)]
+            "idempotent" => {
+                flag(cx, &meta, "idempotent")?;
+                set_flag(&mut self.idempotent, key.span(), duplicate, cx);
+            }
+            // #[tool(open_world)]
+            "open_world" => {
+                flag(cx, &meta, "open_world")?;
+                set_flag(&mut self.open_world, key.span(), duplicate, cx);
             }
             // #[tool(head_ratio = 0.3)]
             "head_ratio" => {

@@ -253,6 +253,7 @@ fn tool_args_methods(
         None => docs.unwrap_or_else(|| quote!("")),
     };
     let limits = limits(attrs, krate);
+    let annotations = annotations(attrs, krate);
     let size_hint = attrs.size_hint.as_ref().map(|path| {
         quote! {
             fn size_hint<'__toolsmith>(
@@ -281,6 +282,10 @@ fn tool_args_methods(
             #limits
         }
 
+        fn tool_annotations() -> #krate::ToolAnnotations {
+            #annotations
+        }
+
         fn tool_input_schema() -> #krate::__private::serde_json::Value {
             // Computed once per type.
             static SCHEMA: #krate::__private::OnceLock<#krate::__private::serde_json::Value> =
@@ -290,6 +295,22 @@ fn tool_args_methods(
 
         #size_hint
     }
+}
+
+/// `read_only`, `destructive`, `idempotent` and `open_world` as a `ToolAnnotations` chain.
+fn annotations(attrs: &ToolAttrs, krate: &TokenStream) -> TokenStream {
+    let mut chain = quote!(#krate::ToolAnnotations::new());
+    for (set, method) in [
+        (&attrs.read_only, quote!(with_read_only)),
+        (&attrs.destructive, quote!(with_destructive)),
+        (&attrs.idempotent, quote!(with_idempotent)),
+        (&attrs.open_world, quote!(with_open_world)),
+    ] {
+        if set.is_some() {
+            chain.extend(quote!(.#method(true)));
+        }
+    }
+    chain
 }
 
 fn limits(attrs: &ToolAttrs, krate: &TokenStream) -> TokenStream {

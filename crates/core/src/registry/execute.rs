@@ -194,8 +194,11 @@ impl Turn {
             .collect();
 
         let mut outcomes: Vec<Option<Outcome>> = Vec::with_capacity(calls.len());
+        // Calls of read-only tools run concurrently, each in a task; calls of every other tool
+        // run one at a time, in call order, in one runner task beside them.
         let mut tasks = JoinSet::new();
         let mut index_of = HashMap::with_capacity(calls.len());
+        let mut one_at_a_time = Vec::new();
         for (i, (admission, call)) in admissions.into_iter().zip(&calls).enumerate() {
             match admission {
                 Admission::Refused(error) => outcomes.push(Some(Outcome {
@@ -205,6 +208,7 @@ impl Turn {
                 Admission::Run { tool, args, page } => {
                     outcomes.push(None);
                     let timeout = tool.spec().limits.timeout.or(inner.default_timeout);
+                    let read_only = tool.spec().annotations.is_read_only();
                     let cx = ToolContext::new(call.id.as_str(), call.name.as_str(), initial[i])
                         .with_page(page)
                         .with_events(inner.events.clone())
@@ -212,25 +216,46 @@ impl Turn {
                         .with_state(inner.state.clone())
                         .with_artifacts(inner.artifacts.clone());
                     let run = run_call(tool, args, cx, timeout).instrument(spans[i].clone());
-                    let handle = tasks.spawn(run);
-                    index_of.insert(handle.id(), i);
+                    if read_only {
+                        let handle = tasks.spawn(run);
+                        index_of.insert(handle.id(), i);
+                    } else {
+                        one_at_a_time.push((i, run));
+                    }
                 }
             }
         }
-        while let Some(joined) = tasks.join_next_with_id().await {
-            match joined {
-                Ok((id, outcome)) => outcomes[index_of[&id]] = Some(outcome),
-                Err(error) => {
-                    let i = index_of[&error.id()];
-                    let message = if error.is_panic() {
-                        panic_message(error.into_panic())
-                    } else {
-                        "its task was aborted".to_owned()
+        // A JoinSet, so dropping this future (a cancelled request) aborts the runner, and the
+        // runner's own JoinSet aborts the call it is running.
+        let mut runner = JoinSet::new();
+        if !one_at_a_time.is_empty() {
+            runner.spawn(async move {
+                let mut done = Vec::with_capacity(one_at_a_time.len());
+                for (i, run) in one_at_a_time {
+                    // Each call in a task of its own: a panic stays that call's result.
+                    let mut call = JoinSet::new();
+                    call.spawn(run);
+                    let outcome = match call.join_next().await {
+                        Some(joined) => outcome_of(joined.map_err(Some)),
+                        None => outcome_of(Err::<Outcome, _>(None)),
                     };
-                    outcomes[i] = Some(Outcome {
-                        result: Err(ToolError::Panicked { message }),
-                        duration: Duration::ZERO,
-                    });
+                    done.push((i, outcome));
+                }
+                done
+            });
+        }
+        while let Some(joined) = tasks.join_next_with_id().await {
+            let i = match &joined {
+                Ok((id, _)) => index_of[id],
+                Err(error) => index_of[&error.id()],
+            };
+            outcomes[i] = Some(outcome_of(joined.map(|(_, outcome)| outcome).map_err(Some)));
+        }
+        if let Some(joined) = runner.join_next().await {
+            // A runner that failed leaves its calls empty: they are answered as cancelled.
+            if let Ok(done) = joined {
+                for (i, outcome) in done {
+                    outcomes[i] = Some(outcome);
                 }
             }
         }
@@ -558,6 +583,23 @@ fn store_failure(error: &ArtifactError) -> String {
     match error {
         ArtifactError::Io(io) => format!("the artifact store failed ({io})"),
         other => other.to_string(),
+    }
+}
+
+/// The outcome of a call's task: its own, or the panic (or abort) that ended it.
+fn outcome_of(joined: Result<Outcome, Option<tokio::task::JoinError>>) -> Outcome {
+    match joined {
+        Ok(outcome) => outcome,
+        Err(error) => {
+            let message = match error {
+                Some(error) if error.is_panic() => panic_message(error.into_panic()),
+                _ => "its task was aborted".to_owned(),
+            };
+            Outcome {
+                result: Err(ToolError::Panicked { message }),
+                duration: Duration::ZERO,
+            }
+        }
     }
 }
 
