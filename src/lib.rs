@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use toolsmith::{Tool, ToolContext, ToolError, ToolLimits, ToolOutput, async_trait};
+use toolsmith::{
+    Tool, ToolAnnotations, ToolContext, ToolError, ToolLimits, ToolOutput, async_trait,
+};
 
 /// Arguments of [`Emit`].
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -45,6 +47,11 @@ impl Tool for Emit {
 
     fn description(&self) -> Cow<'static, str> {
         "Emits numbered lines.".into()
+    }
+
+    /// Side-effect free: its calls may run concurrently.
+    fn annotations(&self) -> ToolAnnotations {
+        ToolAnnotations::new().with_read_only(true)
     }
 
     fn limits(&self) -> ToolLimits {
@@ -91,6 +98,11 @@ impl Tool for Sleep {
         "Sleeps for a while.".into()
     }
 
+    /// Side-effect free: its calls may run concurrently.
+    fn annotations(&self) -> ToolAnnotations {
+        ToolAnnotations::new().with_read_only(true)
+    }
+
     fn limits(&self) -> ToolLimits {
         ToolLimits::default().with_timeout(self.timeout)
     }
@@ -124,6 +136,11 @@ impl Tool for Panic {
         "Panics.".into()
     }
 
+    /// Side-effect free: its calls may run concurrently.
+    fn annotations(&self) -> ToolAnnotations {
+        ToolAnnotations::new().with_read_only(true)
+    }
+
     async fn call(&self, args: PanicArgs, _cx: &ToolContext) -> Result<ToolOutput, ToolError> {
         panic!("{}", args.message)
     }
@@ -147,6 +164,11 @@ impl Tool for Noop {
 
     fn description(&self) -> Cow<'static, str> {
         "Does nothing.".into()
+    }
+
+    /// Side-effect free: its calls may run concurrently.
+    fn annotations(&self) -> ToolAnnotations {
+        ToolAnnotations::new().with_read_only(true)
     }
 
     async fn call(&self, _args: NoopArgs, _cx: &ToolContext) -> Result<ToolOutput, ToolError> {

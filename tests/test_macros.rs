@@ -22,7 +22,8 @@ use toolsmith::{
     max_result_chars = 1_000,
     max_result_lines = 20,
     timeout = "5s",
-    head_ratio = 0.5
+    head_ratio = 0.5,
+    read_only
 )]
 struct CountWords {
     /// The text to count.
@@ -38,7 +39,14 @@ impl CountWords {
 }
 
 /// Repeats a word, one numbered line per repetition.
-#[tool(name = "repeat_word", paginate, preserve)]
+#[tool(
+    name = "repeat_word",
+    paginate,
+    preserve,
+    destructive,
+    idempotent,
+    open_world
+)]
 async fn repeat(
     /// The word.
     word: String,
@@ -156,6 +164,10 @@ fn specs_carry_names_descriptions_and_limits() {
         Some(std::time::Duration::from_secs(5))
     );
     assert!(!count.limits.paginate && !count.limits.preserve);
+    assert_eq!(
+        count.annotations,
+        toolsmith::ToolAnnotations::new().with_read_only(true)
+    );
 
     let repeat = registry.get("repeat_word").unwrap().spec();
     assert_eq!(
@@ -163,8 +175,20 @@ fn specs_carry_names_descriptions_and_limits() {
         "Repeats a word, one numbered line per repetition."
     );
     assert!(repeat.limits.paginate && repeat.limits.preserve);
-
+    assert_eq!(
+        repeat.annotations,
+        toolsmith::ToolAnnotations::new()
+            .with_destructive(true)
+            .with_idempotent(true)
+            .with_open_world(true)
+    );
+    assert!(!repeat.annotations.is_read_only());
     let from_file = registry.get("doc_from_file").unwrap().spec();
+    assert!(
+        from_file.annotations.is_empty(),
+        "nothing stated, nothing set"
+    );
+
     assert_eq!(
         from_file.description,
         "Loaded from a file.\nSecond line of it.\n"

@@ -674,3 +674,94 @@ fn a_turn_future_is_send() {
     let future = turn.execute(Vec::new());
     assert_send(&future);
 }
+
+/// Arguments of [`Overlap`].
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct OverlapArgs {
+    id: String,
+}
+
+/// A tool that detects its calls overlapping: how many run at once, at most, and in what order
+/// they started.
+#[derive(Debug, Clone, Default)]
+struct Overlap {
+    name: &'static str,
+    read_only: bool,
+    running: Arc<std::sync::atomic::AtomicUsize>,
+    most: Arc<std::sync::atomic::AtomicUsize>,
+    started: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+#[toolsmith::async_trait]
+impl toolsmith::Tool for Overlap {
+    type Args = OverlapArgs;
+
+    fn name(&self) -> std::borrow::Cow<'static, str> {
+        self.name.into()
+    }
+
+    fn description(&self) -> std::borrow::Cow<'static, str> {
+        "Detects overlapping calls.".into()
+    }
+
+    fn annotations(&self) -> toolsmith::ToolAnnotations {
+        toolsmith::ToolAnnotations::new().with_read_only(self.read_only)
+    }
+
+    async fn call(
+        &self,
+        args: OverlapArgs,
+        _cx: &toolsmith::ToolContext,
+    ) -> Result<toolsmith::ToolOutput, toolsmith::ToolError> {
+        use std::sync::atomic::Ordering::SeqCst;
+        let now = self.running.fetch_add(1, SeqCst) + 1;
+        self.most.fetch_max(now, SeqCst);
+        self.started.lock().unwrap().push(args.id.clone());
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        self.running.fetch_sub(1, SeqCst);
+        Ok(args.id.into())
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn mutating_calls_run_one_at_a_time_in_call_order_and_reads_run_together() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let write = Overlap {
+        name: "write",
+        ..Overlap::default()
+    };
+    let read = Overlap {
+        name: "read",
+        read_only: true,
+        ..Overlap::default()
+    };
+    let registry = Registry::builder()
+        .tool(write.clone())
+        .tool(read.clone())
+        .max_calls_per_tool(10)
+        .build()
+        .unwrap();
+    let calls: Vec<ToolCall> = (0..10)
+        .map(|i| {
+            let tool = if i % 2 == 0 { "write" } else { "read" };
+            ToolCall::new(format!("c{i}"), tool, json!({ "id": format!("c{i}") }))
+        })
+        .collect();
+    let results = registry.turn().execute(calls).await;
+    let ids: Vec<&str> = results.iter().map(|r| r.content.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["c0", "c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8", "c9"]
+    );
+    assert_eq!(write.most.load(SeqCst), 1, "two mutating calls overlapped");
+    assert_eq!(
+        *write.started.lock().unwrap(),
+        ["c0", "c2", "c4", "c6", "c8"],
+        "mutating calls ran out of call order"
+    );
+    assert_eq!(
+        read.most.load(SeqCst),
+        5,
+        "read-only calls ran one at a time"
+    );
+}

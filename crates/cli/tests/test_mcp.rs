@@ -74,6 +74,20 @@ async fn a_real_mcp_client_sees_well_formed_results_for_every_tool() {
             "read_artifact"
         ]
     );
+    // The tools' annotations reach the client: reads are read-only, the shell is not.
+    let hints = |name: &str| {
+        let tool = tools.iter().find(|t| t.name == name).unwrap();
+        let annotations = tool.annotations.clone().unwrap_or_default();
+        (
+            annotations.read_only_hint,
+            annotations.destructive_hint,
+            annotations.open_world_hint,
+        )
+    };
+    assert_eq!(hints("read_file"), (Some(true), None, None));
+    assert_eq!(hints("read_artifact"), (Some(true), None, None));
+    assert_eq!(hints("run_command"), (None, Some(true), Some(true)));
+    assert_eq!(hints("edit_file"), (None, Some(true), None));
     assert!(
         tools
             .iter()

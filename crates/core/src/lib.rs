@@ -1,8 +1,8 @@
 //! Budgeted tools for LLM agents.
 //!
 //! Every tool call an agent makes returns a string that lands in the model's next prompt.
-//! toolsmith makes every such string fit: a [`Registry`] runs a batch of tool calls
-//! concurrently, splits the batch's budget among them ([`BudgetPolicy`]), and post-trims any
+//! toolsmith makes every such string fit: a [`Registry`] runs a batch of tool calls (those of
+//! read-only tools concurrently, the others one at a time in call order), splits the batch's budget among them ([`BudgetPolicy`]), and post-trims any
 //! result that still overflows with [`trim::fit`] — keeping the full output as an artifact the
 //! model can page through with the built-in `read_artifact` tool — so the model gets exactly
 //! one result per call, in call order, each within its allowance.
@@ -179,8 +179,7 @@ pub use tokens::O200k;
 pub use tokens::{CharsPerToken, TokenCounter};
 pub use tool::{
     BoxFuture, Derived, DynTool, SizeHint, Tool, ToolAnnotations, ToolArgs, ToolLimits, ToolSpec,
-    deserialize_args,
-    into_dyn, schema_of,
+    deserialize_args, into_dyn, schema_of,
 };
 
 #[cfg(feature = "macros")]

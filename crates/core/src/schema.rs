@@ -78,11 +78,18 @@ impl Dialect {
                 "description": spec.description,
                 "input_schema": plain(&spec.input_schema),
             })),
-            Dialect::Mcp => Ok(json!({
-                "name": spec.name,
-                "description": spec.description,
-                "inputSchema": plain(&spec.input_schema),
-            })),
+            Dialect::Mcp => {
+                let mut tool = json!({
+                    "name": spec.name,
+                    "description": spec.description,
+                    "inputSchema": plain(&spec.input_schema),
+                });
+                let hints = mcp_annotations(&spec.annotations);
+                if !hints.is_empty() {
+                    tool["annotations"] = Value::Object(hints);
+                }
+                Ok(tool)
+            }
             Dialect::OpenAiStrict => {
                 let mut cx = Rewrite::new(spec, self);
                 let parameters = cx.strict(&spec.input_schema, "#", true)?;
@@ -469,4 +476,20 @@ fn make_nullable(schema: &mut Value) {
             }
         }
     }
+}
+
+/// The stated annotations as MCP's hints (`readOnlyHint`, …); what is not stated is left out.
+pub(crate) fn mcp_annotations(annotations: &crate::tool::ToolAnnotations) -> Map<String, Value> {
+    let mut hints = Map::new();
+    for (key, value) in [
+        ("readOnlyHint", annotations.read_only),
+        ("destructiveHint", annotations.destructive),
+        ("idempotentHint", annotations.idempotent),
+        ("openWorldHint", annotations.open_world),
+    ] {
+        if let Some(value) = value {
+            hints.insert(key.to_owned(), Value::Bool(value));
+        }
+    }
+    hints
 }

@@ -47,6 +47,8 @@ const PROGRESS_EVERY: Duration = Duration::from_secs(2);
 #[serde(deny_unknown_fields)]
 #[tool(
     name = "run_command",
+    destructive,
+    open_world,
     preserve,
     max_result_chars = 20_000,
     max_result_lines = 200,

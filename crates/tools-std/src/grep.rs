@@ -35,6 +35,7 @@ const MAX_OUTPUT_BYTES: usize = 8 << 20;
 #[serde(deny_unknown_fields)]
 #[tool(
     name = "grep",
+    read_only,
     max_result_chars = 30_000,
     max_result_lines = 300,
     head_ratio = 1.0

@@ -26,6 +26,7 @@ const MAX_DEPTH: usize = 8;
 #[serde(deny_unknown_fields)]
 #[tool(
     name = "list_directory",
+    read_only,
     max_result_chars = 10_000,
     max_result_lines = 100,
     head_ratio = 1.0
@@ -113,6 +114,7 @@ impl ListDirectory {
 #[serde(deny_unknown_fields)]
 #[tool(
     name = "glob",
+    read_only,
     max_result_chars = 10_000,
     max_result_lines = 300,
     head_ratio = 1.0

@@ -27,6 +27,7 @@ const NOTE_RESERVE: usize = 200;
 #[serde(deny_unknown_fields)]
 #[tool(
     name = "read_file",
+    read_only,
     paginate,
     max_result_chars = 50_000,
     max_result_lines = 500,

@@ -20,7 +20,13 @@ const MAX_EDIT_BYTES: u64 = 16 * 1024 * 1024;
 /// place, so it is never left half-written.
 #[derive(Debug, Deserialize, JsonSchema, Tool)]
 #[serde(deny_unknown_fields)]
-#[tool(name = "write_file", preserve, max_result_chars = 1_000)]
+#[tool(
+    name = "write_file",
+    preserve,
+    destructive,
+    idempotent,
+    max_result_chars = 1_000
+)]
 pub struct WriteFile {
     /// The file, relative to the workspace root.
     pub path: String,
@@ -57,7 +63,7 @@ impl WriteFile {
 /// `replace_all` is set; otherwise nothing is changed and the error says where the matches are.
 #[derive(Debug, Deserialize, JsonSchema, Tool)]
 #[serde(deny_unknown_fields)]
-#[tool(name = "edit_file", preserve, max_result_chars = 2_000)]
+#[tool(name = "edit_file", preserve, destructive, max_result_chars = 2_000)]
 pub struct EditFile {
     /// The file, relative to the workspace root.
     pub path: String,

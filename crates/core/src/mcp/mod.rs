@@ -68,11 +68,22 @@ impl McpServer {
                     Some(Value::Object(schema)) => schema.clone(),
                     _ => return None,
                 };
-                Some(rmcp::model::Tool::new(
-                    tool.spec().name.clone(),
-                    tool.spec().description.clone(),
+                let tool_spec = tool.spec();
+                let mut listed = rmcp::model::Tool::new(
+                    tool_spec.name.clone(),
+                    tool_spec.description.clone(),
                     schema,
-                ))
+                );
+                if !tool_spec.annotations.is_empty() {
+                    let hints = &tool_spec.annotations;
+                    let mut annotations = rmcp::model::ToolAnnotations::new();
+                    annotations.read_only_hint = hints.read_only;
+                    annotations.destructive_hint = hints.destructive;
+                    annotations.idempotent_hint = hints.idempotent;
+                    annotations.open_world_hint = hints.open_world;
+                    listed = listed.with_annotations(annotations);
+                }
+                Some(listed)
             })
             .collect();
         McpServer {

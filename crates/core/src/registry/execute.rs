@@ -105,8 +105,12 @@ impl Turn {
         self.cancel.clone()
     }
 
-    /// Runs one batch (the tool calls of one assistant message) concurrently and returns
-    /// exactly one result per call, in call order, each within its allowance.
+    /// Runs one batch (the tool calls of one assistant message) and returns exactly one result
+    /// per call, in call order, each within its allowance.
+    ///
+    /// Calls of read-only tools ([`ToolAnnotations::read_only`](crate::ToolAnnotations)) run
+    /// concurrently; calls of every other tool run one at a time, in call order, beside them, so
+    /// two calls that change things never race.
     ///
     /// Failures never escape as errors: an unknown tool, arguments that are not JSON or do not
     /// fit the schema, a panic, a timeout, a cancellation, a tripped cap — each becomes an
@@ -251,12 +255,10 @@ impl Turn {
             };
             outcomes[i] = Some(outcome_of(joined.map(|(_, outcome)| outcome).map_err(Some)));
         }
-        if let Some(joined) = runner.join_next().await {
-            // A runner that failed leaves its calls empty: they are answered as cancelled.
-            if let Ok(done) = joined {
-                for (i, outcome) in done {
-                    outcomes[i] = Some(outcome);
-                }
+        // A runner that failed leaves its calls empty: they are answered as cancelled.
+        if let Some(Ok(done)) = runner.join_next().await {
+            for (i, outcome) in done {
+                outcomes[i] = Some(outcome);
             }
         }
 

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use crate::artifacts::{ArtifactError, ArtifactId, ArtifactStore, PageRequest};
 use crate::context::ToolContext;
 use crate::output::{ToolError, ToolOutput};
-use crate::tool::{Tool, ToolLimits};
+use crate::tool::{Tool, ToolAnnotations, ToolLimits};
 use crate::trim::grouped;
 
 /// The name of the built-in artifact reader, as markers cite it.
@@ -75,6 +75,10 @@ impl Tool for ReadArtifact {
         ToolLimits::default()
             .with_paginate(true)
             .with_head_ratio(1.0)
+    }
+
+    fn annotations(&self) -> ToolAnnotations {
+        ToolAnnotations::new().with_read_only(true)
     }
 
     async fn call(
