@@ -150,6 +150,7 @@
     rust_2018_idioms
 )]
 
+mod approval;
 mod artifacts;
 mod budget;
 mod context;
@@ -163,6 +164,7 @@ mod tokens;
 mod tool;
 pub mod trim;
 
+pub use approval::{Approval, ApprovalPolicy, ApprovalRequest, Approver, Rule};
 pub use artifacts::{
     ArtifactError, ArtifactId, ArtifactPage, ArtifactStore, ArtifactWriter, DirStore,
     DirStoreBuilder, MemoryStore, PageRequest, Retention,

@@ -122,6 +122,12 @@ pub enum ToolError {
     /// [`Turn::execute_response`](crate::Turn::execute_response)).
     #[error("cut off by the output limit; not run")]
     CutOff,
+    /// The approval policy denied the call, so it was not run. Produced by the registry.
+    #[error("denied: {reason}")]
+    Denied {
+        /// Why, as the model reads it.
+        reason: String,
+    },
 }
 
 /// The per-turn call caps a [`Turn`](crate::Turn) enforces.
@@ -275,12 +281,16 @@ impl ToolError {
                 the call again with less in one call: split the work (for example, write a \
                 large file in parts — a first write_file, then edit_file to add the rest)."
                 .to_owned(),
+            ToolError::Denied { reason } => format!(
+                "Error: this call was not run: {reason}. Do not retry it as it is; ask the user, \
+                 or do the task another way."
+            ),
         }
     }
 
     /// A short, stable name of the error's kind, for logs and metrics: `invalid_arguments`,
     /// `too_large`, `not_found`, `permission_denied`, `timeout`, `cancelled`, `failed`,
-    /// `unknown_tool`, `panicked`, `cap_exceeded`, `cut_off`.
+    /// `unknown_tool`, `panicked`, `cap_exceeded`, `cut_off`, `denied`.
     pub fn kind(&self) -> &'static str {
         match self {
             ToolError::InvalidArguments { .. } => "invalid_arguments",
@@ -294,6 +304,7 @@ impl ToolError {
             ToolError::Panicked { .. } => "panicked",
             ToolError::CapExceeded { .. } => "cap_exceeded",
             ToolError::CutOff => "cut_off",
+            ToolError::Denied { .. } => "denied",
         }
     }
 }

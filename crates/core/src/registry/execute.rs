@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
 use super::{Arguments, READ_ARTIFACT, Registry, StopReason, ToolCall};
+use crate::approval::{ApprovalPolicy, ApprovalRequest};
 use crate::artifacts::{ArtifactError, store_text};
 use crate::budget::{BudgetError, BudgetPolicy};
 use crate::context::{CallSummary, Event, Page, ToolContext};
@@ -219,7 +220,9 @@ impl Turn {
                         .with_cancellation(self.cancel.child_token())
                         .with_state(inner.state.clone())
                         .with_artifacts(inner.artifacts.clone());
-                    let run = run_call(tool, args, cx, timeout).instrument(spans[i].clone());
+                    let approval = inner.approval.clone();
+                    let run =
+                        run_call(tool, args, cx, timeout, approval).instrument(spans[i].clone());
                     if read_only {
                         let handle = tasks.spawn(run);
                         index_of.insert(handle.id(), i);
@@ -499,6 +502,7 @@ async fn run_call(
     args: Value,
     cx: ToolContext,
     timeout: Option<Duration>,
+    approval: Option<Arc<ApprovalPolicy>>,
 ) -> Outcome {
     let started = Instant::now();
     if let Some(events) = cx
@@ -511,7 +515,12 @@ async fn run_call(
             allowance: cx.budget(),
         });
     }
-    let call = tool.call_json(args, &cx);
+    let call = async {
+        if let Some(policy) = &approval {
+            approve(policy, &tool, &args, &cx, timeout).await?;
+        }
+        tool.call_json(args, &cx).await
+    };
     let result = tokio::select! {
         // The call first: a call that is ready never registers a cancellation waiter.
         biased;
@@ -526,6 +535,35 @@ async fn run_call(
         result,
         duration: started.elapsed(),
     }
+}
+
+/// Asks the approval policy about a call, within the call's timeout: a denial, a failed
+/// approver and no answer in time all deny.
+async fn approve(
+    policy: &ApprovalPolicy,
+    tool: &Arc<dyn DynTool>,
+    args: &Value,
+    cx: &ToolContext,
+    timeout: Option<Duration>,
+) -> Result<(), ToolError> {
+    let request = ApprovalRequest {
+        call_id: cx.call_id(),
+        tool: cx.tool_name(),
+        arguments: args,
+        annotations: tool.spec().annotations,
+    };
+    let decided = match timeout {
+        Some(limit) => tokio::time::timeout(limit, policy.decide(request))
+            .await
+            .unwrap_or_else(|_| {
+                Err(format!(
+                    "no approval came within {}",
+                    crate::output::DisplayDuration(limit)
+                ))
+            }),
+        None => policy.decide(request).await,
+    };
+    decided.map_err(|reason| ToolError::Denied { reason })
 }
 
 async fn with_timeout(

@@ -11,6 +11,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::sync::broadcast;
 
+use crate::approval::ApprovalPolicy;
 use crate::artifacts::ArtifactStore;
 use crate::budget::{BudgetError, BudgetPolicy};
 use crate::context::{Event, State};
@@ -163,6 +164,8 @@ struct Inner {
     artifacts: Option<Arc<dyn ArtifactStore>>,
     events: broadcast::Sender<Event>,
     state: Arc<State>,
+    /// `None` when every call is allowed.
+    approval: Option<Arc<ApprovalPolicy>>,
 }
 
 impl fmt::Debug for Registry {
@@ -252,6 +255,7 @@ pub struct RegistryBuilder {
     max_calls_per_tool: usize,
     default_timeout: Option<Duration>,
     artifacts: Option<Arc<dyn ArtifactStore>>,
+    approval: ApprovalPolicy,
 }
 
 impl Default for RegistryBuilder {
@@ -264,6 +268,7 @@ impl Default for RegistryBuilder {
             max_calls_per_tool: Registry::DEFAULT_MAX_CALLS_PER_TOOL,
             default_timeout: Some(Registry::DEFAULT_TIMEOUT),
             artifacts: None,
+            approval: ApprovalPolicy::default(),
         }
     }
 }
@@ -349,6 +354,13 @@ impl RegistryBuilder {
         self
     }
 
+    /// The approval policy consulted before each call runs. By default every call is allowed.
+    /// A call the policy denies is answered with the reason as an error result, not run.
+    pub fn approval(mut self, policy: ApprovalPolicy) -> Self {
+        self.approval = policy;
+        self
+    }
+
     /// Like [`artifacts`](Self::artifacts), for a store already shared.
     #[must_use]
     pub fn shared_artifacts(mut self, store: Arc<dyn ArtifactStore>) -> Self {
@@ -403,6 +415,18 @@ impl RegistryBuilder {
             }
             by_name.insert(spec.name.clone(), i);
         }
+        if let Some(unknown) = self
+            .approval
+            .named_tools()
+            .find(|name| !by_name.contains_key(*name))
+        {
+            let known: Vec<&str> = self.tools.iter().map(|t| t.spec().name.as_str()).collect();
+            return Err(BuildError::UnknownToolInPolicy {
+                tool: unknown.to_owned(),
+                known: known.join(", "),
+            });
+        }
+        let approval = (!self.approval.allows_everything()).then(|| Arc::new(self.approval));
         let (events, _) = broadcast::channel(Registry::EVENT_CAPACITY);
         Ok(Registry {
             inner: Arc::new(Inner {
@@ -415,6 +439,7 @@ impl RegistryBuilder {
                 artifacts: self.artifacts,
                 events,
                 state: Arc::new(self.state),
+                approval,
             }),
         })
     }
@@ -509,6 +534,16 @@ pub enum BuildError {
     /// An invalid budget policy.
     #[error("invalid budget: {0}")]
     Budget(#[from] BudgetError),
+    /// The approval policy has a rule for a tool the registry does not have.
+    #[error(
+        "the approval policy names `{tool}`, which is not a tool of this registry (its tools: {known})"
+    )]
+    UnknownToolInPolicy {
+        /// The name in the policy.
+        tool: String,
+        /// The registry's tools, comma-separated.
+        known: String,
+    },
 }
 
 #[cfg(test)]
