@@ -1,17 +1,21 @@
 //! The `toolsmith` command-line tool: the standard tools, the budget and the history tools of
 //! toolsmith, from a shell.
 
+mod approve;
 mod demo;
 
 use std::io::{IsTerminal as _, Read as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use approve::Approve;
 use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::{Value, json};
 use toolsmith::history::{self, Block, CompactPolicy, Message};
 use toolsmith::schema::Dialect;
-use toolsmith::{BudgetPolicy, DirStore, Event, Registry, SplitStrategy, ToolCall, ToolResult};
+use toolsmith::{
+    ApprovalPolicy, BudgetPolicy, DirStore, Event, Registry, SplitStrategy, ToolCall, ToolResult,
+};
 use toolsmith_std::Sandbox;
 
 /// Budgeted tools for LLM agents: run the standard tools as a model would, see what it sees.
@@ -59,6 +63,9 @@ enum Command {
         /// Print the result with its figures, as JSON.
         #[arg(long)]
         json: bool,
+        /// Calls of tools that change something: run, refuse, or ask on the terminal.
+        #[arg(long, value_enum, default_value_t = Approve::Allow)]
+        approve: Approve,
         #[command(flatten)]
         workspace: Workspace,
     },
@@ -73,6 +80,9 @@ enum Command {
         /// How the budget is split.
         #[arg(long, value_enum, default_value_t = Split::Fair)]
         split: Split,
+        /// Calls of tools that change something: run, refuse, or ask on the terminal.
+        #[arg(long, value_enum, default_value_t = Approve::Allow)]
+        approve: Approve,
         #[command(flatten)]
         workspace: Workspace,
     },
@@ -181,7 +191,8 @@ fn main() -> ExitCode {
 async fn run(command: Command) -> Result<ExitCode, Failure> {
     match command {
         Command::Schema { format, workspace } => {
-            let (registry, _store) = registry(&workspace, BudgetPolicy::default())?;
+            let (registry, _store) =
+                registry(&workspace, BudgetPolicy::default(), ApprovalPolicy::new())?;
             let schemas = registry.schemas(format.dialect())?;
             println!("{}", serde_json::to_string_pretty(&schemas)?);
             Ok(ExitCode::SUCCESS)
@@ -191,13 +202,14 @@ async fn run(command: Command) -> Result<ExitCode, Failure> {
             args,
             budget,
             json,
+            approve,
             workspace,
         } => {
             let arguments: Value = serde_json::from_str(&args).map_err(|error| {
                 fail(format!("the arguments are not valid JSON ({error}); pass an object such as '{{\"path\": \"README.md\"}}'"))
             })?;
             let policy = budget_policy(budget, Split::Fair)?;
-            let (registry, _store) = registry(&workspace, policy)?;
+            let (registry, _store) = registry(&workspace, policy, approve.policy())?;
             if registry.get(&tool).is_none() {
                 let known: Vec<&str> = registry.tools().map(|t| t.spec().name.as_str()).collect();
                 return Err(fail(format!(
@@ -230,10 +242,12 @@ async fn run(command: Command) -> Result<ExitCode, Failure> {
             input,
             budget,
             split,
+            approve,
             workspace,
         } => {
             let calls = read_calls(&input)?;
-            let (registry, _store) = registry(&workspace, budget_policy(budget, split)?)?;
+            let (registry, _store) =
+                registry(&workspace, budget_policy(budget, split)?, approve.policy())?;
             let progress = show_progress(&registry);
             let results = registry.turn().execute(calls).await;
             drop(progress);
@@ -256,7 +270,8 @@ async fn run(command: Command) -> Result<ExitCode, Failure> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Serve { workspace } => {
-            let (registry, _store) = registry(&workspace, BudgetPolicy::default())?;
+            let (registry, _store) =
+                registry(&workspace, BudgetPolicy::default(), ApprovalPolicy::new())?;
             toolsmith::mcp::serve_stdio(registry).await?;
             Ok(ExitCode::SUCCESS)
         }
@@ -276,8 +291,11 @@ async fn run(command: Command) -> Result<ExitCode, Failure> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Demo { budget, workspace } => {
-            let (registry, store) =
-                registry(&workspace, budget_policy(Some(budget), Split::Fair)?)?;
+            let (registry, store) = registry(
+                &workspace,
+                budget_policy(Some(budget), Split::Fair)?,
+                ApprovalPolicy::new(),
+            )?;
             demo::run(&registry, &workspace.root, store.path(), budget).await?;
             Ok(ExitCode::SUCCESS)
         }
@@ -311,7 +329,11 @@ fn artifact_store(workspace: &Workspace) -> Result<DirStore, Failure> {
 
 /// The standard tools over `workspace.root`, with an artifact store that only read_artifact
 /// reads: the file tools see the workspace and nothing else.
-fn registry(workspace: &Workspace, budget: BudgetPolicy) -> Result<(Registry, DirStore), Failure> {
+fn registry(
+    workspace: &Workspace,
+    budget: BudgetPolicy,
+    approval: ApprovalPolicy,
+) -> Result<(Registry, DirStore), Failure> {
     let root = &workspace.root;
     if !root.is_dir() {
         return Err(fail(format!("--root {}: not a directory", root.display())));
@@ -323,6 +345,7 @@ fn registry(workspace: &Workspace, budget: BudgetPolicy) -> Result<(Registry, Di
         .state(sandbox)
         .artifacts(store.clone())
         .budget(budget)
+        .approval(approval)
         .build()?;
     Ok((registry, store))
 }

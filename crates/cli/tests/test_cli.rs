@@ -502,3 +502,54 @@ fn repair_and_compact_refuse_bad_histories_in_one_line() {
         );
     }
 }
+
+#[test]
+fn approve_deny_refuses_what_changes_things_and_runs_reads() {
+    let dir = workspace();
+    let write = toolsmith(
+        &[
+            "call",
+            "write_file",
+            r#"{"path": "new.txt", "content": "x"}"#,
+            "--approve",
+            "deny",
+        ],
+        dir.path(),
+        None,
+    );
+    assert_eq!(write.code, 1);
+    assert!(
+        write
+            .stdout
+            .contains("the user's approval policy does not allow `write_file` calls"),
+        "{}",
+        write.stdout
+    );
+    assert!(!dir.path().join("new.txt").exists());
+    let read = toolsmith(
+        &[
+            "call",
+            "read_file",
+            r#"{"path": "big.log", "limit": 1}"#,
+            "--approve",
+            "deny",
+        ],
+        dir.path(),
+        None,
+    );
+    assert_eq!(read.code, 0, "{}", read.stdout);
+    let batch = json!([
+        { "type": "tool_use", "id": "w", "name": "run_command", "input": { "command": "touch made" } },
+        { "type": "tool_use", "id": "r", "name": "glob", "input": { "pattern": "*.log" } }
+    ]);
+    let run = toolsmith(
+        &["batch", "-", "--approve", "deny"],
+        dir.path(),
+        Some(&batch.to_string()),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let blocks: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(blocks[0]["is_error"], true);
+    assert_eq!(blocks[1]["content"], "big.log\n");
+    assert!(!dir.path().join("made").exists());
+}
