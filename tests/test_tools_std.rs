@@ -984,3 +984,73 @@ async fn a_call_cut_off_by_the_output_limit_is_answered_without_running() {
         .await;
     assert!(!results[0].is_error, "{}", results[0].content);
 }
+
+#[tokio::test]
+async fn commands_write_only_inside_the_workspace() {
+    let w = workspace();
+    let outside = w.outside.join("escaped.txt");
+    let command = format!(
+        "echo in > inside.txt; echo out > {}; echo status=$?; touch \"$TMPDIR/scratch\" && echo temp-ok",
+        outside.display()
+    );
+    let result = w.call("run_command", json!({ "command": command })).await;
+    assert!(
+        result.content.contains("Permission denied"),
+        "{}",
+        result.content
+    );
+    assert!(result.content.contains("status=2"), "{}", result.content);
+    assert!(result.content.contains("temp-ok"), "{}", result.content);
+    assert!(
+        !outside.exists(),
+        "the kernel let the command write outside the root"
+    );
+    assert_eq!(
+        fs::read_to_string(w.root.join("inside.txt")).unwrap(),
+        "in\n"
+    );
+    w.secret_untouched();
+    // The host process is not confined: it still writes where the command could not.
+    fs::write(&outside, "host\n").unwrap();
+    fs::remove_file(&outside).unwrap();
+}
+
+#[tokio::test]
+async fn with_the_network_off_a_command_cannot_connect() {
+    let w = workspace();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let registry = toolsmith_std::register(Registry::builder())
+        .state(Sandbox::new(&w.root).unwrap())
+        .state(toolsmith_std::CommandPolicy::new().with_network(false))
+        .build()
+        .unwrap();
+    let connect = format!(
+        "python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), 5); print(\"connected\")'"
+    );
+    let result = registry
+        .turn()
+        .execute([ToolCall::new(
+            "net",
+            "run_command",
+            json!({ "command": connect }),
+        )])
+        .await
+        .remove(0);
+    assert!(
+        !result.content.contains("connected\n"),
+        "{}",
+        result.content
+    );
+    assert!(result.content.contains("Permission"), "{}", result.content);
+    assert!(
+        result
+            .content
+            .contains("[run_command: confined: writes to the workspace only; network off]"),
+        "{}",
+        result.content
+    );
+    // With the network on, the same command connects.
+    let result = w.call("run_command", json!({ "command": connect })).await;
+    assert!(result.content.contains("connected\n"), "{}", result.content);
+}

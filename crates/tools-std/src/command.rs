@@ -14,6 +14,7 @@ use serde::Deserialize;
 use toolsmith::trim::{Continuation, FullOutput, Totals, assemble, marker_reserve};
 use toolsmith::{ArtifactWriter, Audience, READ_ARTIFACT, Tool, ToolContext, ToolError};
 
+use crate::confine::{CommandPolicy, Confinement, restrict_this_thread};
 use crate::grouped;
 use crate::reaper::{CallTag, TAG_VARIABLE};
 use crate::sandbox::Sandbox;
@@ -85,7 +86,16 @@ impl RunCommand {
         if self.command.trim().is_empty() {
             return Err(ToolError::invalid_arguments("command: is empty"));
         }
-        let run = run_captured(&self.command, &cwd, Duration::from_secs(secs), cx).await?;
+        let policy = cx.state::<CommandPolicy>().cloned().unwrap_or_default();
+        let run = run_captured(
+            &self.command,
+            &cwd,
+            sandbox.root(),
+            &policy,
+            Duration::from_secs(secs),
+            cx,
+        )
+        .await?;
         let status = match &run.end {
             End::Exited(code) => code.clone(),
             End::TimedOut => format!(
@@ -108,6 +118,13 @@ impl RunCommand {
         }
         if let Some(note) = run.note {
             out.push_str(&note);
+        }
+        // Full confinement with the network on is the norm and goes unsaid.
+        if run.confinement != Confinement::Full || !policy.network {
+            out.push_str(&format!(
+                "[run_command: {}]\n",
+                run.confinement.describe(policy.network)
+            ));
         }
         match run.end {
             End::Exited(_) => Ok(out),
@@ -132,6 +149,7 @@ pub(crate) struct Run {
     end: End,
     output: String,
     note: Option<String>,
+    confinement: Confinement,
 }
 
 /// Runs `command`, capturing its merged output in memory bounded by the call's budget and
@@ -139,6 +157,8 @@ pub(crate) struct Run {
 async fn run_captured(
     command: &str,
     cwd: &Path,
+    root: &Path,
+    policy: &CommandPolicy,
     timeout: Duration,
     cx: &ToolContext,
 ) -> Result<Run, ToolError> {
@@ -147,7 +167,9 @@ async fn run_captured(
     // A larger pipe means fewer context switches between the command and the reader; the
     // default (64 KiB) is kept if the system refuses.
     let _ = nix::fcntl::fcntl(&reader, nix::fcntl::FcntlArg::F_SETPIPE_SZ(PIPE_BYTES));
-    let mut child = tokio::process::Command::new("sh")
+    let temp = PrivateTemp::create(tag.value())?;
+    let mut shell = tokio::process::Command::new("sh");
+    shell
         .arg("-c")
         .arg(command)
         .current_dir(cwd)
@@ -155,12 +177,15 @@ async fn run_captured(
         .stdout(writer.try_clone()?)
         .stderr(writer)
         .env(TAG_VARIABLE, tag.value())
+        .env("TMPDIR", &temp.0)
         .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|error| {
-            ToolError::failed_with(format!("`sh` could not be started: {error}"), error)
-        })?;
+        .kill_on_drop(true);
+    let mut writable = vec![root.to_path_buf(), temp.0.clone()];
+    writable.extend(policy.writable.iter().cloned());
+    let (spawned, confinement) = spawn_confined(shell, &writable, policy)?;
+    let mut child = spawned.map_err(|error| {
+        ToolError::failed_with(format!("`sh` could not be started: {error}"), error)
+    })?;
     // The command above owned the write ends; they are closed now, so the reader sees the end
     // of the output when the command's processes are gone.
     let mut group = GroupKill {
@@ -227,7 +252,71 @@ async fn run_captured(
     let output = tokio::task::spawn_blocking(move || capture.finish())
         .await
         .map_err(|error| ToolError::failed_with("the output could not be assembled", error))?;
-    Ok(Run { end, output, note })
+    drop(temp);
+    Ok(Run {
+        end,
+        output,
+        note,
+        confinement,
+    })
+}
+
+/// Spawns `shell` from a thread of its own that first confines itself (see `confine`), so the
+/// command and its descendants are confined and the host is not.
+fn spawn_confined(
+    mut shell: tokio::process::Command,
+    writable: &[std::path::PathBuf],
+    policy: &CommandPolicy,
+) -> Result<(io::Result<tokio::process::Child>, Confinement), ToolError> {
+    let runtime = tokio::runtime::Handle::current();
+    let network = policy.network;
+    let required = policy.require_confinement;
+    std::thread::scope(|scope| {
+        scope
+            .spawn(move || {
+                let confinement = restrict_this_thread(writable, network);
+                if required && confinement != Confinement::Full {
+                    return Err(ToolError::failed(format!(
+                        "the command was not run: the policy requires confinement, and it is {}",
+                        confinement.describe(network)
+                    )));
+                }
+                let _runtime = runtime.enter();
+                Ok((shell.spawn(), confinement))
+            })
+            .join()
+            .unwrap_or_else(|_| Err(ToolError::failed("the command's spawning thread failed")))
+    })
+}
+
+/// The call's own temporary directory (`TMPDIR` of the command, writable under confinement),
+/// removed with everything in it when the call ends.
+struct PrivateTemp(std::path::PathBuf);
+
+impl PrivateTemp {
+    fn create(tag: &str) -> Result<Self, ToolError> {
+        use std::os::unix::fs::DirBuilderExt as _;
+        let dir = std::env::temp_dir().join(format!("toolsmith-cmd-{tag}"));
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&dir)
+            .map_err(|error| {
+                ToolError::failed_with(
+                    format!(
+                        "the command's temporary directory `{}` could not be created ({error})",
+                        dir.display()
+                    ),
+                    error,
+                )
+            })?;
+        Ok(PrivateTemp(dir))
+    }
+}
+
+impl Drop for PrivateTemp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 fn describe(status: std::process::ExitStatus) -> String {

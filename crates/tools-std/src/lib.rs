@@ -26,6 +26,7 @@
 //! tools are `preserve`d from history compaction.
 
 mod command;
+mod confine;
 mod grep;
 mod list;
 mod read;
@@ -39,6 +40,7 @@ use toolsmith::trim::grouped;
 use toolsmith::{DynTool, RegistryBuilder, ToolError, into_dyn};
 
 pub use command::RunCommand;
+pub use confine::CommandPolicy;
 pub use grep::Grep;
 pub use list::{Glob, ListDirectory};
 pub use read::ReadFile;
