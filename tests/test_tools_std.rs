@@ -1054,3 +1054,41 @@ async fn with_the_network_off_a_command_cannot_connect() {
     let result = w.call("run_command", json!({ "command": connect })).await;
     assert!(result.content.contains("connected\n"), "{}", result.content);
 }
+
+#[tokio::test]
+async fn commands_cannot_read_the_artifact_store() {
+    let w = workspace();
+    let store = toolsmith::DirStore::open(w.outside.join("artifacts")).unwrap();
+    let registry = toolsmith_std::register(Registry::builder())
+        .state(Sandbox::new(&w.root).unwrap())
+        .artifacts(store.clone())
+        .build()
+        .unwrap();
+    let id = toolsmith::ArtifactStore::put(&store, "a secret kept for read_artifact\n").unwrap();
+    let command = format!(
+        "cat {}; cat {}",
+        store.file_of(&id).display(),
+        w.outside.join("secret.txt").display()
+    );
+    let result = registry
+        .turn()
+        .execute([ToolCall::new(
+            "c",
+            "run_command",
+            json!({ "command": command }),
+        )])
+        .await
+        .remove(0);
+    assert!(
+        result.content.contains("Permission denied"),
+        "{}",
+        result.content
+    );
+    assert!(
+        !result.content.contains("a secret kept"),
+        "{}",
+        result.content
+    );
+    // Files beside the store are readable: only the store is left out.
+    assert!(result.content.contains("top secret"), "{}", result.content);
+}

@@ -14,7 +14,7 @@ use serde::Deserialize;
 use toolsmith::trim::{Continuation, FullOutput, Totals, assemble, marker_reserve};
 use toolsmith::{ArtifactWriter, Audience, READ_ARTIFACT, Tool, ToolContext, ToolError};
 
-use crate::confine::{CommandPolicy, Confinement, restrict_this_thread};
+use crate::confine::{CommandPolicy, Confinement, readable_around, restrict_this_thread};
 use crate::grouped;
 use crate::reaper::{CallTag, TAG_VARIABLE};
 use crate::sandbox::Sandbox;
@@ -182,7 +182,8 @@ async fn run_captured(
         .kill_on_drop(true);
     let mut writable = vec![root.to_path_buf(), temp.0.clone()];
     writable.extend(policy.writable.iter().cloned());
-    let (spawned, confinement) = spawn_confined(shell, &writable, policy)?;
+    let readable = readable_around(cx.artifacts().and_then(|store| store.location()));
+    let (spawned, confinement) = spawn_confined(shell, &writable, &readable, policy)?;
     let mut child = spawned.map_err(|error| {
         ToolError::failed_with(format!("`sh` could not be started: {error}"), error)
     })?;
@@ -266,6 +267,7 @@ async fn run_captured(
 fn spawn_confined(
     mut shell: tokio::process::Command,
     writable: &[std::path::PathBuf],
+    readable: &[std::path::PathBuf],
     policy: &CommandPolicy,
 ) -> Result<(io::Result<tokio::process::Child>, Confinement), ToolError> {
     let runtime = tokio::runtime::Handle::current();
@@ -274,7 +276,7 @@ fn spawn_confined(
     std::thread::scope(|scope| {
         scope
             .spawn(move || {
-                let confinement = restrict_this_thread(writable, network);
+                let confinement = restrict_this_thread(writable, readable, network);
                 if required && confinement != Confinement::Full {
                     return Err(ToolError::failed(format!(
                         "the command was not run: the policy requires confinement, and it is {}",

@@ -5,10 +5,12 @@
 //! own that first restricts itself: the command and all its descendants are confined, the host
 //! process is not. This needs no `unsafe` (no `pre_exec` hook) and no helper binary.
 //!
-//! The rules: everything may be read and executed; writes (create, delete, rename, truncate)
-//! only beneath the workspace root, a private temporary directory of the call, and the few
-//! devices every shell writes to (`/dev/null`, `/dev/zero`, `/dev/full`, `/dev/tty`); with the
-//! network off, no TCP connect or bind. What the running kernel cannot enforce is reported.
+//! The rules: every file may be read and executed but the artifact store's (its directory may
+//! be listed, its files not read: the model reads artifacts through `read_artifact`); writes
+//! (create, delete, rename, truncate) only beneath the workspace root, a private temporary
+//! directory of the call, and the few devices every shell writes to (`/dev/null`, `/dev/zero`,
+//! `/dev/full`, `/dev/tty`); with the network off, no TCP connect or bind. What the running
+//! kernel cannot enforce is reported.
 
 use std::path::PathBuf;
 
@@ -97,8 +99,37 @@ impl Confinement {
 
 /// Restricts the calling thread: reads everywhere, writes beneath `writable`, network as
 /// asked. Call it on a thread that will only spawn the command.
+/// The paths whose files may be read: everything but what lies beneath `hidden`, as the
+/// siblings of each directory on the way from `/` down to it. Landlock grants, never denies, so
+/// a subtree is left out by granting everything around it.
+pub(crate) fn readable_around(hidden: Option<&std::path::Path>) -> Vec<PathBuf> {
+    let Some(hidden) = hidden.and_then(|path| std::fs::canonicalize(path).ok()) else {
+        return vec![PathBuf::from("/")];
+    };
+    let mut readable = Vec::new();
+    let mut ancestors: Vec<&std::path::Path> = hidden.ancestors().collect();
+    ancestors.reverse(); // `/` first
+    for pair in ancestors.windows(2) {
+        let (dir, next) = (pair[0], pair[1]);
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        readable.extend(
+            entries
+                .filter_map(Result::ok)
+                .map(|entry| entry.path())
+                .filter(|path| path != next),
+        );
+    }
+    readable
+}
+
 #[cfg(target_os = "linux")]
-pub(crate) fn restrict_this_thread(writable: &[PathBuf], network: bool) -> Confinement {
+pub(crate) fn restrict_this_thread(
+    writable: &[PathBuf],
+    readable: &[PathBuf],
+    network: bool,
+) -> Confinement {
     use landlock::{
         ABI, Access, AccessFs, AccessNet, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
         path_beneath_rules,
@@ -112,7 +143,9 @@ pub(crate) fn restrict_this_thread(writable: &[PathBuf], network: bool) -> Confi
         let devices = ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
         let status = ruleset
             .create()?
-            .add_rules(path_beneath_rules(["/"], AccessFs::from_read(fs)))?
+            // Directories may be listed everywhere; files read where `readable` says.
+            .add_rules(path_beneath_rules(["/"], AccessFs::ReadDir))?
+            .add_rules(path_beneath_rules(readable, AccessFs::from_read(fs)))?
             .add_rules(path_beneath_rules(writable, AccessFs::from_all(fs)))?
             .add_rules(path_beneath_rules(
                 devices,
@@ -130,6 +163,10 @@ pub(crate) fn restrict_this_thread(writable: &[PathBuf], network: bool) -> Confi
 }
 
 #[cfg(not(target_os = "linux"))]
-pub(crate) fn restrict_this_thread(_writable: &[PathBuf], _network: bool) -> Confinement {
+pub(crate) fn restrict_this_thread(
+    _writable: &[PathBuf],
+    _readable: &[PathBuf],
+    _network: bool,
+) -> Confinement {
     Confinement::None("confinement is implemented on Linux only".to_owned())
 }

@@ -357,6 +357,10 @@ impl ArtifactStore for DirStore {
         };
         read_page_from(BufReader::with_capacity(64 * 1024, file), page, capped)
     }
+
+    fn location(&self) -> Option<&Path> {
+        Some(self.path())
+    }
 }
 
 /// An artifact being written: straight to its file up to the cap; past it, the last half of

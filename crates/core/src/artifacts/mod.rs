@@ -166,6 +166,12 @@ pub trait ArtifactStore: Send + Sync + fmt::Debug + 'static {
     ///
     /// [`ArtifactError::NotFound`] for an unknown id; [`ArtifactError::Io`] when reading fails.
     fn read_page(&self, id: &ArtifactId, page: PageRequest) -> Result<ArtifactPage, ArtifactError>;
+
+    /// The directory the artifacts are files in, if they are: what a sandbox keeps commands
+    /// from reading. By default `None` (the store keeps them elsewhere).
+    fn location(&self) -> Option<&std::path::Path> {
+        None
+    }
 }
 
 /// An artifact being written.
