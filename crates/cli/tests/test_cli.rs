@@ -40,15 +40,16 @@ fn toolsmith(args: &[&str], root: &Path, stdin: Option<&str>) -> Run {
             .write_all(input.as_bytes())
             .unwrap();
     }
-    let Output {
-        status,
-        stdout,
-        stderr,
-    } = child.wait_with_output().unwrap();
-    Run {
-        code: status.code().unwrap_or(-1),
-        stdout: String::from_utf8(stdout).unwrap(),
-        stderr: String::from_utf8(stderr).unwrap(),
+    child.wait_with_output().unwrap().into()
+}
+
+impl From<Output> for Run {
+    fn from(output: Output) -> Self {
+        Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(output.stdout).unwrap(),
+            stderr: String::from_utf8(output.stderr).unwrap(),
+        }
     }
 }
 
@@ -320,18 +321,14 @@ fn demo_shows_the_budget_at_work() {
 
 /// Runs the binary with `args` only, with `HOME` and the cache directory inside `home`.
 fn toolsmith_at_home(args: &[&str], home: &Path) -> Run {
-    let output = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+    Command::new(env!("CARGO_BIN_EXE_toolsmith"))
         .args(args)
         .env("HOME", home)
         .env("XDG_CACHE_HOME", home.join(".cache"))
         .stdin(Stdio::null())
         .output()
-        .unwrap();
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8(output.stdout).unwrap(),
-        stderr: String::from_utf8(output.stderr).unwrap(),
-    }
+        .unwrap()
+        .into()
 }
 
 #[test]
