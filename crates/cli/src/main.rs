@@ -88,6 +88,10 @@ enum Command {
     },
     /// Serve the standard tools over MCP on stdio.
     Serve {
+        /// Calls of tools that change something: run them, or refuse them (asking the client
+        /// is not supported yet).
+        #[arg(long, value_enum, default_value_t = Approve::Allow)]
+        approve: Approve,
         #[command(flatten)]
         workspace: Workspace,
     },
@@ -269,9 +273,15 @@ async fn run(command: Command) -> Result<ExitCode, Failure> {
             eprint!("{}", table(&results));
             Ok(ExitCode::SUCCESS)
         }
-        Command::Serve { workspace } => {
+        Command::Serve { approve, workspace } => {
+            if matches!(approve, Approve::Ask) {
+                return Err(fail(
+                    "--approve ask is not available for serve: stdin carries the MCP session; \
+                     use --approve allow or --approve deny",
+                ));
+            }
             let (registry, _store) =
-                registry(&workspace, BudgetPolicy::default(), ApprovalPolicy::new())?;
+                registry(&workspace, BudgetPolicy::default(), approve.policy())?;
             toolsmith::mcp::serve_stdio(registry).await?;
             Ok(ExitCode::SUCCESS)
         }

@@ -279,9 +279,14 @@ struct RawServer {
 
 impl RawServer {
     fn start(root: &std::path::Path) -> Self {
+        Self::start_with(root, &[])
+    }
+
+    fn start_with(root: &std::path::Path, options: &[&str]) -> Self {
         use std::io::BufRead as _;
         let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_toolsmith"))
             .arg("serve")
+            .args(options)
             .arg("--root")
             .arg(root)
             .arg("--artifacts")
@@ -456,5 +461,32 @@ fn bad_frames_get_json_rpc_errors_and_the_session_goes_on() {
     server.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#);
     let tools = server.reply(3);
     assert_eq!(tools["result"]["tools"].as_array().unwrap().len(), 8);
+    server.close();
+}
+
+#[test]
+fn serve_with_approve_deny_refuses_calls_that_change_things() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = RawServer::start_with(dir.path(), &["--approve", "deny"]);
+    let call = |id: i64, name: &str, arguments: Value| {
+        json!({
+            "jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": { "name": name, "arguments": arguments }
+        })
+        .to_string()
+    };
+    server.send(&call(
+        1,
+        "write_file",
+        json!({ "path": "a.txt", "content": "x" }),
+    ));
+    let reply = server.reply(1);
+    assert_eq!(reply["result"]["isError"], true, "{reply}");
+    let text = reply["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("does not allow `write_file` calls"), "{text}");
+    assert!(!dir.path().join("a.txt").exists());
+    server.send(&call(2, "list_directory", json!({})));
+    let reply = server.reply(2);
+    assert_ne!(reply["result"]["isError"], true, "{reply}");
     server.close();
 }
