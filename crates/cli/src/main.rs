@@ -409,6 +409,7 @@ fn result_json(result: &ToolResult) -> Value {
         "artifact": meta.artifact.as_ref().map(|id| id.as_str().to_owned()),
         "artifact_error": meta.artifact_error,
         "error_kind": meta.error_kind,
+        "confinement": meta.confinement.map(toolsmith::Confinement::as_str),
     })
 }
 

@@ -116,6 +116,7 @@ fn call_json_reports_the_figures_of_a_trimmed_result() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     let result: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(result["allowance"], 2000);
+    assert_eq!(result["confinement"], "full", "{result}");
     assert!(result["content"].as_str().unwrap().chars().count() <= 2000);
     assert!(
         result["content"]

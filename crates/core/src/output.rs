@@ -13,12 +13,48 @@ use crate::trim::{Cut, grouped};
 pub struct ToolOutput {
     /// The text the model will see (post-trimmed by the registry if it exceeds its allowance).
     pub text: String,
+    /// How far the kernel confined what the call ran, for tools that run commands.
+    pub confinement: Option<Confinement>,
+}
+
+/// How far the kernel confined what a call ran (run_command's processes), as
+/// [`ResultMeta::confinement`] reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Confinement {
+    /// Every rule asked for was enforced (on Linux, by Landlock).
+    Full,
+    /// The kernel enforced only part of the rules.
+    Partial,
+    /// Nothing was confined: the kernel cannot, or the platform is not supported.
+    None,
+}
+
+impl Confinement {
+    /// `full`, `partial` or `none`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Confinement::Full => "full",
+            Confinement::Partial => "partial",
+            Confinement::None => "none",
+        }
+    }
 }
 
 impl ToolOutput {
     /// An output made of `text`.
     pub fn text(text: impl Into<String>) -> Self {
-        ToolOutput { text: text.into() }
+        ToolOutput {
+            text: text.into(),
+            confinement: None,
+        }
+    }
+
+    /// States how far the kernel confined what the call ran.
+    #[must_use]
+    pub fn with_confinement(mut self, confinement: Confinement) -> Self {
+        self.confinement = Some(confinement);
+        self
     }
 
     /// The output's text.
@@ -29,15 +65,13 @@ impl ToolOutput {
 
 impl From<String> for ToolOutput {
     fn from(text: String) -> Self {
-        ToolOutput { text }
+        ToolOutput::text(text)
     }
 }
 
 impl From<&str> for ToolOutput {
     fn from(text: &str) -> Self {
-        ToolOutput {
-            text: text.to_owned(),
-        }
+        ToolOutput::text(text)
     }
 }
 
@@ -415,6 +449,8 @@ pub struct ResultMeta {
     pub error_kind: Option<&'static str>,
     /// How long the call ran (zero for calls refused before running).
     pub duration: Duration,
+    /// How far the kernel confined what the call ran, when the tool says (run_command).
+    pub confinement: Option<Confinement>,
 }
 
 #[cfg(test)]

@@ -12,7 +12,9 @@ use nix::unistd::Pid;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use toolsmith::trim::{Continuation, FullOutput, Totals, assemble, marker_reserve};
-use toolsmith::{ArtifactWriter, Audience, READ_ARTIFACT, Tool, ToolContext, ToolError};
+use toolsmith::{
+    ArtifactWriter, Audience, READ_ARTIFACT, Tool, ToolContext, ToolError, ToolOutput,
+};
 
 use crate::confine::{CommandPolicy, Confinement, readable_around, restrict_this_thread};
 use crate::grouped;
@@ -68,7 +70,7 @@ pub struct RunCommand {
 }
 
 impl RunCommand {
-    async fn run(self, cx: &ToolContext) -> Result<String, ToolError> {
+    async fn run(self, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let sandbox = cx.state::<Sandbox>()?;
         let cwd = sandbox.resolve_existing(self.cwd.as_deref().unwrap_or("."))?;
         if !cwd.is_dir() {
@@ -127,7 +129,7 @@ impl RunCommand {
             ));
         }
         match run.end {
-            End::Exited(_) => Ok(out),
+            End::Exited(_) => Ok(ToolOutput::text(out).with_confinement(run.confinement.level())),
             End::TimedOut => Err(ToolError::failed(out)),
             End::Cancelled => Err(ToolError::Cancelled),
         }

@@ -79,6 +79,15 @@ pub(crate) enum Confinement {
 }
 
 impl Confinement {
+    /// The level, as `ResultMeta` reports it.
+    pub(crate) fn level(&self) -> toolsmith::Confinement {
+        match self {
+            Confinement::Full => toolsmith::Confinement::Full,
+            Confinement::Partial => toolsmith::Confinement::Partial,
+            Confinement::None(_) => toolsmith::Confinement::None,
+        }
+    }
+
     /// The line the result states it on.
     pub(crate) fn describe(&self, network: bool) -> String {
         let net = if network { "on" } else { "off" };

@@ -384,20 +384,22 @@ impl Turn {
         let mut texts = Vec::with_capacity(calls.len());
         let mut demands = Vec::with_capacity(calls.len());
         let mut lines = Vec::with_capacity(calls.len());
+        let mut confinements = Vec::with_capacity(calls.len());
         for outcome in outcomes {
             // Every slot was filled: refused calls up front, the others by their task.
             let outcome = outcome.unwrap_or(Outcome {
                 result: Err(ToolError::Cancelled),
                 duration: Duration::ZERO,
             });
-            let (text, error_kind) = match outcome.result {
-                Ok(output) => (output.text, None),
-                Err(error) => (error.model_text(), Some(error.kind())),
+            let (text, error_kind, confinement) = match outcome.result {
+                Ok(output) => (output.text, None, output.confinement),
+                Err(error) => (error.model_text(), Some(error.kind()), None),
             };
             // One pass gives both figures of every result.
             let totals = trim::Totals::of(&text);
             demands.push(totals.chars);
             lines.push(totals.lines);
+            confinements.push(confinement);
             texts.push((text, error_kind, outcome.duration));
         }
         let allowances = self.budget.final_allowances(batch_budget, caps, &demands);
@@ -489,6 +491,7 @@ impl Turn {
                     artifact_error,
                     error_kind,
                     duration,
+                    confinement: confinements[i],
                 },
             });
         }
