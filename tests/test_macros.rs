@@ -274,7 +274,7 @@ async fn an_oversized_page_is_trimmed_with_the_next_offset() {
     );
 }
 
-// 002, section 8, against a read tool written with the macro.
+// A size-hint refusal, against a read tool written with the macro.
 
 static READS: AtomicUsize = AtomicUsize::new(0);
 

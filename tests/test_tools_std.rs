@@ -1,4 +1,4 @@
-//! The standard tools through a registry: the sandbox, 002's pre-validation and pagination,
+//! The standard tools through a registry: the sandbox, size-hint pre-validation and pagination,
 //! writes that never leave a file half-done, listings, search, and commands.
 
 use std::fs;
@@ -240,8 +240,6 @@ async fn a_missing_parent_directory_is_not_created() {
     assert!(!w.root.join("no").exists());
 }
 
-// 002, section 8.
-
 #[tokio::test]
 async fn read_file_rejects_a_200_kb_file_with_its_estimate() {
     let w = workspace();
@@ -249,12 +247,12 @@ async fn read_file_rejects_a_200_kb_file_with_its_estimate() {
     let result = w.call("read_file", json!({ "path": "large.txt" })).await;
     assert!(result.is_error);
     assert!(result.content.contains("Error:") && result.content.contains("exceeds maximum"));
-    // 200,000 bytes in one line, plus 7 chars of line number: ~50,002 tokens, over 12,500
-    // (read_file's own cap of 50,000 chars).
+    // 200,000 bytes in one line, plus 7 chars of line number: ~50,002 tokens, over 20,000
+    // (the batch budget of 80,000 chars).
     assert!(
         result.content.starts_with(
-            "Error: File content (~50,002 tokens) exceeds maximum allowed tokens (12,500). Use \
-             offset and limit to read part of it: offset=0 limit=1 reads about the first 12,500 \
+            "Error: File content (~50,002 tokens) exceeds maximum allowed tokens (20,000). Use \
+             offset and limit to read part of it: offset=0 limit=1 reads about the first 20,000 \
              tokens; or use grep to search it."
         ),
         "{}",

@@ -4,8 +4,10 @@
 //!
 //! 1. The share is `batch_budget / n`, floored.
 //! 2. Call `i`'s allowance before it runs is `min(share, cap_i)`, where `cap_i` is the smaller
-//!    of the tool's `max_result_chars` and the policy's `per_result_max_chars`. The tool sees it
-//!    as [`ToolContext::budget`](crate::ToolContext::budget).
+//!    of the tool's `max_result_chars` and the policy's `per_result_max_chars`. When calls
+//!    estimated their output before running ([`SizeHint`](crate::SizeHint)), the allowances are
+//!    planned over those estimates instead ([`BudgetPolicy::planned_allowances`]). The tool
+//!    sees its allowance as [`ToolContext::budget`](crate::ToolContext::budget).
 //! 3. After all calls finish, [`SplitStrategy::FairShare`] hands the allowance the small
 //!    results left unused to the calls that need more, max-min fairly, never past a call's cap;
 //!    [`SplitStrategy::Even`] keeps the allowances of step 2.
@@ -282,12 +284,113 @@ impl BudgetPolicy {
         tool_caps: &[Option<usize>],
         demands: &[usize],
     ) -> Vec<usize> {
+        let planned = self.allowances(batch_budget, tool_caps);
+        self.redistribute(batch_budget, tool_caps, &planned, demands)
+    }
+
+    /// The allowance of each call before it runs, knowing what some calls estimated they
+    /// will produce (`estimates[i]`, in chars; `None` when a call gave no estimate).
+    ///
+    /// Under [`SplitStrategy::Even`] the estimates change nothing: these are the
+    /// [`allowances`](Self::allowances). Under [`SplitStrategy::FairShare`]:
+    ///
+    /// 1. each call without an estimate is set aside half the even share (never past its cap);
+    /// 2. the rest of the budget is shared max-min fairly over the estimates, each capped by its
+    ///    call's cap: a call that needs less than an equal part gets what it needs, the others
+    ///    an equal part of what remains;
+    /// 3. what is still left is shared equally among the calls without an estimate or, when
+    ///    every call has one, among all calls (room for estimates that fell short), never past
+    ///    a call's cap.
+    ///
+    /// A call with an estimate gets at least the smaller of its estimate and the even share; a
+    /// batch without estimates gets the [`allowances`](Self::allowances).
+    ///
+    /// ```
+    /// use toolsmith::BudgetPolicy;
+    ///
+    /// // A 2,000-char read beside a 200,000-char one: the big one gets the rest of the batch.
+    /// let policy = BudgetPolicy::default();
+    /// let caps = [None, None];
+    /// let planned = policy.planned_allowances(80_000, &caps, &[Some(2_000), Some(200_000)]);
+    /// assert_eq!(planned, [2_000, 78_000]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If `estimates` and `tool_caps` differ in length.
+    pub fn planned_allowances(
+        &self,
+        batch_budget: usize,
+        tool_caps: &[Option<usize>],
+        estimates: &[Option<usize>],
+    ) -> Vec<usize> {
         assert_eq!(
             tool_caps.len(),
-            demands.len(),
-            "one demand per call is required"
+            estimates.len(),
+            "one estimate (or None) per call is required"
         );
-        let mut allowances = self.allowances(batch_budget, tool_caps);
+        if self.split == SplitStrategy::Even || estimates.iter().all(Option::is_none) {
+            return self.allowances(batch_budget, tool_caps);
+        }
+        let caps: Vec<usize> = tool_caps.iter().map(|&cap| self.cap(cap)).collect();
+        let share = batch_budget / tool_caps.len().max(1);
+        let mut allowances: Vec<usize> = estimates
+            .iter()
+            .zip(&caps)
+            .map(|(estimate, &cap)| match estimate {
+                None => (share / 2).min(cap),
+                Some(_) => 0,
+            })
+            .collect();
+        let mut left = batch_budget.saturating_sub(allowances.iter().sum());
+        let wants: Vec<usize> = estimates
+            .iter()
+            .zip(&caps)
+            .map(|(estimate, &cap)| estimate.map_or(0, |chars| chars.min(cap)))
+            .collect();
+        left -= water_fill(&mut allowances, &wants, left);
+        // What is left goes to the calls whose needs are unknown; when every need is known,
+        // to every call, as room for estimates that fell short.
+        let any_unknown = estimates.iter().any(Option::is_none);
+        let room: Vec<usize> = allowances
+            .iter()
+            .zip(&caps)
+            .zip(estimates)
+            .map(|((&allowance, &cap), estimate)| {
+                if any_unknown && estimate.is_some() {
+                    0
+                } else {
+                    cap - allowance
+                }
+            })
+            .collect();
+        water_fill(&mut allowances, &room, left);
+        allowances
+    }
+
+    /// The final allowance of each call, from the allowances it ran with (`planned`) and the
+    /// chars it produced (`demands`). Under [`SplitStrategy::Even`] these are `planned`.
+    ///
+    /// Under [`SplitStrategy::FairShare`] the budget the calls within their allowance left
+    /// unused is shared max-min fairly among the calls over theirs, never past a call's cap;
+    /// no call gets less than it was planned.
+    ///
+    /// # Panics
+    ///
+    /// If the slices differ in length.
+    pub fn redistribute(
+        &self,
+        batch_budget: usize,
+        tool_caps: &[Option<usize>],
+        planned: &[usize],
+        demands: &[usize],
+    ) -> Vec<usize> {
+        assert!(
+            tool_caps.len() == demands.len() && planned.len() == demands.len(),
+            "one cap, one planned allowance and one demand per call are required"
+        );
+        let mut allowances = planned.to_vec();
         if self.split == SplitStrategy::Even {
             return allowances;
         }
@@ -296,28 +399,40 @@ impl BudgetPolicy {
             .zip(demands)
             .map(|(&allowance, &demand)| allowance.min(demand))
             .sum();
-        let mut slack = batch_budget.saturating_sub(used);
+        let slack = batch_budget.saturating_sub(used);
         // The extra each call over its allowance could use, up to its cap.
-        let mut needy: Vec<(usize, usize)> = allowances
+        let extra: Vec<usize> = allowances
             .iter()
             .zip(demands)
             .zip(tool_caps)
-            .enumerate()
-            .filter_map(|(i, ((&allowance, &demand), &cap))| {
-                let extra = demand.min(self.cap(cap)).saturating_sub(allowance);
-                (extra > 0).then_some((extra, i))
+            .map(|((&allowance, &demand), &cap)| {
+                demand.min(self.cap(cap)).saturating_sub(allowance)
             })
             .collect();
-        // Water-filling: serve the smallest needs first, each at most an equal part of the rest.
-        needy.sort_unstable();
-        let count = needy.len();
-        for (served, (extra, i)) in needy.into_iter().enumerate() {
-            let give = extra.min(slack / (count - served));
-            allowances[i] += give;
-            slack -= give;
-        }
+        water_fill(&mut allowances, &extra, slack);
         allowances
     }
+}
+
+/// Max-min fair water-filling: gives each `allowances[i]` up to `wants[i]` more out of
+/// `budget`, the smallest wants first, each at most an equal part of what remains. Returns
+/// what it gave in all.
+fn water_fill(allowances: &mut [usize], wants: &[usize], budget: usize) -> usize {
+    let mut needy: Vec<(usize, usize)> = wants
+        .iter()
+        .enumerate()
+        .filter(|&(_, &want)| want > 0)
+        .map(|(i, &want)| (want, i))
+        .collect();
+    needy.sort_unstable();
+    let count = needy.len();
+    let mut left = budget;
+    for (served, (want, i)) in needy.into_iter().enumerate() {
+        let give = want.min(left / (count - served));
+        allowances[i] += give;
+        left -= give;
+    }
+    budget - left
 }
 
 /// An invalid [`BudgetPolicy`].
@@ -370,5 +485,62 @@ mod tests {
         assert_eq!(halved.batch_budget_chars, 1);
         assert_eq!(halved.per_result_max_chars, Some(10_000));
         assert!(halved.validate().is_ok());
+    }
+
+    #[test]
+    fn planning_gives_estimated_calls_what_they_need() {
+        let fair = BudgetPolicy::default();
+        // Nothing estimated: the even split.
+        assert_eq!(
+            fair.planned_allowances(80_000, &[None; 3], &[None; 3]),
+            [26_666; 3]
+        );
+        // A 30,000-char estimate beside five calls without one is planned in full.
+        let mut estimates = vec![None; 6];
+        estimates[0] = Some(33_000);
+        let planned = fair.planned_allowances(80_000, &[None; 6], &estimates);
+        assert!(planned[0] >= 33_000, "{planned:?}");
+        assert!(planned[1..].iter().all(|&a| a >= 13_333 / 2), "{planned:?}");
+        assert!(planned.iter().sum::<usize>() <= 80_000);
+        // Caps hold, and what one call cannot take goes to the others.
+        let planned =
+            fair.planned_allowances(80_000, &[Some(10_000), None], &[Some(50_000), Some(90_000)]);
+        assert_eq!(planned, [10_000, 70_000]);
+        // Two calls that both want more than half split evenly.
+        let planned = fair.planned_allowances(80_000, &[None; 2], &[Some(60_000), Some(70_000)]);
+        assert_eq!(planned, [40_000, 40_000]);
+        // Even ignores estimates.
+        let even = BudgetPolicy::default().with_split(SplitStrategy::Even);
+        assert_eq!(
+            even.planned_allowances(80_000, &[None; 2], &[Some(10), None]),
+            [40_000; 2]
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_call_with_an_estimate_never_gets_less_than_its_even_share_or_its_need(
+            budget in 1usize..200_000,
+            calls in proptest::collection::vec(
+                (proptest::option::of(1usize..100_000), proptest::option::of(1usize..200_000)),
+                1..12,
+            ),
+        ) {
+            let policy = BudgetPolicy::default();
+            let caps: Vec<Option<usize>> = calls.iter().map(|c| c.1).collect();
+            let estimates: Vec<Option<usize>> = calls.iter().map(|c| c.0).collect();
+            let planned = policy.planned_allowances(budget, &caps, &estimates);
+            proptest::prop_assert!(planned.iter().sum::<usize>() <= budget);
+            let share = budget / calls.len();
+            for ((&allowance, estimate), cap) in planned.iter().zip(&estimates).zip(&caps) {
+                let cap = cap.unwrap_or(usize::MAX);
+                proptest::prop_assert!(allowance <= cap);
+                if let Some(estimate) = estimate {
+                    proptest::prop_assert!(allowance >= (*estimate).min(share).min(cap));
+                } else {
+                    proptest::prop_assert!(allowance >= (share / 2).min(cap));
+                }
+            }
+        }
     }
 }

@@ -121,6 +121,11 @@ impl ToolContext {
         self
     }
 
+    /// Sets the allowance the call sees, once the registry has planned it.
+    pub(crate) fn set_budget(&mut self, budget: usize) {
+        self.budget = budget;
+    }
+
     pub(crate) fn with_events(mut self, events: broadcast::Sender<Event>) -> Self {
         self.events = Some(events);
         self

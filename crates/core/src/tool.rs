@@ -7,6 +7,7 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -85,14 +86,23 @@ pub trait Tool: Send + Sync + 'static {
     }
 
     /// Estimates the size of the result before doing the work (a file's length from its
-    /// metadata), so that an oversized call is refused with [`ToolError::TooLarge`] — what it
-    /// would cost and what to ask for instead — before anything is read.
+    /// metadata).
     ///
-    /// `None` (the default) means the tool never estimates, and costs nothing per call; a tool
-    /// that does returns `Some(Box::pin(async move { … }))`, whose `Ok(None)` means no estimate
-    /// this time and whose error fails the call (a missing file, say). It is consulted only when
-    /// the call gave no `limit` (a paginated call with a limit asks for a part on purpose). The
-    /// registry's post-trim still bounds whatever `call` returns.
+    /// The registry asks every call of a batch for its estimate before any call runs, and
+    /// plans the allowances over them ([`BudgetPolicy::planned_allowances`](crate::BudgetPolicy::planned_allowances)):
+    /// a call that will produce a lot gets what the small ones leave, before it runs. A call
+    /// whose estimate exceeds its planned allowance is refused with [`ToolError::TooLarge`] —
+    /// what it would cost and what to ask for instead — before anything is read (unless it
+    /// gave a `limit`: a paginated call with a limit asks for a part on purpose, and fits its
+    /// page to its allowance).
+    ///
+    /// Estimate the *output*: what `call` would return, line numbers and all, for the page
+    /// asked for ([`ToolContext::page`]). `None` (the default) means the tool never estimates:
+    /// the registry then stops asking and costs nothing per call. A tool that does returns
+    /// `Some(Box::pin(async move { … }))`, whose `Ok(None)` means no estimate this time. An
+    /// error, or no answer within the registry's hint timeout, counts as no estimate: the call
+    /// runs and reports its own error. The registry's post-trim still bounds whatever `call`
+    /// returns.
     fn size_hint<'a>(
         &'a self,
         _args: &'a Self::Args,
@@ -125,6 +135,17 @@ pub trait DynTool: Send + Sync + 'static {
     /// [`ToolError::InvalidArguments`] when `args` do not match the schema, and whatever the
     /// tool itself fails with.
     async fn call_json(&self, args: Value, cx: &ToolContext) -> Result<ToolOutput, ToolError>;
+
+    /// Estimates the output of a call on `args` before it runs: see [`Tool::size_hint`].
+    ///
+    /// `None` (the default) means this call gives no estimate.
+    fn estimate<'a>(
+        &'a self,
+        _args: &'a Value,
+        _cx: &'a ToolContext,
+    ) -> Option<BoxFuture<'a, Result<Option<SizeHint>, ToolError>>> {
+        None
+    }
 
     /// Runs the call and renders it as the model would see it, without any budgeting.
     ///
@@ -176,6 +197,7 @@ pub fn into_dyn<T: Tool>(tool: T) -> Arc<dyn DynTool> {
         tool,
         spec,
         strip_page: limits.paginate && !declares_page,
+        estimates: AtomicBool::new(true),
     })
 }
 
@@ -184,6 +206,28 @@ struct Typed<T> {
     spec: ToolSpec,
     /// Whether `offset` and `limit` belong to the framework, not to `T::Args`.
     strip_page: bool,
+    /// Cleared the first time [`Tool::size_hint`] says the tool never estimates: from then on
+    /// no call pays for asking.
+    estimates: AtomicBool,
+}
+
+impl<T: Tool> Typed<T> {
+    /// The typed arguments of `args`, without the framework's page fields.
+    fn args_of(&self, mut args: Value) -> Result<T::Args, ToolError> {
+        if self.strip_page
+            && let Value::Object(map) = &mut args
+        {
+            map.remove("offset");
+            map.remove("limit");
+        }
+        deserialize_args::<T::Args>(args).map_err(|error| match error {
+            // The model gets the fields it should have sent, so it can retry in one step.
+            ToolError::InvalidArguments { message } => ToolError::InvalidArguments {
+                message: format!("{message}; {}", expected_fields(&self.spec.input_schema)),
+            },
+            other => other,
+        })
+    }
 }
 
 #[async_trait]
@@ -192,29 +236,30 @@ impl<T: Tool> DynTool for Typed<T> {
         &self.spec
     }
 
-    async fn call_json(&self, mut args: Value, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        if self.strip_page
-            && let Value::Object(map) = &mut args
-        {
-            map.remove("offset");
-            map.remove("limit");
-        }
-        let args = deserialize_args::<T::Args>(args).map_err(|error| match error {
-            // The model gets the fields it should have sent, so it can retry in one step.
-            ToolError::InvalidArguments { message } => ToolError::InvalidArguments {
-                message: format!("{message}; {}", expected_fields(&self.spec.input_schema)),
-            },
-            other => other,
-        })?;
-        let unlimited = cx.page().is_none_or(|page| page.limit.is_none());
-        if unlimited
-            && let Some(estimate) = self.tool.size_hint(&args, cx)
-            && let Some(hint) = estimate.await?
-            && let Some(refusal) = hint.refusal(cx.budget(), self.spec.limits.paginate)
-        {
-            return Err(refusal);
-        }
+    async fn call_json(&self, args: Value, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let args = self.args_of(args)?;
         self.tool.call(args, cx).await
+    }
+
+    fn estimate<'a>(
+        &'a self,
+        args: &'a Value,
+        cx: &'a ToolContext,
+    ) -> Option<BoxFuture<'a, Result<Option<SizeHint>, ToolError>>> {
+        if !self.estimates.load(Ordering::Relaxed) {
+            return None;
+        }
+        // Arguments that do not deserialize give no estimate; the call reports them.
+        let args = self.args_of(args.clone()).ok()?;
+        Some(Box::pin(async move {
+            match self.tool.size_hint(&args, cx) {
+                Some(estimate) => estimate.await,
+                None => {
+                    self.estimates.store(false, Ordering::Relaxed);
+                    Ok(None)
+                }
+            }
+        }))
     }
 }
 

@@ -29,8 +29,8 @@ const NOTE_RESERVE: usize = 200;
     name = "read_file",
     read_only,
     paginate,
-    max_result_chars = 50_000,
-    max_result_lines = 500,
+    max_result_chars = 100_000,
+    max_result_lines = 2_000,
     head_ratio = 1.0,
     size_hint = Self::estimate
 )]
@@ -40,15 +40,16 @@ pub struct ReadFile {
 }
 
 impl ReadFile {
-    /// Size from metadata, lines from a sample of the head: nothing more is read.
+    /// The numbered text of the page asked for, estimated from the file's size and a sample
+    /// of its head: nothing more is read.
     async fn estimate(&self, cx: &ToolContext) -> Result<Option<SizeHint>, ToolError> {
         let path = cx.state::<Sandbox>()?.resolve_existing(&self.path)?;
         let shown = self.path.clone();
+        let page = cx.page().unwrap_or_default();
         blocking(move || {
             let (bytes, lines) = estimate_file(&path, &shown)?;
-            let chars = bytes + lines * NUMBER_WIDTH;
             Ok(Some(
-                SizeHint::new("File content", chars)
+                SizeHint::new("File content", page_chars(bytes, lines, page))
                     .with_lines(lines)
                     .with_alternative("use grep to search it"),
             ))
@@ -86,6 +87,21 @@ fn estimate_file(path: &Path, shown: &str) -> Result<(u64, u64), ToolError> {
         bytes * newlines / sample.len() as u64
     };
     Ok((bytes, lines))
+}
+
+/// The estimated chars of the numbered text of `page` of a file of `bytes` bytes and `lines`
+/// lines: its lines' share of the bytes, plus a line number for each.
+fn page_chars(bytes: u64, lines: u64, page: Page) -> u64 {
+    if lines == 0 {
+        return 0;
+    }
+    let offset = u64::try_from(page.offset).unwrap_or(u64::MAX);
+    let left = lines.saturating_sub(offset);
+    let shown = page.limit.map_or(left, |limit| {
+        left.min(u64::try_from(limit).unwrap_or(u64::MAX))
+    });
+    let line_bytes = bytes.div_ceil(lines);
+    shown.saturating_mul(line_bytes.saturating_add(NUMBER_WIDTH))
 }
 
 fn is_binary(shown: &str) -> ToolError {

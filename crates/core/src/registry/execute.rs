@@ -165,6 +165,7 @@ impl Turn {
                 }
             })
             .collect();
+        let mut admissions = admissions;
         let pages: Vec<Option<Page>> = admissions
             .iter()
             .map(|admission| match admission {
@@ -179,7 +180,61 @@ impl Turn {
                 Admission::Refused(_) => None,
             })
             .collect();
-        let initial = self.budget.allowances(batch_budget, &caps);
+        let mut contexts: Vec<Option<ToolContext>> = admissions
+            .iter()
+            .zip(&calls)
+            .zip(&pages)
+            .map(|((admission, call), &page)| {
+                matches!(admission, Admission::Run { .. }).then(|| {
+                    ToolContext::new(call.id.as_str(), call.name.as_str(), 0)
+                        .with_page(page)
+                        .with_events(inner.events.clone())
+                        .with_cancellation(self.cancel.child_token())
+                        .with_state(inner.state.clone())
+                        .with_artifacts(inner.artifacts.clone())
+                })
+            })
+            .collect();
+
+        // Plan before work: what each call estimates it will produce decides its allowance.
+        let hints = collect_hints(&admissions, &contexts, inner.size_hint_timeout).await;
+        let mut estimates: Vec<Option<usize>> = admissions
+            .iter()
+            .zip(&hints)
+            .map(|(admission, hint)| match (admission, hint) {
+                (Admission::Refused(error), _) => Some(error_chars(error)),
+                (Admission::Run { .. }, Some(hint)) => Some(planned_for(hint)),
+                (Admission::Run { .. }, None) => None,
+            })
+            .collect();
+        let mut initial = self
+            .budget
+            .planned_allowances(batch_budget, &caps, &estimates);
+        // A call that will not fit what it was planned is refused before it runs, and what it
+        // was planned goes to the others. Refusing only lowers estimates, so no other call
+        // can be refused by the second plan.
+        let mut refused_any = false;
+        for (i, hint) in hints.iter().enumerate() {
+            let Some(hint) = hint else { continue };
+            let Admission::Run { tool, .. } = &admissions[i] else {
+                continue;
+            };
+            let asked_for_part = pages[i].is_some_and(|page| page.limit.is_some());
+            if asked_for_part {
+                continue;
+            }
+            if let Some(refusal) = hint.refusal(initial[i], tool.spec().limits.paginate) {
+                estimates[i] = Some(error_chars(&refusal));
+                admissions[i] = Admission::Refused(refusal);
+                contexts[i] = None;
+                refused_any = true;
+            }
+        }
+        if refused_any {
+            initial = self
+                .budget
+                .planned_allowances(batch_budget, &caps, &estimates);
+        }
 
         let spans: Vec<tracing::Span> = calls
             .iter()
@@ -204,22 +259,20 @@ impl Turn {
         let mut tasks = JoinSet::new();
         let mut index_of = HashMap::with_capacity(calls.len());
         let mut one_at_a_time = Vec::new();
-        for (i, (admission, call)) in admissions.into_iter().zip(&calls).enumerate() {
+        for (i, (admission, cx)) in admissions.into_iter().zip(contexts).enumerate() {
             match admission {
                 Admission::Refused(error) => outcomes.push(Some(Outcome {
                     result: Err(error),
                     duration: Duration::ZERO,
                 })),
-                Admission::Run { tool, args, page } => {
+                Admission::Run { tool, args, .. } => {
                     outcomes.push(None);
                     let timeout = tool.spec().limits.timeout.or(inner.default_timeout);
                     let read_only = tool.spec().annotations.is_read_only();
-                    let cx = ToolContext::new(call.id.as_str(), call.name.as_str(), initial[i])
-                        .with_page(page)
-                        .with_events(inner.events.clone())
-                        .with_cancellation(self.cancel.child_token())
-                        .with_state(inner.state.clone())
-                        .with_artifacts(inner.artifacts.clone());
+                    let Some(mut cx) = cx else {
+                        unreachable!("every call that runs has a context")
+                    };
+                    cx.set_budget(initial[i]);
                     let approval = inner.approval.clone();
                     let run =
                         run_call(tool, args, cx, timeout, approval).instrument(spans[i].clone());
@@ -402,7 +455,9 @@ impl Turn {
             confinements.push(confinement);
             texts.push((text, error_kind, outcome.duration));
         }
-        let allowances = self.budget.final_allowances(batch_budget, caps, &demands);
+        let allowances = self
+            .budget
+            .redistribute(batch_budget, caps, initial, &demands);
 
         // Store the full text of every result that will be trimmed, concurrently, off the
         // runtime's threads; each text comes back from its blocking task untouched.
@@ -497,6 +552,55 @@ impl Turn {
         }
         results
     }
+}
+
+/// Asks every call that runs for its size hint, concurrently, waiting at most `timeout`; a
+/// call without one, with an error, or too slow gets `None`. Costs nothing when no tool
+/// estimates.
+async fn collect_hints(
+    admissions: &[Admission],
+    contexts: &[Option<ToolContext>],
+    timeout: Duration,
+) -> Vec<Option<crate::SizeHint>> {
+    let mut asks = Vec::new();
+    for (i, (admission, cx)) in admissions.iter().zip(contexts).enumerate() {
+        if let (Admission::Run { tool, args, .. }, Some(cx)) = (admission, cx)
+            && let Some(estimate) = tool.estimate(args, cx)
+        {
+            asks.push(async move { (i, estimate.await) });
+        }
+    }
+    let mut hints = vec![None; admissions.len()];
+    if asks.is_empty() {
+        return hints;
+    }
+    let mut asks: futures_util::stream::FuturesUnordered<_> = asks.into_iter().collect();
+    let deadline = tokio::time::sleep(timeout);
+    tokio::pin!(deadline);
+    loop {
+        tokio::select! {
+            next = futures_util::StreamExt::next(&mut asks) => match next {
+                Some((i, Ok(hint))) => hints[i] = hint,
+                Some((_, Err(_))) => {} // the call reports its own error when it runs
+                None => break,
+            },
+            () = &mut deadline => break,
+        }
+    }
+    hints
+}
+
+/// What the plan sets aside for a call that estimated `hint`: a tenth more (and 64 chars), as
+/// estimates are estimates and a tool that fits its output to its allowance would otherwise
+/// cut what only just did not fit.
+fn planned_for(hint: &crate::SizeHint) -> usize {
+    let chars = usize::try_from(hint.chars).unwrap_or(usize::MAX);
+    chars.saturating_add(chars / 10).saturating_add(64)
+}
+
+/// The chars of an error's text, as the model would see it.
+fn error_chars(error: &ToolError) -> usize {
+    error.model_text().chars().count()
 }
 
 /// Runs one admitted call under its timeout and the turn's cancellation.

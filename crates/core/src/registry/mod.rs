@@ -161,6 +161,7 @@ struct Inner {
     max_calls_per_turn: usize,
     max_calls_per_tool: usize,
     default_timeout: Option<Duration>,
+    size_hint_timeout: Duration,
     artifacts: Option<Arc<dyn ArtifactStore>>,
     events: broadcast::Sender<Event>,
     state: Arc<State>,
@@ -189,6 +190,9 @@ impl Registry {
     pub const DEFAULT_MAX_CALLS_PER_TOOL: usize = 5;
     /// The default timeout of one call: 2 minutes.
     pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+
+    /// How long a batch waits for size hints by default: 2 seconds.
+    pub const DEFAULT_SIZE_HINT_TIMEOUT: Duration = Duration::from_secs(2);
     /// How many events a slow subscriber may fall behind before it misses some.
     const EVENT_CAPACITY: usize = 1024;
 
@@ -254,6 +258,7 @@ pub struct RegistryBuilder {
     max_calls_per_turn: usize,
     max_calls_per_tool: usize,
     default_timeout: Option<Duration>,
+    size_hint_timeout: Duration,
     artifacts: Option<Arc<dyn ArtifactStore>>,
     approval: ApprovalPolicy,
 }
@@ -267,6 +272,7 @@ impl Default for RegistryBuilder {
             max_calls_per_turn: Registry::DEFAULT_MAX_CALLS_PER_TURN,
             max_calls_per_tool: Registry::DEFAULT_MAX_CALLS_PER_TOOL,
             default_timeout: Some(Registry::DEFAULT_TIMEOUT),
+            size_hint_timeout: Registry::DEFAULT_SIZE_HINT_TIMEOUT,
             artifacts: None,
             approval: ApprovalPolicy::default(),
         }
@@ -342,6 +348,15 @@ impl RegistryBuilder {
     #[must_use]
     pub fn default_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.default_timeout = timeout;
+        self
+    }
+
+    /// How long a batch waits for its calls' size hints ([`Tool::size_hint`](crate::Tool::size_hint))
+    /// before planning the allowances; a hint not ready by then counts as no estimate. By
+    /// default 2 seconds.
+    #[must_use]
+    pub fn size_hint_timeout(mut self, timeout: Duration) -> Self {
+        self.size_hint_timeout = timeout;
         self
     }
 
@@ -436,6 +451,7 @@ impl RegistryBuilder {
                 max_calls_per_turn: self.max_calls_per_turn,
                 max_calls_per_tool: self.max_calls_per_tool,
                 default_timeout: self.default_timeout,
+                size_hint_timeout: self.size_hint_timeout,
                 artifacts: self.artifacts,
                 events,
                 state: Arc::new(self.state),

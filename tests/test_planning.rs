@@ -1,0 +1,169 @@
+//! Budget before work: allowances planned from size hints, refusals judged against them.
+
+use std::borrow::Cow;
+use std::fs;
+use std::time::Duration;
+
+use serde_json::json;
+use toolsmith::{
+    BudgetPolicy, Registry, SizeHint, Tool, ToolAnnotations, ToolCall, ToolContext, ToolError,
+    ToolOutput, ToolResult, async_trait,
+};
+use toolsmith_std::Sandbox;
+use toolsmith_workspace::Emit;
+
+fn std_registry(root: &std::path::Path) -> Registry {
+    toolsmith_std::register(Registry::builder())
+        .state(Sandbox::new(root).unwrap())
+        .tool(Emit::default())
+        .budget(BudgetPolicy::default())
+        .build()
+        .unwrap()
+}
+
+fn text_of_lines(lines: usize, width: usize) -> String {
+    (0..lines)
+        .map(|i| format!("{i:0>width$}\n", width = width - 1))
+        .collect()
+}
+
+async fn run(registry: &Registry, calls: Vec<ToolCall>) -> Vec<ToolResult> {
+    registry.turn().execute(calls).await
+}
+
+#[tokio::test]
+async fn a_big_read_beside_a_small_one_gets_what_the_small_one_leaves() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("small.txt"), text_of_lines(40, 45)).unwrap();
+    fs::write(dir.path().join("big.txt"), text_of_lines(3_000, 95)).unwrap();
+    let registry = std_registry(dir.path());
+    let results = run(
+        &registry,
+        vec![
+            ToolCall::new("a", "read_file", json!({ "path": "small.txt" })),
+            ToolCall::new(
+                "b",
+                "read_file",
+                json!({ "path": "big.txt", "limit": 2_000 }),
+            ),
+        ],
+    )
+    .await;
+    assert!(!results[0].is_error && !results[0].meta.trimmed);
+    let big = &results[1];
+    assert!(!big.is_error, "{}", big.content);
+    // Before the plan, the big read saw its even share (40,000) and stopped there.
+    assert!(big.meta.initial_allowance >= 75_000, "{:?}", big.meta);
+    assert!(big.content_chars() >= 75_000, "{}", big.content_chars());
+    assert!(big.content_chars() <= big.meta.allowance);
+}
+
+#[tokio::test]
+async fn a_30_kb_read_beside_tiny_calls_is_not_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = text_of_lines(600, 50);
+    fs::write(dir.path().join("log.txt"), &file).unwrap();
+    let registry = std_registry(dir.path());
+    let mut calls = vec![ToolCall::new(
+        "read",
+        "read_file",
+        json!({ "path": "log.txt" }),
+    )];
+    calls.extend((0..5).map(|i| ToolCall::new(format!("tiny{i}"), "emit", json!({ "lines": 3 }))));
+    let results = run(&registry, calls).await;
+    let read = &results[0];
+    assert!(!read.is_error, "{}", read.content);
+    assert!(!read.meta.trimmed, "{:?}", read.meta);
+    assert!(read.content.contains("   600\t"), "the last line is shown");
+    assert!(
+        results[1..]
+            .iter()
+            .all(|r| r.content == "line 1\nline 2\nline 3\n")
+    );
+}
+
+#[tokio::test]
+async fn a_refused_read_leaves_its_allowance_to_the_others() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("huge.txt"), text_of_lines(20_000, 50)).unwrap();
+    let registry = std_registry(dir.path());
+    let results = run(
+        &registry,
+        vec![
+            ToolCall::new("huge", "read_file", json!({ "path": "huge.txt" })),
+            ToolCall::new("emit", "emit", json!({ "lines": 10_000 })),
+        ],
+    )
+    .await;
+    let refused = &results[0];
+    assert!(refused.is_error);
+    assert_eq!(refused.meta.error_kind, Some("too_large"));
+    // The refusal is judged against what the plan gave the read: the whole batch, less the
+    // half share set aside for the call without an estimate (80,000 - 20,000 chars).
+    assert!(
+        refused
+            .content
+            .contains("exceeds maximum allowed tokens (15,000)"),
+        "{}",
+        refused.content
+    );
+    let emitted = &results[1];
+    assert!(
+        emitted.meta.initial_allowance > 70_000,
+        "the refused call's allowance went to the other: {:?}",
+        emitted.meta
+    );
+    assert!(emitted.content_chars() > 70_000);
+}
+
+/// A tool whose estimate never comes.
+struct SlowHint;
+
+#[async_trait]
+impl Tool for SlowHint {
+    type Args = serde_json::Map<String, serde_json::Value>;
+
+    fn name(&self) -> Cow<'static, str> {
+        "slow_hint".into()
+    }
+
+    fn description(&self) -> Cow<'static, str> {
+        "Estimates forever, then answers at once.".into()
+    }
+
+    fn annotations(&self) -> ToolAnnotations {
+        ToolAnnotations::new().with_read_only(true)
+    }
+
+    fn size_hint<'a>(
+        &'a self,
+        _args: &'a Self::Args,
+        _cx: &'a ToolContext,
+    ) -> Option<toolsmith::BoxFuture<'a, Result<Option<SizeHint>, ToolError>>> {
+        Some(Box::pin(std::future::pending()))
+    }
+
+    async fn call(&self, _args: Self::Args, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        Ok(format!("ran with {}", cx.budget()).into())
+    }
+}
+
+#[tokio::test]
+async fn a_hint_that_does_not_come_in_time_counts_as_none() {
+    let registry = Registry::builder()
+        .tool(SlowHint)
+        .tool(Emit::default())
+        .size_hint_timeout(Duration::from_millis(50))
+        .build()
+        .unwrap();
+    let results = run(
+        &registry,
+        vec![
+            ToolCall::new("a", "slow_hint", json!({})),
+            ToolCall::new("b", "emit", json!({ "lines": 1 })),
+        ],
+    )
+    .await;
+    assert_eq!(results[0].content, "ran with 40000");
+    assert_eq!(results[1].content, "line 1\n");
+}
