@@ -464,10 +464,17 @@ async fn run_command_reports_exit_codes_and_merges_streams() {
     );
     assert_eq!(
         result.content,
-        "$ echo out; echo err >&2; exit 3\nexit code: 3\nout\nerr\n"
+        "$ echo out; echo err >&2; exit 3\nout\nerr\n[exit code: 3]\n"
     );
     let silent = w.call("run_command", json!({ "command": "true" })).await;
-    assert_eq!(silent.content, "$ true\nexit code: 0\n(no output)\n");
+    assert_eq!(silent.content, "$ true\n(no output)\n[exit code: 0]\n");
+    let unended = w
+        .call("run_command", json!({ "command": "printf 'no newline'" }))
+        .await;
+    assert_eq!(
+        unended.content,
+        "$ printf 'no newline'\nno newline\n[exit code: 0]\n"
+    );
 }
 
 fn alive(pid: u32) -> bool {
@@ -550,11 +557,18 @@ async fn a_long_output_keeps_head_and_tail_and_spools_the_rest() {
         "{}",
         result.content_chars()
     );
-    assert!(result.content.lines().count() <= 200);
+    // 200 lines kept, and the marker's.
+    assert!(
+        result.content.lines().count() <= 201,
+        "{}",
+        result.content.lines().count()
+    );
     assert!(result.content.starts_with("$ seq 1 200000"));
     assert!(result.content.contains("\n1\n2\n3\n"));
     assert!(
-        result.content.ends_with("199999\n200000\nerror: the end\n"),
+        result
+            .content
+            .ends_with("199999\n200000\nerror: the end\n[exit code: 0]\n"),
         "{}",
         &result.content[result.content.len() - 100..]
     );
@@ -564,7 +578,7 @@ async fn a_long_output_keeps_head_and_tail_and_spools_the_rest() {
         .find(|line| line.starts_with("[toolsmith: output truncated"))
         .expect("a marker");
     assert!(
-        marker.contains("and 199,845-200,001 of 200,001)"),
+        marker.contains("lines 1-40 and 199,844-200,003 of 200,003)"),
         "{marker}"
     );
     let id = marker
@@ -574,8 +588,13 @@ async fn a_long_output_keeps_head_and_tail_and_spools_the_rest() {
         .unwrap();
     let id = toolsmith::ArtifactId::parse(id).unwrap();
     let full = w.store.get(&id).unwrap();
-    assert_eq!(full.lines().count(), 200_001);
-    assert!(full.ends_with("200000\nerror: the end\n"));
+    // The artifact is the whole stream, and the figures are its figures.
+    assert_eq!(full.lines().count(), 200_003);
+    assert!(full.ends_with("200000\nerror: the end\n[exit code: 0]\n"));
+    assert_eq!(result.meta.original_chars, full.chars().count());
+    assert_eq!(result.meta.original_lines, 200_003);
+    assert!(result.meta.trimmed);
+    assert_eq!(result.meta.artifact, Some(id));
 }
 
 #[tokio::test]

@@ -128,8 +128,13 @@ fn call_json_reports_the_figures_of_a_trimmed_result() {
         result["content"]
             .as_str()
             .unwrap()
-            .ends_with("line 3000 of the log\n")
+            .ends_with("line 3000 of the log\n[exit code: 0]\n")
     );
+    // The figures are the whole output's: the command line, the log and the status.
+    let log = std::fs::read_to_string(dir.path().join("big.log")).unwrap();
+    let whole = log.chars().count() + "$ cat big.log\n[exit code: 0]\n".chars().count();
+    assert_eq!(result["original_chars"], whole, "{result}");
+    assert_eq!(result["trimmed"], true);
 
     let grep = toolsmith(
         &[

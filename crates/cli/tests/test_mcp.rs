@@ -122,7 +122,7 @@ async fn a_real_mcp_client_sees_well_formed_results_for_every_tool() {
     let grep = call(&client, "grep", json!({ "pattern": "beta" })).await;
     assert_eq!(text(&grep), "notes.md:2:beta\n");
     let run = call(&client, "run_command", json!({ "command": "cat new.txt" })).await;
-    assert_eq!(text(&run), "$ cat new.txt\nexit code: 0\ntwo\n");
+    assert_eq!(text(&run), "$ cat new.txt\ntwo\n[exit code: 0]\n");
 
     // An oversized result arrives within its allowance, its full output kept as an artifact.
     let big = call(&client, "run_command", json!({ "command": "seq 1 100000" })).await;
@@ -132,7 +132,7 @@ async fn a_real_mcp_client_sees_well_formed_results_for_every_tool() {
         "{}",
         big_text.chars().count()
     );
-    assert!(big_text.ends_with("99999\n100000\n"));
+    assert!(big_text.ends_with("99999\n100000\n[exit code: 0]\n"));
     let id = big_text
         .split("full output: artifact ")
         .nth(1)
@@ -144,7 +144,8 @@ async fn a_real_mcp_client_sees_well_formed_results_for_every_tool() {
         json!({ "id": id, "offset": 49_999, "limit": 2 }),
     )
     .await;
-    assert!(text(&page).ends_with("50000\n50001\n"), "{}", text(&page));
+    // The artifact is the whole result: line 1 is the command line.
+    assert!(text(&page).ends_with("49999\n50000\n"), "{}", text(&page));
 
     // Errors are results with isError, never protocol failures.
     let missing = call(&client, "read_file", json!({ "path": "nope" })).await;
@@ -255,7 +256,7 @@ async fn progress_of_a_long_command_reaches_the_client() {
         panic!("a complete result");
     };
     assert!(
-        text(&result).ends_with("started\ndone\n"),
+        text(&result).ends_with("started\ndone\n[exit code: 0]\n"),
         "{}",
         text(&result)
     );

@@ -232,6 +232,20 @@ impl BudgetPolicy {
         Ok(())
     }
 
+    /// The most a call planned `planned` chars could end up with, once the batch is settled:
+    /// what bounds the memory a streamed output is captured in.
+    pub(crate) fn most_allowed(
+        &self,
+        batch_budget: usize,
+        tool_cap: Option<usize>,
+        planned: usize,
+    ) -> usize {
+        match self.split {
+            SplitStrategy::Even => planned,
+            SplitStrategy::FairShare => self.cap(tool_cap).min(batch_budget).max(planned),
+        }
+    }
+
     /// The cap of one call: the smaller of the tool's own cap and the per-result cap.
     fn cap(&self, tool_cap: Option<usize>) -> usize {
         tool_cap

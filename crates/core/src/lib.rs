@@ -171,7 +171,7 @@ pub use artifacts::{
 };
 pub use budget::{BudgetError, BudgetPolicy, SplitStrategy, WindowBudget};
 pub use context::{Audience, CallSummary, Event, Page, State, ToolContext};
-pub use output::{Cap, Confinement, ResultMeta, ToolError, ToolOutput, ToolResult};
+pub use output::{Cap, Confinement, OutputStream, ResultMeta, ToolError, ToolOutput, ToolResult};
 pub use registry::{
     Arguments, BuildError, READ_ARTIFACT, ReadArtifact, Registry, RegistryBuilder, StopReason,
     ToolCall, Turn, is_valid_tool_name,

@@ -7,14 +7,48 @@ use std::time::Duration;
 use crate::artifacts::ArtifactId;
 use crate::trim::{Cut, grouped};
 
-/// The successful output of a tool: the text that becomes the tool result.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// The successful output of a tool: a text, or a stream of bytes, that becomes the tool result.
+///
+/// Return a text when the output is small or already in hand. Return a [stream](Self::stream)
+/// when it may be large (a command's output, a search's matches): the registry consumes it in
+/// memory bounded by the largest allowance the call could receive, spools all of it to the
+/// artifact store once it outgrows that, and cuts it once, after the batch's budget is settled.
+/// The tool needs no budget logic of its own, and output that fits comes back byte for byte.
+#[derive(Default)]
 #[non_exhaustive]
 pub struct ToolOutput {
-    /// The text the model will see (post-trimmed by the registry if it exceeds its allowance).
-    pub text: String,
+    body: Body,
     /// How far the kernel confined what the call ran, for tools that run commands.
     pub confinement: Option<Confinement>,
+}
+
+/// A stream of output: chunks of UTF-8 bytes (a chunk may split a char; invalid bytes are
+/// shown as U+FFFD), ended by the stream's end or by an error.
+///
+/// An `Err` item ends the output: what came before is kept, the error's text is appended, and
+/// the result is an error of the error's kind (a command that timed out, with its output until
+/// then).
+pub type OutputStream =
+    std::pin::Pin<Box<dyn futures_core::Stream<Item = Result<Vec<u8>, ToolError>> + Send>>;
+
+#[derive(Default)]
+pub(crate) enum Body {
+    #[default]
+    Empty,
+    Text(String),
+    Stream(OutputStream),
+}
+
+impl fmt::Debug for ToolOutput {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut out = f.debug_struct("ToolOutput");
+        match &self.body {
+            Body::Empty => out.field("text", &""),
+            Body::Text(text) => out.field("text", text),
+            Body::Stream(_) => out.field("stream", &".."),
+        };
+        out.field("confinement", &self.confinement).finish()
+    }
 }
 
 /// How far the kernel confined what a call ran (run_command's processes), as
@@ -45,7 +79,26 @@ impl ToolOutput {
     /// An output made of `text`.
     pub fn text(text: impl Into<String>) -> Self {
         ToolOutput {
-            text: text.into(),
+            body: Body::Text(text.into()),
+            confinement: None,
+        }
+    }
+
+    /// An output made of a stream of byte chunks, consumed by the registry as it arrives.
+    ///
+    /// ```
+    /// use toolsmith::ToolOutput;
+    ///
+    /// let chunks = (0..3).map(|i| Ok(format!("chunk {i}\n").into_bytes()));
+    /// let output = ToolOutput::stream(futures_util::stream::iter(chunks));
+    /// assert!(output.as_text().is_none());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn stream(
+        stream: impl futures_core::Stream<Item = Result<Vec<u8>, ToolError>> + Send + 'static,
+    ) -> Self {
+        ToolOutput {
+            body: Body::Stream(Box::pin(stream)),
             confinement: None,
         }
     }
@@ -57,9 +110,53 @@ impl ToolOutput {
         self
     }
 
-    /// The output's text.
-    pub fn as_str(&self) -> &str {
-        &self.text
+    /// The output's text; `None` for a stream.
+    pub fn as_text(&self) -> Option<&str> {
+        match &self.body {
+            Body::Empty => Some(""),
+            Body::Text(text) => Some(text),
+            Body::Stream(_) => None,
+        }
+    }
+
+    /// Whether the output is a stream.
+    pub fn is_stream(&self) -> bool {
+        matches!(self.body, Body::Stream(_))
+    }
+
+    pub(crate) fn into_body(self) -> Body {
+        self.body
+    }
+
+    /// The output as text, a stream read to its end and fit into `max_chars` chars (head and
+    /// tail kept, with the marker) when it is longer; a text as it is. A stream that fails
+    /// gives its error.
+    ///
+    /// For running a tool outside a registry (tests, [`DynTool::invoke`](crate::DynTool::invoke)):
+    /// the registry consumes streams itself, with the batch's budget and the artifact store.
+    ///
+    /// # Errors
+    ///
+    /// The error a stream ended with.
+    pub async fn collect(self, max_chars: usize) -> Result<String, ToolError> {
+        let stream = match self.body {
+            Body::Empty => return Ok(String::new()),
+            Body::Text(text) => return Ok(text),
+            Body::Stream(stream) => stream,
+        };
+        let mut stream = stream;
+        let mut capture = crate::trim::Capture::new(max_chars);
+        while let Some(chunk) = futures_util::StreamExt::next(&mut stream).await {
+            capture.push(&chunk?);
+        }
+        let style = crate::trim::TrimStyle::default();
+        let full = crate::trim::FullOutput::NotKept.into();
+        Ok(match capture.finish() {
+            crate::trim::Captured::Whole(text) => text,
+            crate::trim::Captured::Parts(parts) => {
+                parts.fit(max_chars, &style, &full).into_text().into_owned()
+            }
+        })
     }
 }
 

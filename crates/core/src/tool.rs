@@ -151,8 +151,12 @@ pub trait DynTool: Send + Sync + 'static {
     ///
     /// Use a [`Registry`](crate::Registry) to get budgeted results.
     async fn invoke(&self, args: Value, cx: &ToolContext) -> ToolResult {
-        let (content, is_error, error_kind) = match self.call_json(args, cx).await {
-            Ok(output) => (output.text, false, None),
+        let output = match self.call_json(args, cx).await {
+            Ok(output) => output.collect(cx.budget()).await,
+            Err(error) => Err(error),
+        };
+        let (content, is_error, error_kind) = match output {
+            Ok(text) => (text, false, None),
             Err(error) => (error.model_text(), true, Some(error.kind())),
         };
         let original_chars = content.chars().count();

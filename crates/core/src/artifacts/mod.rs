@@ -8,6 +8,7 @@
 mod dir;
 mod memory;
 mod page;
+mod spool;
 
 use std::fmt;
 use std::io::{self, Write};
@@ -16,6 +17,7 @@ use std::time::Duration;
 
 pub use dir::{DirStore, DirStoreBuilder};
 pub use memory::MemoryStore;
+pub(crate) use spool::{SpoolSlot, spool_to};
 
 /// The id of a stored artifact: 32 lowercase hex digits (128 random bits).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -12,12 +12,14 @@ use tracing::Instrument as _;
 
 use super::{Arguments, READ_ARTIFACT, Registry, StopReason, ToolCall};
 use crate::approval::{ApprovalPolicy, ApprovalRequest};
-use crate::artifacts::{ArtifactError, store_text};
+use crate::artifacts::{ArtifactError, SpoolSlot, spool_to, store_text};
 use crate::budget::{BudgetError, BudgetPolicy};
 use crate::context::{CallSummary, Event, Page, ToolContext};
-use crate::output::{Cap, ResultMeta, ToolError, ToolOutput, ToolResult};
+use crate::output::{
+    Body, Cap, Confinement, OutputStream, ResultMeta, ToolError, ToolOutput, ToolResult,
+};
 use crate::tool::DynTool;
-use crate::trim::{self, Continuation, FullOutput, TrimStyle};
+use crate::trim::{self, Capture, Captured, CapturedParts, Continuation, FullOutput, TrimStyle};
 
 /// One user turn: the batches the model asks for until it answers, under shared caps.
 ///
@@ -45,8 +47,23 @@ enum Admission {
 
 /// What became of one call, before budgeting.
 struct Outcome {
-    result: Result<ToolOutput, ToolError>,
+    result: Result<Produced, ToolError>,
     duration: Duration,
+}
+
+/// What a call that returned produced.
+struct Produced {
+    body: ProducedBody,
+    confinement: Option<Confinement>,
+    /// Set when a stream ended with an error: the body is the output until then, followed by
+    /// the error's text.
+    error_kind: Option<&'static str>,
+}
+
+enum ProducedBody {
+    Text(String),
+    /// A stream too long to keep whole: its head and tail, and the artifact it was spooled to.
+    Parts(CapturedParts, SpoolSlot),
 }
 
 impl Turn {
@@ -266,16 +283,15 @@ impl Turn {
                     duration: Duration::ZERO,
                 })),
                 Admission::Run { tool, args, .. } => {
+                    // Every call that runs has a context; a missing one is answered as cancelled.
                     outcomes.push(None);
+                    let Some(mut cx) = cx else { continue };
                     let timeout = tool.spec().limits.timeout.or(inner.default_timeout);
                     let read_only = tool.spec().annotations.is_read_only();
-                    let Some(mut cx) = cx else {
-                        unreachable!("every call that runs has a context")
-                    };
                     cx.set_budget(initial[i]);
-                    let approval = inner.approval.clone();
-                    let run =
-                        run_call(tool, args, cx, timeout, approval).instrument(spans[i].clone());
+                    let most = self.budget.most_allowed(batch_budget, caps[i], initial[i]);
+                    let run = run_call(tool, args, cx, timeout, most, inner.approval.clone())
+                        .instrument(spans[i].clone());
                     if read_only {
                         let handle = tasks.spawn(run);
                         index_of.insert(handle.id(), i);
@@ -434,7 +450,7 @@ impl Turn {
         batch_budget: usize,
     ) -> Vec<ToolResult> {
         let registry = &self.registry;
-        let mut texts = Vec::with_capacity(calls.len());
+        let mut bodies = Vec::with_capacity(calls.len());
         let mut demands = Vec::with_capacity(calls.len());
         let mut lines = Vec::with_capacity(calls.len());
         let mut confinements = Vec::with_capacity(calls.len());
@@ -444,58 +460,84 @@ impl Turn {
                 result: Err(ToolError::Cancelled),
                 duration: Duration::ZERO,
             });
-            let (text, error_kind, confinement) = match outcome.result {
-                Ok(output) => (output.text, None, output.confinement),
-                Err(error) => (error.model_text(), Some(error.kind()), None),
+            let (body, error_kind, confinement) = match outcome.result {
+                Ok(produced) => (produced.body, produced.error_kind, produced.confinement),
+                Err(error) => (
+                    ProducedBody::Text(error.model_text()),
+                    Some(error.kind()),
+                    None,
+                ),
             };
-            // One pass gives both figures of every result.
-            let totals = trim::Totals::of(&text);
+            // One pass gives both figures of every text; a stream's were counted as it came.
+            let totals = match &body {
+                ProducedBody::Text(text) => trim::Totals::of(text),
+                ProducedBody::Parts(parts, _) => parts.totals(),
+            };
             demands.push(totals.chars);
             lines.push(totals.lines);
             confinements.push(confinement);
-            texts.push((text, error_kind, outcome.duration));
+            bodies.push((body, error_kind, outcome.duration));
         }
         let allowances = self
             .budget
             .redistribute(batch_budget, caps, initial, &demands);
 
         // Store the full text of every result that will be trimmed, concurrently, off the
-        // runtime's threads; each text comes back from its blocking task untouched.
-        let mut pending = Vec::with_capacity(texts.len());
-        for (i, (text, error_kind, _)) in texts.iter_mut().enumerate() {
+        // runtime's threads; each text comes back from its blocking task untouched. A stream
+        // too long to keep was spooled as it came: its artifact is committed by now or soon.
+        let mut pending = Vec::with_capacity(bodies.len());
+        for (i, (body, error_kind, _)) in bodies.iter_mut().enumerate() {
             let style = style_of(registry, &calls[i].name, error_kind.is_some());
             let overflows =
                 demands[i] > allowances[i] || style.max_lines().is_some_and(|max| lines[i] > max);
-            let store = registry.artifacts().filter(|_| overflows).cloned();
-            let job = store.map(|store| {
-                let text = std::mem::take(text);
-                tokio::task::spawn_blocking(move || {
-                    let stored = store_text(store.as_ref(), &text);
-                    (text, stored)
-                })
-            });
+            let job = match body {
+                ProducedBody::Text(text) => registry
+                    .artifacts()
+                    .filter(|_| overflows)
+                    .cloned()
+                    .map(|store| {
+                        let text = std::mem::take(text);
+                        Stored::Text(tokio::task::spawn_blocking(move || {
+                            let stored = store_text(store.as_ref(), &text);
+                            (text, stored)
+                        }))
+                    }),
+                ProducedBody::Parts(_, spool) => Some(Stored::Spooled(spool.clone())),
+            };
             pending.push((style, job));
         }
 
-        let mut results = Vec::with_capacity(texts.len());
-        let work = calls.into_iter().zip(texts.into_iter().zip(pending));
-        for (i, (call, ((text, error_kind, duration), (style, job)))) in work.enumerate() {
-            let (text, stored) = match job {
-                None => (text, None),
-                Some(job) => match job.await {
-                    Ok((text, stored)) => (text, Some(stored)),
+        let mut results = Vec::with_capacity(bodies.len());
+        let work = calls.into_iter().zip(bodies.into_iter().zip(pending));
+        for (i, (call, ((body, error_kind, duration), (style, job)))) in work.enumerate() {
+            let (body, stored) = match (body, job) {
+                (body, None) => (body, None),
+                (_, Some(Stored::Text(job))) => match job.await {
+                    Ok((text, stored)) => (ProducedBody::Text(text), Some(stored)),
                     Err(error) => (
                         // The store panicked and took the text with it; say so.
-                        format!("Error: the output was lost: the artifact store failed ({error})."),
+                        ProducedBody::Text(format!(
+                            "Error: the output was lost: the artifact store failed ({error})."
+                        )),
                         None,
                     ),
                 },
+                (body, Some(Stored::Spooled(spool))) => {
+                    let stored = spool.committed().await;
+                    (body, stored)
+                }
             };
-            let (artifact, omitted_bytes, artifact_error) = match stored {
+            let (artifact, omitted_bytes, mut artifact_error) = match stored {
                 Some(Ok((id, omitted))) => (Some(id), omitted, None),
                 Some(Err(error)) => (None, 0, Some(store_failure(&error))),
                 None => (None, 0, None),
             };
+            if let ProducedBody::Parts(parts, _) = &body
+                && let Some(reason) = parts.spool_error()
+            {
+                artifact_error
+                    .get_or_insert_with(|| format!("the artifact store failed ({reason})"));
+            }
             let full = match (&artifact, &artifact_error) {
                 (Some(id), _) if omitted_bytes > 0 => FullOutput::StoredCapped {
                     id: id.as_str(),
@@ -516,13 +558,22 @@ impl Turn {
                     .filter(|_| error_kind.is_none())
                     .map(|page| page.offset),
             };
-            let (trimmed, cut) =
-                trim::fit_with(&text, allowances[i], &style, &continuation).into_parts();
-            let trimmed_text = match trimmed {
-                Cow::Owned(trimmed) => Some(trimmed),
-                Cow::Borrowed(_) => None,
+            let (content, cut) = match body {
+                ProducedBody::Text(text) => {
+                    let (trimmed, cut) =
+                        trim::fit_with(&text, allowances[i], &style, &continuation).into_parts();
+                    let trimmed_text = match trimmed {
+                        Cow::Owned(trimmed) => Some(trimmed),
+                        Cow::Borrowed(_) => None,
+                    };
+                    (trimmed_text.unwrap_or(text), cut)
+                }
+                ProducedBody::Parts(parts, _) => {
+                    let (trimmed, cut) =
+                        parts.fit(allowances[i], &style, &continuation).into_parts();
+                    (trimmed.into_owned(), cut)
+                }
             };
-            let content = trimmed_text.unwrap_or(text);
             if let Some(reason) = &artifact_error {
                 let _ = registry.inner.events.send(Event::Warning {
                     call_id: call.id.as_str().into(),
@@ -552,6 +603,17 @@ impl Turn {
         }
         results
     }
+}
+
+/// A stored artifact and the bytes its cap left out, or why it could not be stored.
+type Committed = Result<(crate::artifacts::ArtifactId, u64), ArtifactError>;
+
+/// Where the full output of a result that will be trimmed is being stored.
+enum Stored {
+    /// A text, stored by a blocking task that hands it back.
+    Text(tokio::task::JoinHandle<(String, Committed)>),
+    /// A stream, spooled as it came.
+    Spooled(SpoolSlot),
 }
 
 /// Asks every call that runs for its size hint, concurrently, waiting at most `timeout`; a
@@ -603,12 +665,14 @@ fn error_chars(error: &ToolError) -> usize {
     error.model_text().chars().count()
 }
 
-/// Runs one admitted call under its timeout and the turn's cancellation.
+/// Runs one admitted call under its timeout and the turn's cancellation; a streamed output is
+/// consumed here, under the same timeout, in memory bounded by `most_allowed` chars.
 async fn run_call(
     tool: Arc<dyn DynTool>,
     args: Value,
     cx: ToolContext,
     timeout: Option<Duration>,
+    most_allowed: usize,
     approval: Option<Arc<ApprovalPolicy>>,
 ) -> Outcome {
     let started = Instant::now();
@@ -634,13 +698,98 @@ async fn run_call(
         result = with_timeout(timeout, call) => result,
         () = cx.cancelled() => Err(ToolError::Cancelled),
     };
-    if matches!(result, Err(ToolError::Timeout(_))) {
+    let result = match result {
+        Ok(output) => {
+            let confinement = output.confinement;
+            Ok(match output.into_body() {
+                Body::Empty => produced(String::new(), confinement),
+                Body::Text(text) => produced(text, confinement),
+                Body::Stream(stream) => {
+                    let deadline = timeout.map(|limit| (started + limit, limit));
+                    let mut done = consume(stream, &cx, deadline, most_allowed).await;
+                    done.confinement = confinement;
+                    done
+                }
+            })
+        }
+        Err(error) => Err(error),
+    };
+    let timed_out = match &result {
+        Err(ToolError::Timeout(_)) => true,
+        Ok(produced) => produced.error_kind == Some("timeout"),
+        Err(_) => false,
+    };
+    if timed_out {
         // Whatever the tool spawned and handed the token to stops too.
         cx.cancellation_token().cancel();
     }
     Outcome {
         result,
         duration: started.elapsed(),
+    }
+}
+
+fn produced(text: String, confinement: Option<Confinement>) -> Produced {
+    Produced {
+        body: ProducedBody::Text(text),
+        confinement,
+        error_kind: None,
+    }
+}
+
+/// Consumes a streamed output into a capture, spooling it to the artifact store once it
+/// outgrows memory, until it ends, fails, times out or is cancelled. The stream is dropped
+/// before the capture finishes, so a producer stops as soon as its output is no longer read.
+async fn consume(
+    mut stream: OutputStream,
+    cx: &ToolContext,
+    deadline: Option<(Instant, Duration)>,
+    most_allowed: usize,
+) -> Produced {
+    let mut capture = Capture::new(most_allowed);
+    let mut spool = None;
+    if let Some(store) = cx.artifacts() {
+        let (open, slot) = spool_to(store.clone());
+        capture = capture.spool_on_overflow(open);
+        spool = Some(slot);
+    }
+    let expired = async {
+        match deadline {
+            Some((deadline, _)) => tokio::time::sleep_until(deadline.into()).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(expired);
+    let ended = loop {
+        tokio::select! {
+            biased;
+            item = futures_util::StreamExt::next(&mut stream) => match item {
+                Some(Ok(chunk)) => capture.push(&chunk),
+                Some(Err(error)) => break Some(error),
+                None => break None,
+            },
+            () = &mut expired => {
+                break Some(ToolError::Timeout(deadline.map_or(Duration::ZERO, |(_, limit)| limit)));
+            }
+            () = cx.cancelled() => break Some(ToolError::Cancelled),
+        }
+    };
+    drop(stream);
+    let error_kind = ended.as_ref().map(ToolError::kind);
+    if let Some(error) = ended {
+        if capture.last_byte().is_some_and(|b| b != b'\n') {
+            capture.push(b"\n");
+        }
+        capture.push(error.model_text().as_bytes());
+    }
+    let body = match capture.finish() {
+        Captured::Whole(text) => ProducedBody::Text(text),
+        Captured::Parts(parts) => ProducedBody::Parts(parts, spool.unwrap_or_default()),
+    };
+    Produced {
+        body,
+        confinement: None,
+        error_kind,
     }
 }
 

@@ -16,10 +16,12 @@
 //! One [marker](FullOutput) takes the place of what was dropped: between head and tail, at the
 //! end when only a head is kept, at the start when only a tail is.
 
+mod capture;
 mod marker;
 
 use std::borrow::Cow;
 
+pub use capture::{Capture, Captured, CapturedParts, OpenSpool};
 pub use marker::grouped;
 pub use marker::{Continuation, Cut, FullOutput, LineSpan};
 
@@ -343,8 +345,8 @@ fn choose_cuts(
     room: usize,
     style: &TrimStyle,
 ) -> (usize, usize) {
-    let bytes = text.as_bytes();
     if original_chars <= room {
+        let bytes = text.as_bytes();
         // The chars fit: only the line limit can have been exceeded.
         let max = style.max_lines.unwrap_or(original_lines);
         let (head_quota, tail_quota) = style.split(max);
@@ -354,29 +356,38 @@ fn choose_cuts(
         );
     }
 
+    cut_points(text, text, room, style)
+}
+
+/// Chooses where to cut a text of which `head` is a prefix and `tail` a suffix, with more chars
+/// in all than `room`: the head is `head[..head_end]`, the tail `tail[tail_start..]`, and at
+/// most `room` chars are kept. For a whole text, `head` and `tail` are the text itself.
+fn cut_points(head: &str, tail: &str, room: usize, style: &TrimStyle) -> (usize, usize) {
+    let head_bytes = head.as_bytes();
+    let tail_bytes = tail.as_bytes();
     // Stage 1: chars.
     let (head_room, tail_room) = style.split(room);
-    let mut head_end = byte_offset_after_chars(text, head_room);
-    if head_end > 0 && bytes[head_end - 1] != b'\n' {
-        let window_start = byte_offset_before_chars(text, head_end, head_room / 4);
-        if let Some(at) = memchr::memrchr(b'\n', &bytes[window_start..head_end]) {
+    let mut head_end = byte_offset_after_chars(head, head_room);
+    if head_end > 0 && head_bytes[head_end - 1] != b'\n' {
+        let window_start = byte_offset_before_chars(head, head_end, head_room / 4);
+        if let Some(at) = memchr::memrchr(b'\n', &head_bytes[window_start..head_end]) {
             head_end = window_start + at + 1;
         }
     }
-    let mut tail_start = byte_offset_before_chars(text, bytes.len(), tail_room);
-    if tail_start < bytes.len() && tail_start > 0 && bytes[tail_start - 1] != b'\n' {
-        let window_end = byte_offset_after_chars_from(text, tail_start, tail_room / 4);
-        if let Some(at) = memchr::memchr(b'\n', &bytes[tail_start..window_end]) {
+    let mut tail_start = byte_offset_before_chars(tail, tail_bytes.len(), tail_room);
+    if tail_start < tail_bytes.len() && tail_start > 0 && tail_bytes[tail_start - 1] != b'\n' {
+        let window_end = byte_offset_after_chars_from(tail, tail_start, tail_room / 4);
+        if let Some(at) = memchr::memchr(b'\n', &tail_bytes[tail_start..window_end]) {
             tail_start += at + 1;
         }
     }
 
     // Stage 2: lines.
     if let Some(max) = style.max_lines {
-        let head = &bytes[..head_end];
-        let tail = &bytes[tail_start..];
-        let head_lines = lines_from(head, count_newlines(head));
-        let tail_lines = lines_from(tail, count_newlines(tail));
+        let kept_head = &head_bytes[..head_end];
+        let kept_tail = &tail_bytes[tail_start..];
+        let head_lines = lines_from(kept_head, count_newlines(kept_head));
+        let tail_lines = lines_from(kept_tail, count_newlines(kept_tail));
         if head_lines + tail_lines > max {
             let (mut head_quota, mut tail_quota) = style.split(max);
             if head_lines < head_quota {
@@ -386,8 +397,8 @@ fn choose_cuts(
                 head_quota += tail_quota - tail_lines;
                 tail_quota = tail_lines;
             }
-            head_end = end_of_first_lines(head, head_quota);
-            tail_start += start_of_last_lines(tail, tail_quota);
+            head_end = end_of_first_lines(kept_head, head_quota);
+            tail_start += start_of_last_lines(kept_tail, tail_quota);
         }
     }
     (head_end, tail_start)

@@ -1,0 +1,321 @@
+//! Capturing a stream of output in bounded memory: a head, a tail, and exact totals.
+
+use std::fmt;
+use std::io::{self, Write};
+
+use super::{Continuation, Totals, TrimStyle, Trimmed, cut_points, fit_with, marker_only};
+
+/// Opens the sink the full stream is spooled to, called the first time the stream outgrows
+/// what the capture keeps in memory.
+pub type OpenSpool = Box<dyn FnOnce() -> io::Result<Box<dyn Write + Send>> + Send>;
+
+/// A stream's output, captured in memory bounded by the largest allowance it could be shown in.
+///
+/// The capture keeps the first bytes (the head) and the last (the tail) of a stream, each up to
+/// four bytes per char of `max_chars` (enough for any cut into `max_chars` chars), and counts
+/// the chars and lines of all of it exactly. As long as the whole stream fits the head, nothing
+/// is dropped and [`finish`](Self::finish) gives it back whole. The first time it does not, the
+/// capture opens its spool (when it was given one, see [`spool_on_overflow`](Self::spool_on_overflow)),
+/// writes everything it holds to it, and from then on writes every chunk to it as it arrives:
+/// the spool receives the full stream, byte for byte, while memory stays bounded.
+///
+/// The capture does no I/O of its own: it writes to whatever sink it is handed (the registry
+/// hands it an artifact writer), and chunks may split a char anywhere.
+///
+/// ```
+/// use toolsmith::trim::{Capture, Captured, FullOutput, TrimStyle};
+///
+/// let mut capture = Capture::new(400);
+/// for i in 0..10_000 {
+///     capture.push(format!("line {i}\n").as_bytes());
+/// }
+/// let Captured::Parts(parts) = capture.finish() else { panic!("10,000 lines do not fit") };
+/// assert_eq!(parts.totals().lines, 10_000);
+/// let shown = parts.fit(400, &TrimStyle::default(), &FullOutput::NotKept.into());
+/// assert!(shown.text().chars().count() <= 400);
+/// assert!(shown.text().ends_with("line 9999\n"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Capture {
+    head: Vec<u8>,
+    head_cap: usize,
+    tail: Vec<u8>,
+    tail_cap: usize,
+    /// The byte just before the kept tail, once bytes were dropped.
+    before_tail: Option<u8>,
+    dropped: u64,
+    totals: Totals,
+    last_byte: Option<u8>,
+    open_spool: Option<OpenSpool>,
+    spool: Option<Box<dyn Write + Send>>,
+    spool_error: Option<String>,
+}
+
+impl fmt::Debug for Capture {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Capture")
+            .field("head_bytes", &self.head.len())
+            .field("tail_bytes", &self.tail.len())
+            .field("dropped", &self.dropped)
+            .field("totals", &self.totals)
+            .field("spooling", &self.spool.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Capture {
+    /// A capture for a stream that will be shown in at most `max_chars` chars.
+    pub fn new(max_chars: usize) -> Self {
+        // Four bytes per char is the most UTF-8 takes; a char more for a cut mid-char.
+        let cap = max_chars.saturating_add(1).saturating_mul(4);
+        Capture {
+            head: Vec::new(),
+            head_cap: cap,
+            tail: Vec::new(),
+            tail_cap: cap,
+            before_tail: None,
+            dropped: 0,
+            totals: Totals::default(),
+            last_byte: None,
+            open_spool: None,
+            spool: None,
+            spool_error: None,
+        }
+    }
+
+    /// Spools the full stream to the sink `open` returns, opened the first time the stream
+    /// outgrows the head. A failure to open or write is recorded (see
+    /// [`CapturedParts::spool_error`]) and the capture goes on without a spool.
+    #[must_use]
+    pub fn spool_on_overflow(mut self, open: OpenSpool) -> Self {
+        self.open_spool = Some(open);
+        self
+    }
+
+    /// Takes the next chunk of the stream.
+    pub fn push(&mut self, chunk: &[u8]) {
+        if chunk.is_empty() {
+            return;
+        }
+        self.totals.add_chunk(chunk);
+        self.last_byte = chunk.last().copied();
+        let to_head = chunk.len().min(self.head_cap - self.head.len());
+        let rest = &chunk[to_head..];
+        if self.spool.is_none()
+            && !rest.is_empty()
+            && let Some(open) = self.open_spool.take()
+        {
+            // The stream no longer fits: from here on, the spool gets all of it.
+            match open() {
+                Ok(mut spool) => match spool.write_all(&self.head).and_then(|()| {
+                    spool.write_all(&self.tail) // empty: the tail only starts now
+                }) {
+                    Ok(()) => self.spool = Some(spool),
+                    Err(error) => self.spool_error = Some(error.to_string()),
+                },
+                Err(error) => self.spool_error = Some(error.to_string()),
+            }
+            if let Some(spool) = &mut self.spool
+                && let Err(error) = spool.write_all(&chunk[..to_head])
+            {
+                self.spool_error = Some(error.to_string());
+                self.spool = None;
+            }
+        } else if let Some(spool) = &mut self.spool
+            && let Err(error) = spool.write_all(&chunk[..to_head])
+        {
+            self.spool_error = Some(error.to_string());
+            self.spool = None;
+        }
+        self.head.extend_from_slice(&chunk[..to_head]);
+        if rest.is_empty() {
+            return;
+        }
+        if let Some(spool) = &mut self.spool
+            && let Err(error) = spool.write_all(rest)
+        {
+            self.spool_error = Some(error.to_string());
+            self.spool = None;
+        }
+        if rest.len() >= self.tail_cap {
+            // The whole tail comes from this chunk: copy only what is kept.
+            let keep_from = rest.len() - self.tail_cap;
+            self.dropped += (self.tail.len() + keep_from) as u64;
+            self.before_tail = match keep_from {
+                0 => self.tail.last().copied().or(self.before_tail),
+                _ => Some(rest[keep_from - 1]),
+            };
+            self.tail.clear();
+            self.tail.extend_from_slice(&rest[keep_from..]);
+        } else {
+            self.tail.extend_from_slice(rest);
+            if self.tail.len() >= 2 * self.tail_cap {
+                self.compact_tail();
+            }
+        }
+    }
+
+    /// The totals of what was pushed so far (its lines as if the stream ended here).
+    pub fn totals(&self) -> Totals {
+        let mut totals = self.totals;
+        totals.finish_lines(self.last_byte);
+        totals
+    }
+
+    /// The last byte pushed, if any.
+    pub fn last_byte(&self) -> Option<u8> {
+        self.last_byte
+    }
+
+    /// Whether the stream outgrew the head, so that only its head and tail are kept.
+    pub fn overflowed(&self) -> bool {
+        !self.tail.is_empty() || self.dropped > 0
+    }
+
+    fn compact_tail(&mut self) {
+        if self.tail.len() > self.tail_cap {
+            let excess = self.tail.len() - self.tail_cap;
+            self.before_tail = Some(self.tail[excess - 1]);
+            self.dropped += excess as u64;
+            self.tail.drain(..excess);
+        }
+    }
+
+    /// Ends the stream: the whole text when it fit the head, else its parts. The spool, if
+    /// one was opened, is flushed and dropped (which is how its owner learns the stream ended).
+    pub fn finish(mut self) -> Captured {
+        self.compact_tail();
+        self.totals.finish_lines(self.last_byte);
+        if let Some(mut spool) = self.spool.take()
+            && let Err(error) = spool.flush()
+        {
+            self.spool_error = Some(error.to_string());
+        }
+        if !self.overflowed() {
+            return Captured::Whole(match String::from_utf8(self.head) {
+                Ok(text) => text,
+                Err(error) => String::from_utf8_lossy(error.as_bytes()).into_owned(),
+            });
+        }
+        // The head ends on a whole char; the tail starts on one.
+        let head_end = match std::str::from_utf8(&self.head) {
+            Ok(_) => self.head.len(),
+            Err(error) if error.error_len().is_none() => error.valid_up_to(),
+            Err(_) => self.head.len(),
+        };
+        let tail_start = self
+            .tail
+            .iter()
+            .position(|&b| (b & 0xC0) != 0x80)
+            .unwrap_or(self.tail.len());
+        let before = if self.dropped == 0 {
+            self.head.last().copied()
+        } else {
+            self.before_tail
+        };
+        let tail_starts_line = tail_start == 0 && before.is_none_or(|b| b == b'\n');
+        Captured::Parts(CapturedParts {
+            head: String::from_utf8_lossy(&self.head[..head_end]).into_owned(),
+            tail: String::from_utf8_lossy(&self.tail[tail_start..]).into_owned(),
+            tail_starts_line,
+            totals: self.totals,
+            spool_error: self.spool_error,
+        })
+    }
+}
+
+/// What a [`Capture`] kept of a stream.
+#[derive(Debug)]
+pub enum Captured {
+    /// The stream fit: all of it (invalid UTF-8 replaced by U+FFFD).
+    Whole(String),
+    /// The stream did not fit: its head, its tail and its totals.
+    Parts(CapturedParts),
+}
+
+/// The head and tail of a stream too long to keep whole, with its exact totals.
+#[derive(Debug, Clone)]
+pub struct CapturedParts {
+    head: String,
+    tail: String,
+    tail_starts_line: bool,
+    totals: Totals,
+    spool_error: Option<String>,
+}
+
+impl CapturedParts {
+    /// The chars and lines of the whole stream.
+    pub fn totals(&self) -> Totals {
+        self.totals
+    }
+
+    /// Why the spool failed, if it did: the full stream was not kept.
+    pub fn spool_error(&self) -> Option<&str> {
+        self.spool_error.as_deref()
+    }
+
+    /// Cuts the stream into `allowance` chars as [`fit_with`] cuts a text, from the head and
+    /// tail kept: the same cuts, the same marker, the figures of the whole stream.
+    pub fn fit(
+        &self,
+        allowance: usize,
+        style: &TrimStyle,
+        continuation: &Continuation<'_>,
+    ) -> Trimmed<'static> {
+        let totals = self.totals;
+        let reserve = super::marker_reserve(totals, continuation);
+        let Some(room) = allowance.checked_sub(reserve) else {
+            return marker_only(totals.chars, totals.lines, allowance, &continuation.full);
+        };
+        if self.head.chars().count() + self.tail.chars().count() <= room
+            && style.max_lines().is_none()
+        {
+            // Keep everything captured (the middle is gone anyway).
+            return super::assemble(
+                &self.head,
+                &self.tail,
+                self.tail_starts_line,
+                totals,
+                continuation,
+            );
+        }
+        let (head_end, tail_start) = cut_points(&self.head, &self.tail, room, style);
+        let tail = &self.tail[tail_start..];
+        let starts_line = if tail_start == 0 {
+            self.tail_starts_line
+        } else {
+            self.tail.as_bytes()[tail_start - 1] == b'\n'
+        };
+        super::assemble(
+            &self.head[..head_end],
+            tail,
+            starts_line,
+            totals,
+            continuation,
+        )
+    }
+}
+
+impl Captured {
+    /// The totals of the whole stream.
+    pub fn totals(&self) -> Totals {
+        match self {
+            Captured::Whole(text) => Totals::of(text),
+            Captured::Parts(parts) => parts.totals,
+        }
+    }
+
+    /// Fits the stream into `allowance` chars: [`fit_with`] for a whole text,
+    /// [`CapturedParts::fit`] for parts.
+    pub fn fit(
+        &self,
+        allowance: usize,
+        style: &TrimStyle,
+        continuation: &Continuation<'_>,
+    ) -> Trimmed<'_> {
+        match self {
+            Captured::Whole(text) => fit_with(text, allowance, style, continuation),
+            Captured::Parts(parts) => parts.fit(allowance, style, continuation),
+        }
+    }
+}
