@@ -167,3 +167,94 @@ async fn a_hint_that_does_not_come_in_time_counts_as_none() {
     assert_eq!(results[0].content, "ran with 40000");
     assert_eq!(results[1].content, "line 1\n");
 }
+
+#[tokio::test]
+async fn a_small_file_is_read_whole_at_a_small_allowance() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("tiny.txt"), "fifteen chars!\n").unwrap();
+    let registry = toolsmith_std::register(Registry::builder())
+        .state(Sandbox::new(dir.path()).unwrap())
+        .budget(BudgetPolicy::default().with_batch_budget_chars(200))
+        .build()
+        .unwrap();
+    let result = run(
+        &registry,
+        vec![ToolCall::new(
+            "a",
+            "read_file",
+            json!({ "path": "tiny.txt" }),
+        )],
+    )
+    .await;
+    assert_eq!(result[0].content, "     1\tfifteen chars!\n");
+
+    // A page asked for with a limit and cut short by a small allowance still says where to
+    // go on, within the allowance.
+    let lines: String = (1..=100).map(|i| format!("line {i}\n")).collect();
+    fs::write(dir.path().join("lines.txt"), lines).unwrap();
+    let result = run(
+        &registry,
+        vec![ToolCall::new(
+            "a",
+            "read_file",
+            json!({ "path": "lines.txt", "limit": 100 }),
+        )],
+    )
+    .await;
+    let page = &result[0];
+    assert!(
+        !page.meta.trimmed,
+        "read_file fit its page itself: {}",
+        page.content
+    );
+    assert!(
+        page.content.starts_with("     1\tline 1\n"),
+        "{}",
+        page.content
+    );
+    assert!(
+        page.content.contains("Next page: offset="),
+        "{}",
+        page.content
+    );
+    assert!(page.content_chars() <= 200);
+}
+
+/// Returns `lines` numbered lines, paginated, with no head ratio of its own.
+#[derive(serde::Deserialize, schemars::JsonSchema, toolsmith::Tool)]
+#[tool(name = "pages", paginate, read_only)]
+struct Pages {
+    lines: usize,
+}
+
+impl Pages {
+    async fn run(self, _cx: &ToolContext) -> Result<String, ToolError> {
+        Ok((1..=self.lines).map(|i| format!("row {i}\n")).collect())
+    }
+}
+
+#[tokio::test]
+async fn a_paginated_result_is_cut_keeping_its_head() {
+    let registry = Registry::builder()
+        .tool(Pages::tool())
+        .budget(BudgetPolicy::default().with_batch_budget_chars(1_000))
+        .build()
+        .unwrap();
+    let result = run(
+        &registry,
+        vec![ToolCall::new("a", "pages", json!({ "lines": 10_000 }))],
+    )
+    .await;
+    let page = &result[0];
+    assert!(page.content.starts_with("row 1\nrow 2\n"));
+    assert!(
+        !page.content.contains("row 10000"),
+        "no tail: {}",
+        page.content
+    );
+    assert!(
+        page.content.contains("next page: offset="),
+        "{}",
+        page.content
+    );
+}

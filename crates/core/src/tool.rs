@@ -717,8 +717,8 @@ pub struct ToolLimits {
     /// The most lines one result may have; longer results are cut by the lines stage.
     /// `None` (the default) means no line limit.
     pub max_result_lines: Option<usize>,
-    /// The share of a trimmed result kept from the top, in `0.0..=1.0`. By default 0.3;
-    /// `read_file` keeps the head (1.0), `run_command` favours the tail.
+    /// The share of a trimmed result kept from the top, in `0.0..=1.0`. By default 0.3, and
+    /// 1.0 for a paginated tool (a page keeps its beginning); `run_command` favours the tail.
     pub head_ratio: f64,
     /// Whether the tool takes `offset` and `limit` and receives a [`Page`](crate::Page).
     pub paginate: bool,
@@ -763,10 +763,15 @@ impl ToolLimits {
         self
     }
 
-    /// Sets [`paginate`](Self::paginate).
+    /// Sets [`paginate`](Self::paginate). A paginated tool's result is cut keeping its head, next
+    /// to the `next page: offset=N` the marker names: a head ratio still at its default becomes
+    /// 1.0 (set one after this call to keep a tail too).
     #[must_use]
     pub fn with_paginate(mut self, paginate: bool) -> Self {
         self.paginate = paginate;
+        if paginate && self.head_ratio == crate::trim::TrimStyle::DEFAULT_HEAD_RATIO {
+            self.head_ratio = 1.0;
+        }
         self
     }
 

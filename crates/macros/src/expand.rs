@@ -324,12 +324,13 @@ fn limits(attrs: &ToolAttrs, krate: &TokenStream) -> TokenStream {
         let lines = lines.value;
         chain.extend(quote!(.with_max_result_lines(#some(#lines))));
     }
+    // Paginate first: it makes the head ratio 1.0 unless one is given, which comes after.
+    if attrs.paginate.is_some() {
+        chain.extend(quote!(.with_paginate(true)));
+    }
     if let Some(ratio) = &attrs.head_ratio {
         let ratio = ratio.value;
         chain.extend(quote!(.with_head_ratio(#ratio)));
-    }
-    if attrs.paginate.is_some() {
-        chain.extend(quote!(.with_paginate(true)));
     }
     if let Some(ms) = &attrs.timeout_ms {
         let ms = ms.value;

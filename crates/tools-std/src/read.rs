@@ -15,8 +15,6 @@ use crate::{blocking, grouped};
 const NUMBER_WIDTH: u64 = 7;
 /// Bytes sampled from the head of a file to estimate its lines and spot binary content.
 const SAMPLE_BYTES: usize = 64 * 1024;
-/// Room kept free for the closing note of a page.
-const NOTE_RESERVE: usize = 200;
 
 /// Reads a text file of the workspace, with line numbers.
 ///
@@ -166,14 +164,17 @@ fn read_page_of(path: &Path, shown: &str, page: Page, budget: usize) -> Result<S
         .into());
     }
 
-    let room = budget.saturating_sub(NOTE_RESERVE);
     let mut out = String::new();
+    let mut out_chars = 0usize;
+    // Where each shown line ends in `out`, in bytes and chars: lines can be taken back.
+    let mut ends: Vec<(usize, usize)> = Vec::new();
     let mut line = Vec::new();
-    let mut shown_lines = 0usize;
     let mut invalid = Vec::new();
     let mut stop = Stop::EndOfFile;
+    // The first line when even it does not fit: its numbered text.
+    let mut oversized = None;
     loop {
-        if page.limit.is_some_and(|limit| shown_lines >= limit) {
+        if page.limit.is_some_and(|limit| ends.len() >= limit) {
             stop = if at_eof(&mut reader)? {
                 Stop::EndOfFile
             } else {
@@ -182,12 +183,12 @@ fn read_page_of(path: &Path, shown: &str, page: Page, budget: usize) -> Result<S
             break;
         }
         line.clear();
-        // A line longer than the room is read only as far as it can be shown.
-        let (read, complete) = read_line_capped(&mut reader, &mut line, room + 1)?;
+        // A line longer than the budget is read only as far as it can be shown.
+        let (read, complete) = read_line_capped(&mut reader, &mut line, budget + 1)?;
         if read == 0 {
             break;
         }
-        let number = page.offset + shown_lines + 1;
+        let number = page.offset + ends.len() + 1;
         let text = match std::str::from_utf8(trim_newline(&line)) {
             Ok(text) => std::borrow::Cow::Borrowed(text),
             Err(_) => {
@@ -197,13 +198,9 @@ fn read_page_of(path: &Path, shown: &str, page: Page, budget: usize) -> Result<S
         };
         let entry = format!("{number:>6}\t{text}\n");
         let entry_chars = entry.chars().count();
-        if out.chars().count() + entry_chars > room || !complete {
-            if shown_lines == 0 {
-                // Even one line does not fit: show its beginning.
-                let keep: String = entry.chars().take(room).collect();
-                out.push_str(&keep);
-                out.push('\n');
-                shown_lines = 1;
+        if out_chars + entry_chars > budget || !complete {
+            if ends.is_empty() {
+                oversized = Some(entry);
                 stop = Stop::LineCut;
             } else {
                 stop = Stop::Budget;
@@ -211,38 +208,89 @@ fn read_page_of(path: &Path, shown: &str, page: Page, budget: usize) -> Result<S
             break;
         }
         out.push_str(&entry);
-        shown_lines += 1;
+        out_chars += entry_chars;
+        ends.push((out.len(), out_chars));
     }
 
+    // The closing notes must fit beside the lines: take lines back until they do.
+    loop {
+        let shown = ends.len().max(usize::from(oversized.is_some()));
+        let notes = closing_notes(page, shown, &stop, &invalid, budget);
+        let notes_chars = notes.chars().count();
+        if let Some(entry) = &oversized {
+            // Even one line does not fit: show its beginning.
+            let keep: String = entry
+                .chars()
+                .take(budget.saturating_sub(notes_chars + 1))
+                .collect();
+            out = format!("{keep}\n{notes}");
+            break;
+        }
+        if out_chars + notes_chars <= budget || ends.is_empty() {
+            out.push_str(&notes);
+            break;
+        }
+        let (end, chars) = ends.pop().unwrap_or((0, 0));
+        if ends.is_empty() {
+            // The last line standing is cut instead of dropped.
+            oversized = Some(out[..end].to_owned());
+            out.clear();
+            out_chars = 0;
+            stop = Stop::LineCut;
+            continue;
+        }
+        let (kept_end, kept_chars) = ends.last().copied().unwrap_or((0, 0));
+        debug_assert!(chars > kept_chars);
+        out.truncate(kept_end);
+        out_chars = kept_chars;
+        stop = Stop::Budget;
+    }
+    Ok(out)
+}
+
+/// The notes that close a page of `shown` lines: why it stopped and where to go on, and which
+/// shown lines were not valid UTF-8.
+fn closing_notes(
+    page: Page,
+    shown: usize,
+    stop: &Stop,
+    invalid: &[usize],
+    budget: usize,
+) -> String {
     let first = page.offset + 1;
-    let last = page.offset + shown_lines;
-    let next = page.offset + shown_lines;
-    match stop {
-        Stop::EndOfFile => {}
-        Stop::Limit => out.push_str(&format!(
+    let last = page.offset + shown;
+    let next = page.offset + shown;
+    let mut out = match stop {
+        Stop::EndOfFile => String::new(),
+        Stop::Limit => format!(
             "[read_file: lines {first}-{last} shown; the file goes on. Next page: offset={next}]\n"
-        )),
-        Stop::Budget => out.push_str(&format!(
+        ),
+        Stop::Budget => format!(
             "[read_file: lines {first}-{last} shown; line {} and after did not fit in {} chars. \
              Next page: offset={next}]\n",
             last + 1,
             grouped(budget)
-        )),
-        Stop::LineCut => out.push_str(&format!(
+        ),
+        Stop::LineCut => format!(
             "[read_file: line {first} is longer than the {} chars allowed and was cut; use grep \
              to find what you need in it. Next page: offset={next}]\n",
             grouped(budget)
-        )),
-    }
+        ),
+    };
+    let invalid: Vec<String> = invalid
+        .iter()
+        .filter(|&&number| number <= last)
+        .take(10)
+        .map(ToString::to_string)
+        .collect();
     if !invalid.is_empty() {
-        let listed: Vec<String> = invalid.iter().take(10).map(ToString::to_string).collect();
-        let more = if invalid.len() > 10 { ", …" } else { "" };
+        let more = if invalid.len() >= 10 { ", …" } else { "" };
         out.push_str(&format!(
             "[read_file: line {}{more} is not valid UTF-8; invalid bytes are shown as �]\n",
-            listed.join(", ")
+            invalid.join(", ")
         ));
     }
-    Ok(out)
+    out
 }
 
 enum Stop {
