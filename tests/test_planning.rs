@@ -258,3 +258,25 @@ async fn a_paginated_result_is_cut_keeping_its_head() {
         page.content
     );
 }
+
+#[tokio::test]
+async fn refusals_in_a_huge_batch_still_say_why() {
+    let registry = Registry::builder().tool(Emit::default()).build().unwrap();
+    let calls = (0..1_000).map(|i| ToolCall::new(format!("c{i}"), "emit", json!({ "lines": 1 })));
+    let results = registry.turn().execute(calls).await;
+    assert_eq!(results.len(), 1_000);
+    // 80 chars each: the calls past the caps are refused, and each refusal still says so.
+    let refused: Vec<&ToolResult> = results.iter().filter(|r| r.is_error).collect();
+    assert_eq!(refused.len(), 995);
+    for result in refused {
+        assert!(result.content.chars().count() <= result.meta.allowance);
+        assert!(result.meta.allowance < 100, "{:?}", result.meta);
+        assert!(
+            result
+                .content
+                .starts_with("Error: this call was not run: `emit` was already called 5 times"),
+            "{}",
+            result.content
+        );
+    }
+}

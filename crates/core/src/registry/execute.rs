@@ -834,11 +834,12 @@ async fn with_timeout(
     }
 }
 
-/// The trim style of a result: the tool's own for its output; the default for errors.
+/// The trim style of a result: the tool's own for its output; the error style for errors, so
+/// their first words survive any allowance.
 fn style_of(registry: &Registry, tool: &str, is_error: bool) -> TrimStyle {
     match registry.get(tool) {
         Some(tool) if !is_error => tool.spec().limits.trim_style(),
-        _ => TrimStyle::default(),
+        _ => TrimStyle::error(),
     }
 }
 

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::io::{self, Write};
 
-use super::{Continuation, Totals, TrimStyle, Trimmed, cut_points, fit_with, marker_only};
+use super::{Continuation, Totals, TrimStyle, Trimmed, cut_points, fit_with};
 
 /// Opens the sink the full stream is spooled to, called the first time the stream outgrows
 /// what the capture keeps in memory.
@@ -264,8 +264,17 @@ impl CapturedParts {
     ) -> Trimmed<'static> {
         let totals = self.totals;
         let reserve = super::marker_reserve(totals, continuation);
-        let Some(room) = allowance.checked_sub(reserve) else {
-            return marker_only(totals.chars, totals.lines, allowance, &continuation.full);
+        let room = match allowance.checked_sub(reserve) {
+            Some(room) if room >= super::MIN_ROOM => room,
+            _ => {
+                return super::tiny(
+                    &self.head,
+                    Some((&self.tail, self.tail_starts_line)),
+                    totals,
+                    allowance,
+                    style,
+                );
+            }
         };
         if self.head.chars().count() + self.tail.chars().count() <= room
             && style.max_lines().is_none()

@@ -167,22 +167,6 @@ pub(crate) fn render(cut: &Cut, full: &FullOutput<'_>, layout: Layout) -> String
     out
 }
 
-/// The shorter marker used when the full one does not fit the allowance.
-pub(crate) fn render_compact(original_chars: usize, full: &FullOutput<'_>) -> String {
-    let mut out = String::with_capacity(80);
-    out.push_str("[toolsmith: output truncated, ");
-    push_grouped(&mut out, original_chars);
-    out.push_str(" chars; ");
-    match full {
-        FullOutput::Stored { id, .. } | FullOutput::StoredCapped { id, .. } => {
-            let _ = write!(out, "artifact {id}");
-        }
-        FullOutput::NotKept | FullOutput::Failed { .. } => out.push_str("full output not kept"),
-    }
-    out.push(']');
-    out
-}
-
 /// The shortest marker there is; below its length a trim returns the empty string.
 pub(crate) const MINIMAL: &str = "[truncated]";
 

@@ -25,7 +25,10 @@ pub use capture::{Capture, Captured, CapturedParts, OpenSpool};
 pub use marker::grouped;
 pub use marker::{Continuation, Cut, FullOutput, LineSpan};
 
-use marker::{Layout, MINIMAL, render, render_compact};
+use marker::{Layout, MINIMAL, render};
+
+/// The least room for content the full marker must leave; below it a shorter marker keeps more.
+const MIN_ROOM: usize = 64;
 
 /// How [`fit`] chooses what to keep.
 ///
@@ -35,6 +38,9 @@ use marker::{Layout, MINIMAL, render, render_compact};
 pub struct TrimStyle {
     head_ratio: f64,
     max_lines: Option<usize>,
+    /// When the full marker does not fit: end the text's beginning with `…` (errors) instead
+    /// of keeping head and tail around `[truncated]`.
+    ellipsis_when_tiny: bool,
 }
 
 impl TrimStyle {
@@ -54,6 +60,18 @@ impl TrimStyle {
         TrimStyle {
             head_ratio,
             max_lines: None,
+            ellipsis_when_tiny: false,
+        }
+    }
+
+    /// The style of error results: half the room for the head (what went wrong) and half for
+    /// the tail (a failed command's last output); when the allowance cannot hold the full
+    /// marker, the text keeps its beginning, ended by `…`, so an error's first words survive
+    /// any allowance of 20 chars or more.
+    pub fn error() -> Self {
+        TrimStyle {
+            ellipsis_when_tiny: true,
+            ..Self::head_tail(0.5)
         }
     }
 
@@ -158,9 +176,10 @@ pub fn fit<'a>(text: &'a str, allowance: usize, style: &TrimStyle) -> Trimmed<'a
 /// untouched. Otherwise the result, marker included, has at most `allowance` chars, and it keeps a
 /// prefix (the head) and a suffix (the tail) of the input, never splitting a char.
 ///
-/// When the allowance is too small for the full marker, the body is dropped and the text is the
-/// longest of these that fits: a compact marker (`[toolsmith: output truncated, 45,231 chars;
-/// artifact …]`), then `[truncated]`, then the empty string (allowances under 11 chars).
+/// When the allowance cannot hold the full marker and 64 chars of content, a shorter marker
+/// keeps more: head and tail around `[truncated]` (allowances of 14 chars or more), then
+/// `[truncated]` alone, then the empty string (allowances under 11 chars). With
+/// [`TrimStyle::error`], the text's beginning ended by `…` instead.
 ///
 /// Work is proportional to what is kept, plus one pass to count chars and one to count newlines
 /// (skipped when the text's byte length is within the allowance and no line limit is set).
@@ -170,7 +189,6 @@ pub fn fit_with<'a>(
     style: &TrimStyle,
     continuation: &Continuation<'_>,
 ) -> Trimmed<'a> {
-    let full = &continuation.full;
     let bytes = text.as_bytes();
     // A text of at most `allowance` bytes has at most `allowance` chars: no count needed.
     let chars_fit = bytes.len() <= allowance;
@@ -198,8 +216,9 @@ pub fn fit_with<'a>(
         newlines,
     };
     let reserve = marker_reserve(totals, continuation);
-    let Some(room) = allowance.checked_sub(reserve) else {
-        return marker_only(original_chars, original_lines, allowance, full);
+    let room = match allowance.checked_sub(reserve) {
+        Some(room) if room >= MIN_ROOM => room,
+        _ => return tiny(text, None, totals, allowance, style),
     };
 
     let (head_end, tail_start) = choose_cuts(text, original_chars, original_lines, room, style);
@@ -264,6 +283,25 @@ pub fn assemble(
     totals: Totals,
     continuation: &Continuation<'_>,
 ) -> Trimmed<'static> {
+    join(
+        head,
+        tail,
+        tail_starts_line,
+        totals,
+        continuation.page_offset,
+        |cut| render(cut, &continuation.full, Layout::Exact),
+    )
+}
+
+/// Joins `head` and `tail` around the marker `marker` renders from the cut's figures.
+fn join(
+    head: &str,
+    tail: &str,
+    tail_starts_line: bool,
+    totals: Totals,
+    page_offset: Option<usize>,
+    marker: impl FnOnce(&Cut) -> String,
+) -> Trimmed<'static> {
     let head_lines = (!head.is_empty()).then(|| LineSpan {
         first: 1,
         last: 1 + count_newlines(&head.as_bytes()[..head.len() - 1]),
@@ -277,9 +315,7 @@ pub fn assemble(
     // The next page starts at the first line the head did not keep whole.
     let whole_head_lines = head_lines.map_or(0, |span| span.last - usize::from(head_mid_line));
     let cut = Cut {
-        next_offset: continuation
-            .page_offset
-            .map(|offset| offset.saturating_add(whole_head_lines)),
+        next_offset: page_offset.map(|offset| offset.saturating_add(whole_head_lines)),
         original_chars: totals.chars,
         original_lines: totals.lines,
         kept_chars: head.chars().count() + tail.chars().count(),
@@ -289,7 +325,7 @@ pub fn assemble(
         tail_lines,
         mid_line: head_mid_line || tail_mid_line,
     };
-    let marker = render(&cut, &continuation.full, Layout::Exact);
+    let marker = marker(&cut);
 
     let mut out = String::with_capacity(head.len() + marker.len() + tail.len() + 2);
     out.push_str(head);
@@ -404,26 +440,21 @@ fn cut_points(head: &str, tail: &str, room: usize, style: &TrimStyle) -> (usize,
     (head_end, tail_start)
 }
 
-/// The result when not even the full marker fits: the longest shorter marker that does.
-fn marker_only<'a>(
-    original_chars: usize,
-    original_lines: usize,
+/// The result when not even the full marker fits: the tier that keeps the most content. `head`
+/// is the whole text, or a prefix of it when `parts` gives a suffix (a stream's captured tail)
+/// and whether that suffix starts a line.
+fn tiny(
+    head: &str,
+    parts: Option<(&str, bool)>,
+    totals: Totals,
     allowance: usize,
-    full: &FullOutput<'_>,
-) -> Trimmed<'a> {
-    let compact = render_compact(original_chars, full);
-    let text = if compact.chars().count() <= allowance {
-        compact
-    } else if MINIMAL.len() <= allowance {
-        MINIMAL.to_owned()
-    } else {
-        String::new()
-    };
-    Trimmed {
-        text: Cow::Owned(text),
+    style: &TrimStyle,
+) -> Trimmed<'static> {
+    let nothing = |text: &str| Trimmed {
+        text: Cow::Owned(text.to_owned()),
         cut: Some(Cut {
-            original_chars,
-            original_lines,
+            original_chars: totals.chars,
+            original_lines: totals.lines,
             kept_chars: 0,
             head_bytes: 0,
             tail_bytes: 0,
@@ -432,6 +463,59 @@ fn marker_only<'a>(
             mid_line: false,
             next_offset: None,
         }),
+    };
+    if style.ellipsis_when_tiny {
+        if allowance < 2 {
+            return nothing("");
+        }
+        let end = byte_offset_after_chars(head, allowance - 1);
+        let kept = &head[..end];
+        let mut text = String::with_capacity(end + 3);
+        text.push_str(kept);
+        text.push('…');
+        return Trimmed {
+            text: Cow::Owned(text),
+            cut: Some(Cut {
+                original_chars: totals.chars,
+                original_lines: totals.lines,
+                kept_chars: allowance - 1,
+                head_bytes: end,
+                tail_bytes: 0,
+                head_lines: (!kept.is_empty()).then(|| LineSpan {
+                    first: 1,
+                    last: 1 + count_newlines(&kept.as_bytes()[..kept.len() - 1]),
+                }),
+                tail_lines: None,
+                mid_line: !kept.ends_with('\n'),
+                next_offset: None,
+            }),
+        };
+    }
+    // `[truncated]` and a line break on each side.
+    let reserve = MINIMAL.len() + 2;
+    match allowance.checked_sub(reserve) {
+        Some(room) if room > 0 => {
+            let (tail, tail_starts_line) = parts.unwrap_or((head, true));
+            let (head_end, tail_start) = match parts {
+                None => choose_cuts(head, totals.chars, totals.lines, room, style),
+                Some(_) => cut_points(head, tail, room, style),
+            };
+            let starts_line = if tail_start == 0 {
+                tail_starts_line
+            } else {
+                tail.as_bytes()[tail_start - 1] == b'\n'
+            };
+            join(
+                &head[..head_end],
+                &tail[tail_start..],
+                starts_line,
+                totals,
+                None,
+                |_| MINIMAL.to_owned(),
+            )
+        }
+        _ if MINIMAL.len() <= allowance => nothing(MINIMAL),
+        _ => nothing(""),
     }
 }
 
@@ -584,15 +668,37 @@ mod tests {
     }
 
     #[test]
-    fn tiny_allowances_get_the_longest_marker_that_fits() {
-        let text = "x".repeat(1_000);
+    fn tiny_allowances_keep_the_most_content_they_can() {
+        let text: String = (0..200).map(|i| format!("{i:0>9}\n")).collect();
         let style = TrimStyle::default();
         assert_eq!(fit(&text, 0, &style).text(), "");
         assert_eq!(fit(&text, 10, &style).text(), "");
         assert_eq!(fit(&text, 11, &style).text(), "[truncated]");
+        let kept = fit(&text, 60, &style);
+        assert!(kept.text().chars().count() <= 60);
+        assert!(kept.text().contains("\n[truncated]\n"), "{}", kept.text());
+        assert!(kept.text().ends_with("000000199\n"), "{}", kept.text());
+        assert_eq!(kept.cut().map(|cut| cut.original_lines), Some(200));
+    }
+
+    #[test]
+    fn an_error_keeps_its_first_words_at_any_allowance_of_20() {
+        let error = format!(
+            "Error: unknown tool `frob`; the tools are {}",
+            "x, ".repeat(400)
+        );
+        for allowance in [20, 40, 100, 150] {
+            let kept = fit(&error, allowance, &TrimStyle::error());
+            assert!(
+                kept.text().starts_with("Error: unknown tool"),
+                "{}",
+                kept.text()
+            );
+            assert!(kept.text().chars().count() <= allowance);
+        }
         assert_eq!(
-            fit(&text, 70, &style).text(),
-            "[toolsmith: output truncated, 1,000 chars; full output not kept]"
+            fit(&error, 20, &TrimStyle::error()).text(),
+            "Error: unknown tool…"
         );
     }
 }
