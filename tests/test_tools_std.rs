@@ -581,12 +581,13 @@ async fn a_long_output_keeps_head_and_tail_and_spools_the_rest() {
         marker.contains("lines 1-40 and 199,844-200,003 of 200,003)"),
         "{marker}"
     );
-    let id = marker
-        .split("artifact ")
-        .nth(1)
-        .and_then(|rest| rest.split(',').next())
-        .unwrap();
-    let id = toolsmith::ArtifactId::parse(id).unwrap();
+    let toolsmith::trim::MarkedFull::Stored { id, .. } = toolsmith::trim::parse_marker(marker)
+        .expect("a marker that parses")
+        .full
+    else {
+        panic!("the marker names no artifact: {marker}")
+    };
+    let id = toolsmith::ArtifactId::parse(&id).unwrap();
     let full = w.store.get(&id).unwrap();
     // The artifact is the whole stream, and the figures are its figures.
     assert_eq!(full.lines().count(), 200_003);

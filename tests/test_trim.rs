@@ -2,7 +2,9 @@
 //! Unicode and allowances from 0 up.
 
 use proptest::prelude::*;
-use toolsmith::trim::{Continuation, FullOutput, TrimStyle, fit, fit_with, line_count};
+use toolsmith::trim::{
+    Continuation, FullOutput, LineSpan, MarkedFull, TrimStyle, fit, fit_with, line_count,
+};
 
 /// The contract, written the slow and obvious way: a `Vec<char>`, indices, and `format!`.
 mod reference {
@@ -462,4 +464,81 @@ fn nan_and_out_of_range_ratios_are_clamped() {
     assert_eq!(TrimStyle::head_tail(f64::NAN).head_ratio(), 0.3);
     assert_eq!(TrimStyle::head_tail(-1.0).head_ratio(), 0.0);
     assert_eq!(TrimStyle::head_tail(7.0).head_ratio(), 1.0);
+}
+
+fn capped_full_of<'a>(which: u8, reason: &'a str, omitted: u64) -> FullOutput<'a> {
+    match which {
+        3 => FullOutput::StoredCapped {
+            id: ID,
+            reader: "read_artifact",
+            omitted_bytes: omitted,
+        },
+        other => full_of(other, reason),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1_000))]
+
+    /// Every marker `fit` writes reads back, by the one parser, as the figures of its cut.
+    #[test]
+    fn markers_round_trip_through_the_parser(
+        text in text_strategy(),
+        allowance in 0usize..1_500,
+        style in style_strategy(),
+        which in 0u8..4,
+        reason in "\\PC{0,200}",
+        omitted in 0u64..u64::from(u32::MAX),
+        page_offset in prop_oneof![3 => Just(None), 1 => (0usize..100_000).prop_map(Some)],
+    ) {
+        let full = capped_full_of(which, &reason, omitted);
+        let continuation = Continuation { full, page_offset };
+        let trimmed = fit_with(&text, allowance, &style, &continuation);
+        let Some(cut) = trimmed.cut() else { return Ok(()) };
+        let Some(marker) = toolsmith::trim::find_marker(trimmed.text()) else {
+            // Only the tiny tiers write no full marker.
+            prop_assert!(!trimmed.text().contains("[toolsmith:"), "{}", trimmed.text());
+            return Ok(());
+        };
+        prop_assert_eq!(marker.kept_chars, cut.kept_chars);
+        prop_assert_eq!(marker.original_chars, cut.original_chars);
+        prop_assert_eq!(marker.original_lines, cut.original_lines);
+        prop_assert_eq!(marker.mid_line, cut.mid_line);
+        prop_assert_eq!(marker.next_offset, cut.next_offset);
+        // One span alone reads as the head when it starts at line 1.
+        let spans = |head: Option<LineSpan>, tail: Option<LineSpan>| match (head, tail) {
+            (Some(one), None) | (None, Some(one)) => vec![one],
+            (head, tail) => head.into_iter().chain(tail).collect(),
+        };
+        prop_assert_eq!(
+            spans(marker.head_lines, marker.tail_lines),
+            spans(cut.head_lines, cut.tail_lines)
+        );
+        let expected = match full {
+            FullOutput::NotKept => MarkedFull::NotKept,
+            FullOutput::Stored { id, reader } => MarkedFull::Stored {
+                id: id.to_owned(),
+                reader: reader.to_owned(),
+                omitted_bytes: None,
+            },
+            FullOutput::StoredCapped { id, reader, omitted_bytes } => MarkedFull::Stored {
+                id: id.to_owned(),
+                reader: reader.to_owned(),
+                omitted_bytes: Some(omitted_bytes),
+            },
+            FullOutput::Failed { reason } => {
+                let mut shown: String = reason
+                    .chars()
+                    .take(120)
+                    .map(|c| if c == '\n' || c == '\r' { ' ' } else { c })
+                    .collect();
+                if reason.chars().count() > 120 {
+                    shown.push('…');
+                }
+                MarkedFull::Failed { reason: shown }
+            }
+            _ => unreachable!("every kind of full output is generated"),
+        };
+        prop_assert_eq!(marker.full, expected);
+    }
 }

@@ -147,13 +147,7 @@ fn print_table(results: &[ToolResult]) {
         let artifact = match (&r.meta.artifact, r.is_error) {
             (Some(id), _) => id.as_str().to_owned(),
             (None, true) => format!("(error: {})", r.meta.error_kind.unwrap_or("failed")),
-            // A tool that trimmed its own output (run_command) names its artifact in its marker.
-            (None, false) => r
-                .content
-                .split("full output: artifact ")
-                .nth(1)
-                .and_then(|rest| rest.split(',').next())
-                .map_or_else(|| "-".to_owned(), |id| format!("{id} (by the tool)")),
+            (None, false) => "-".to_owned(),
         };
         println!(
             "{:<9} {:<15} {:>6} {:>9} {:>9} {:>7} {:>7}  {artifact}",

@@ -395,11 +395,14 @@ fn the_default_artifact_directory_is_private_and_out_of_the_file_tools_reach() {
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
     let result: Value = serde_json::from_str(&run.stdout).unwrap();
-    let id = result["content"]
+    let id = match result["content"]
         .as_str()
-        .and_then(|text| text.split("artifact ").nth(1))
-        .map(|rest| rest[..32].to_owned())
-        .unwrap_or_else(|| panic!("no artifact named: {}", run.stdout));
+        .and_then(toolsmith::trim::find_marker)
+        .map(|marker| marker.full)
+    {
+        Some(toolsmith::trim::MarkedFull::Stored { id, .. }) => id,
+        _ => panic!("no artifact named: {}", run.stdout),
+    };
     let store = home.path().join(".cache/toolsmith/artifacts");
     let file = store.join(format!("{id}.txt"));
     assert!(file.is_file(), "{} is missing", file.display());

@@ -133,11 +133,11 @@ async fn a_real_mcp_client_sees_well_formed_results_for_every_tool() {
         big_text.chars().count()
     );
     assert!(big_text.ends_with("99999\n100000\n[exit code: 0]\n"));
-    let id = big_text
-        .split("full output: artifact ")
-        .nth(1)
-        .and_then(|rest| rest.split(',').next())
-        .expect("the marker names the artifact");
+    let Some(toolsmith::trim::MarkedFull::Stored { id, .. }) =
+        toolsmith::trim::find_marker(&big_text).map(|marker| marker.full)
+    else {
+        panic!("the marker names the artifact: {big_text}")
+    };
     let page = call(
         &client,
         "read_artifact",

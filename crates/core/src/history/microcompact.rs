@@ -304,31 +304,19 @@ impl Figures {
     }
 }
 
-/// The figures of the first toolsmith marker in `text`, if any.
+/// The figures of the first toolsmith marker in `text`, if any, read by the one parser.
 fn parse_marker(text: &str) -> Option<Figures> {
-    const FULL: &str = "[toolsmith: output truncated, kept ";
-    let start = memchr::memmem::find(text.as_bytes(), FULL.as_bytes())?;
-    let marker = &text[start..];
-    let marker = &marker[..marker.find(']')?];
-    let (chars_part, rest) = marker.split_once(" chars (")?;
-    let chars = parse_grouped(chars_part.rsplit(" of ").next()?)?;
-    let spans = rest.split([')', ',']).next()?;
-    let lines = parse_grouped(spans.rsplit(" of ").next()?)?;
-    let artifact = marker
-        .split("full output: artifact ")
-        .nth(1)
-        .and_then(|id| id.split(',').next())
-        .map(str::to_owned);
+    let marker = trim::find_marker(text)?;
+    let artifact = match marker.full {
+        trim::MarkedFull::Stored { id, .. } => Some(id),
+        _ => None,
+    };
     Some(Figures {
-        chars,
-        lines,
+        chars: marker.original_chars,
+        lines: marker.original_lines,
         artifact,
         current_chars: 0,
     })
-}
-
-fn parse_grouped(number: &str) -> Option<usize> {
-    number.trim().replace(',', "").parse().ok()
 }
 
 fn summary(figures: &Figures, kind: ContentKind) -> String {

@@ -178,13 +178,19 @@ fn push_span(out: &mut String, span: LineSpan, layout: Layout) {
     }
 }
 
+/// Writes `reason`, at most [`MAX_REASON_CHARS`] of it, on one line: a marker is one line.
 fn push_shortened(out: &mut String, reason: &str) {
-    match reason.char_indices().nth(MAX_REASON_CHARS) {
-        None => out.push_str(reason),
-        Some((end, _)) => {
-            out.push_str(&reason[..end]);
-            out.push('…');
-        }
+    let (shown, cut) = match reason.char_indices().nth(MAX_REASON_CHARS) {
+        None => (reason, false),
+        Some((end, _)) => (&reason[..end], true),
+    };
+    out.extend(
+        shown
+            .chars()
+            .map(|c| if c == '\n' || c == '\r' { ' ' } else { c }),
+    );
+    if cut {
+        out.push('…');
     }
 }
 
@@ -208,6 +214,179 @@ pub fn grouped(n: usize) -> String {
     let mut out = String::new();
     push_grouped(&mut out, n);
     out
+}
+
+/// A marker read back from a text: the figures it states and where it says the full output is.
+///
+/// What [`find`] and [`parse`] return; [`render`]ed markers parse back to the figures they were
+/// rendered from (a property test holds this).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Marker {
+    /// Chars of the output that were kept.
+    pub kept_chars: usize,
+    /// Chars of the whole output.
+    pub original_chars: usize,
+    /// Lines of the whole output.
+    pub original_lines: usize,
+    /// The lines the head touches, if a head was kept. (A marker naming one span names it
+    /// the same way for a head and a tail: it is read as the head when it starts at line 1.)
+    pub head_lines: Option<LineSpan>,
+    /// The lines the tail touches, if a tail was kept.
+    pub tail_lines: Option<LineSpan>,
+    /// Whether a cut fell inside a line.
+    pub mid_line: bool,
+    /// The offset the next page starts at, for a paginated call.
+    pub next_offset: Option<usize>,
+    /// Where the full output is.
+    pub full: MarkedFull,
+}
+
+/// Where a parsed [`Marker`] says the full output is: [`FullOutput`], owned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MarkedFull {
+    /// Not kept anywhere.
+    NotKept,
+    /// Stored as an artifact.
+    Stored {
+        /// The artifact id.
+        id: String,
+        /// The tool that reads it.
+        reader: String,
+        /// Bytes of the middle the artifact leaves out (a capped artifact), if any.
+        omitted_bytes: Option<u64>,
+    },
+    /// Storing failed, for this reason (as the marker quotes it).
+    Failed {
+        /// The reason, shortened as the marker shortens it.
+        reason: String,
+    },
+}
+
+const OPENING: &str = "[toolsmith: output truncated, kept ";
+
+/// The first full marker in `text`, read back; `None` if there is none (or it is malformed).
+///
+/// ```
+/// use toolsmith::trim::{self, TrimStyle};
+///
+/// let log: String = (1..=1000).map(|i| format!("line {i}\n")).collect();
+/// let trimmed = trim::fit(&log, 400, &TrimStyle::default());
+/// let marker = trim::find_marker(trimmed.text()).expect("a marker");
+/// assert_eq!(marker.original_lines, 1_000);
+/// assert_eq!(Some(marker.kept_chars), trimmed.cut().map(|cut| cut.kept_chars));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn find(text: &str) -> Option<Marker> {
+    let start = memchr::memmem::find(text.as_bytes(), OPENING.as_bytes())?;
+    let rest = &text[start..];
+    // A marker is one line.
+    let line = rest.split('\n').next().unwrap_or(rest);
+    parse(line)
+}
+
+/// Reads back one marker, exactly as [`fit`](super::fit) renders it; `None` if `marker` is not
+/// one.
+pub fn parse(marker: &str) -> Option<Marker> {
+    let body = marker.strip_prefix(OPENING)?.strip_suffix(']')?;
+    let (kept, rest) = body.split_once(" of ")?;
+    let kept_chars = parse_grouped(kept)?;
+    let (original, rest) = rest.split_once(" chars (")?;
+    let original_chars = parse_grouped(original)?;
+    let (spans, rest) = rest.split_once("); ")?;
+    let (spans, mid_line) = match spans.strip_suffix(", cut mid-line") {
+        Some(spans) => (spans, true),
+        None => (spans, false),
+    };
+    let (head_lines, tail_lines, original_lines) =
+        if let Some(lines) = spans.strip_prefix("no lines of ") {
+            (None, None, parse_grouped(lines)?)
+        } else {
+            let spans = spans.strip_prefix("lines ")?;
+            let (ranges, lines) = spans.rsplit_once(" of ")?;
+            let original_lines = parse_grouped(lines)?;
+            match ranges.split_once(" and ") {
+                Some((head, tail)) => (
+                    Some(parse_span(head)?),
+                    Some(parse_span(tail)?),
+                    original_lines,
+                ),
+                // One span alone: read as a head if it starts at line 1, else as a tail.
+                None => {
+                    let span = parse_span(ranges)?;
+                    if span.first == 1 {
+                        (Some(span), None, original_lines)
+                    } else {
+                        (None, Some(span), original_lines)
+                    }
+                }
+            }
+        };
+    let (next_offset, full) = match rest.strip_prefix("next page: offset=") {
+        Some(rest) => {
+            let (offset, full) = rest.split_once("; ")?;
+            (Some(offset.parse().ok()?), full)
+        }
+        None => (None, rest),
+    };
+    let full = if full == "full output not kept" {
+        MarkedFull::NotKept
+    } else if let Some(reason) = full.strip_prefix("full output could not be kept: ") {
+        MarkedFull::Failed {
+            reason: reason.to_owned(),
+        }
+    } else {
+        let stored = full.strip_prefix("full output: artifact ")?;
+        let (id, rest) = stored.split_once(", read it with ")?;
+        let (reader, omitted_bytes) = match rest.split_once("; the artifact leaves out ") {
+            Some((reader, omitted)) => {
+                let omitted = omitted.strip_suffix(" bytes of its middle")?;
+                (reader, Some(parse_grouped(omitted)? as u64))
+            }
+            None => (rest, None),
+        };
+        MarkedFull::Stored {
+            id: id.to_owned(),
+            reader: reader.to_owned(),
+            omitted_bytes,
+        }
+    };
+    Some(Marker {
+        kept_chars,
+        original_chars,
+        original_lines,
+        head_lines,
+        tail_lines,
+        mid_line,
+        next_offset,
+        full,
+    })
+}
+
+fn parse_span(span: &str) -> Option<LineSpan> {
+    match span.split_once('-') {
+        Some((first, last)) => Some(LineSpan {
+            first: parse_grouped(first)?,
+            last: parse_grouped(last)?,
+        }),
+        None => {
+            let line = parse_grouped(span)?;
+            Some(LineSpan {
+                first: line,
+                last: line,
+            })
+        }
+    }
+}
+
+/// Reads a number written by [`push_grouped`]: digits, with a comma between groups of three.
+fn parse_grouped(number: &str) -> Option<usize> {
+    if number.is_empty() || !number.bytes().all(|b| b.is_ascii_digit() || b == b',') {
+        return None;
+    }
+    let digits: String = number.chars().filter(char::is_ascii_digit).collect();
+    digits.parse().ok()
 }
 
 #[cfg(test)]

@@ -23,7 +23,8 @@ use std::borrow::Cow;
 
 pub use capture::{Capture, Captured, CapturedParts, OpenSpool};
 pub use marker::grouped;
-pub use marker::{Continuation, Cut, FullOutput, LineSpan};
+pub use marker::{Continuation, Cut, FullOutput, LineSpan, MarkedFull, Marker};
+pub use marker::{find as find_marker, parse as parse_marker};
 
 use marker::{Layout, MINIMAL, render};
 
