@@ -706,7 +706,8 @@ async fn run_call(
                 Body::Text(text) => produced(text, confinement),
                 Body::Stream(stream) => {
                     let deadline = timeout.map(|limit| (started + limit, limit));
-                    let mut done = consume(stream, &cx, deadline, most_allowed).await;
+                    // Boxed: a call that returns text never carries the capture's state.
+                    let mut done = Box::pin(consume(stream, &cx, deadline, most_allowed)).await;
                     done.confinement = confinement;
                     done
                 }

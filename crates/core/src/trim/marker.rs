@@ -218,7 +218,7 @@ pub fn grouped(n: usize) -> String {
 
 /// A marker read back from a text: the figures it states and where it says the full output is.
 ///
-/// What [`find`] and [`parse`] return; [`render`]ed markers parse back to the figures they were
+/// What [`find`] and [`parse`] return; every marker trim renders parses back to the figures it was
 /// rendered from (a property test holds this).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
