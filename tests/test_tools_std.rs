@@ -442,11 +442,50 @@ async fn grep_finds_lines_with_context_and_refuses_too_many() {
     let lines: String = (0..500).map(|i| format!("match {i}\n")).collect();
     fs::write(w.root.join("big.txt"), lines).unwrap();
     let many = w.call("grep", json!({ "pattern": "match" })).await;
+    assert!(many.is_error, "{}", many.content);
     assert!(
         many.content.contains("matched 500 lines in 1 files"),
         "{}",
         many.content
     );
+    // The refusal follows the first max_results lines, and nothing past them.
+    assert!(
+        many.content.starts_with("big.txt:1:match 0\n"),
+        "{}",
+        many.content
+    );
+    assert!(many.content.contains("big.txt:100:match 99\n"));
+    assert!(!many.content.contains("match 100\n"));
+}
+
+#[tokio::test]
+async fn grep_streams_a_large_result_whole_into_its_artifact() {
+    let w = workspace();
+    let lines: String = (0..60_000).map(|i| format!("match {i}\n")).collect();
+    fs::write(w.root.join("big.txt"), &lines).unwrap();
+    let found = w
+        .call(
+            "grep",
+            json!({ "pattern": "match", "max_results": 100_000 }),
+        )
+        .await;
+    assert!(!found.is_error, "{}", found.content);
+    let expected: String = (0..60_000)
+        .map(|i| format!("big.txt:{}:match {i}\n", i + 1))
+        .collect();
+    // Exact figures for the whole output, which far outgrows grep's 30,000-char cap.
+    assert_eq!(found.meta.original_chars, expected.chars().count());
+    assert_eq!(found.meta.original_lines, 60_000);
+    assert!(found.meta.trimmed);
+    assert!(found.content_chars() <= 30_000);
+    // Grep keeps its head: the first matches come first.
+    assert!(found.content.starts_with("big.txt:1:match 0\n"));
+    let id = found
+        .meta
+        .artifact
+        .clone()
+        .expect("the full output is kept");
+    assert_eq!(w.store.get(&id).unwrap(), expected);
 }
 
 #[tokio::test]

@@ -155,6 +155,7 @@ mod artifacts;
 mod budget;
 mod context;
 pub mod history;
+pub mod lines;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 mod output;

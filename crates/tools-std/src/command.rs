@@ -14,9 +14,9 @@ use serde::Deserialize;
 use toolsmith::{Audience, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::confine::{CommandPolicy, Confinement, readable_around, restrict_this_thread};
-use crate::grouped;
 use crate::reaper::{CallTag, TAG_VARIABLE};
 use crate::sandbox::Sandbox;
+use crate::{ChunkStream, grouped};
 
 /// The timeout when the call gives none.
 const DEFAULT_TIMEOUT_SECS: u64 = 120;
@@ -291,20 +291,6 @@ async fn drive(
     };
     let _ = sender.send(last).await;
     drop(run.temp);
-}
-
-/// The receiving end of a command's output, as a stream.
-struct ChunkStream(tokio::sync::mpsc::Receiver<Item>);
-
-impl futures_core::Stream for ChunkStream {
-    type Item = Item;
-
-    fn poll_next(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Item>> {
-        self.0.poll_recv(cx)
-    }
 }
 
 fn spawn_confined(

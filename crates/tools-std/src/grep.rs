@@ -7,11 +7,11 @@ use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use toolsmith::{Tool, ToolContext, ToolError};
+use toolsmith::{Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::list::{relative_to, walker};
 use crate::sandbox::Sandbox;
-use crate::{blocking, grouped};
+use crate::{ChunkStream, blocking_permit, grouped};
 
 /// The widest context `grep` gives around a match.
 const MAX_CONTEXT: usize = 10;
@@ -20,17 +20,14 @@ const MAX_CONTEXT: usize = 10;
 const HEAP_LIMIT: usize = 8 << 20;
 /// The most chars of one line shown; a longer line is cut, with a note.
 const MAX_LINE_CHARS: usize = 1_000;
-/// The output is built up to this many bytes (or twice the call's allowance, if more); past it
-/// matching lines are counted, not kept. The bound is what a search may hold whatever the
-/// workspace holds, and leaves the artifact of a large result whole in all but extreme cases.
-const MAX_OUTPUT_BYTES: usize = 8 << 20;
 
 /// Searches the files of the workspace for lines matching a regular expression.
 ///
 /// Rust regex syntax. Results read `path:line:text` for matches and `path-line-text` for
 /// context, with `--` between separate groups. Git-ignored and binary files are skipped. More
-/// than `max_results` matching lines is refused with the count, so narrow the search. Lines
-/// over 1,000 chars are cut, and a file with a line over 8 MiB is skipped, each with a note.
+/// than `max_results` matching lines is refused with the count after the first `max_results`,
+/// so narrow the search. Lines over 1,000 chars are cut, and a file with a line over 8 MiB is
+/// skipped, each with a note.
 #[derive(Debug, Deserialize, JsonSchema, Tool)]
 #[serde(deny_unknown_fields)]
 #[tool(
@@ -61,7 +58,7 @@ pub struct Grep {
 }
 
 impl Grep {
-    async fn run(self, cx: &ToolContext) -> Result<String, ToolError> {
+    async fn run(self, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let sandbox = cx.state::<Sandbox>()?.clone();
         let base = sandbox.resolve_existing(self.path.as_deref().unwrap_or("."))?;
         let context = self.context.unwrap_or(0);
@@ -86,8 +83,24 @@ impl Grep {
         };
         let max = self.max_results.unwrap_or(100).max(1);
         let cancelled = cx.cancellation_token().clone();
-        let output_cap = cx.budget().saturating_mul(2).max(MAX_OUTPUT_BYTES);
-        blocking(move || {
+        let permit = blocking_permit().await?;
+        let (sender, receiver) = tokio::sync::mpsc::channel(CHUNKS_IN_FLIGHT);
+        let pattern = self.pattern;
+        tokio::task::spawn_blocking(move || {
+            let _permit = permit; // released when the search ends
+            let mut found = Found {
+                out: Emitter {
+                    sender,
+                    buffer: String::new(),
+                    written: false,
+                    closed: false,
+                },
+                matches: 0,
+                files: 0,
+                max,
+                cut_lines: 0,
+                skipped: Vec::new(),
+            };
             let mut searcher = SearcherBuilder::new()
                 .line_number(true)
                 .before_context(context)
@@ -95,21 +108,12 @@ impl Grep {
                 .binary_detection(BinaryDetection::quit(0))
                 .heap_limit(Some(HEAP_LIMIT))
                 .build();
-            let mut found = Found {
-                out: String::new(),
-                matches: 0,
-                files: 0,
-                max,
-                output_cap,
-                unshown: 0,
-                cut_lines: 0,
-                skipped: Vec::new(),
-            };
             let single_file = base.is_file();
             for entry in walker(sandbox.root(), &base, false).build() {
-                if cancelled.is_cancelled() {
-                    // The call timed out or was cancelled: stop scanning, free the thread.
-                    return Err(ToolError::Cancelled);
+                if cancelled.is_cancelled() || found.out.closed {
+                    // The call timed out, was cancelled, or nobody reads any more: stop
+                    // scanning, free the thread.
+                    return;
                 }
                 let Ok(entry) = entry else { continue };
                 if !entry.file_type().is_some_and(|t| t.is_file()) {
@@ -145,41 +149,78 @@ impl Grep {
                     found.files += 1;
                 }
             }
-            if found.matches > max {
-                return Err(ToolError::failed(format!(
-                    "`{}` matched {} lines in {} files, more than max_results ({max}). Narrow \
-                     it: a more specific pattern, a path or a glob filter; or raise max_results \
-                     if you need them all.",
-                    self.pattern,
-                    grouped(found.matches),
-                    grouped(found.files)
-                )));
-            }
             let notes = found.notes();
             if found.matches == 0 {
-                return Ok(format!(
-                    "No line matches `{}` under `{}`.\n{notes}",
-                    self.pattern,
+                found.out.buffer.push_str(&format!(
+                    "No line matches `{pattern}` under `{}`.\n",
                     sandbox.display(&base)
                 ));
             }
-            let mut out = found.out;
-            out.push_str(&notes);
-            Ok(out)
-        })
-        .await
+            found.out.buffer.push_str(&notes);
+            let refusal = (found.matches > max).then(|| {
+                ToolError::failed(format!(
+                    "`{pattern}` matched {} lines in {} files, more than max_results ({max}); \
+                     the first {max} are above. Narrow it: a more specific pattern, a path or a \
+                     glob filter; or raise max_results if you need them all.",
+                    grouped(found.matches),
+                    grouped(found.files)
+                ))
+            });
+            found.out.finish(refusal);
+        });
+        Ok(ToolOutput::stream(ChunkStream(receiver)))
+    }
+}
+
+/// Output chunks in flight between the search thread and the registry.
+const CHUNKS_IN_FLIGHT: usize = 16;
+/// The size of the chunks the search sends.
+const CHUNK_BYTES: usize = 64 * 1024;
+
+/// The search's end of the output stream: lines are gathered into chunks and sent as each fills.
+struct Emitter {
+    sender: tokio::sync::mpsc::Sender<Result<Vec<u8>, ToolError>>,
+    buffer: String,
+    /// Whether any line was pushed.
+    written: bool,
+    /// Nobody reads any more (the call ended): the search stops.
+    closed: bool,
+}
+
+impl Emitter {
+    fn push(&mut self, text: &str) {
+        self.written = true;
+        self.buffer.push_str(text);
+        if self.buffer.len() >= CHUNK_BYTES {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        if self.buffer.is_empty() || self.closed {
+            return;
+        }
+        let chunk = std::mem::take(&mut self.buffer).into_bytes();
+        self.closed = self.sender.blocking_send(Ok(chunk)).is_err();
+    }
+
+    /// Sends what is left, then the refusal if there is one.
+    fn finish(mut self, refusal: Option<ToolError>) {
+        self.flush();
+        if let Some(refusal) = refusal
+            && !self.closed
+        {
+            let _ = self.sender.blocking_send(Err(refusal));
+        }
     }
 }
 
 struct Found {
-    out: String,
+    out: Emitter,
     matches: usize,
     files: usize,
+    /// Past this many matching lines, lines are counted, not shown.
     max: usize,
-    /// Past this many bytes of output, lines are counted, not kept.
-    output_cap: usize,
-    /// Lines not kept because the output reached its cap.
-    unshown: usize,
     /// Lines cut to `MAX_LINE_CHARS`.
     cut_lines: usize,
     /// Files skipped for a line over the heap limit.
@@ -196,13 +237,6 @@ impl Found {
                  shows a whole line]\n",
                 grouped(self.cut_lines),
                 grouped(MAX_LINE_CHARS)
-            ));
-        }
-        if self.unshown > 0 {
-            notes.push_str(&format!(
-                "[grep: {} more lines matched but are not shown: the output reached its \
-                 allowance; narrow the search]\n",
-                grouped(self.unshown)
             ));
         }
         if !self.skipped.is_empty() {
@@ -238,12 +272,8 @@ impl FileSink<'_> {
         if self.found.matches > self.found.max {
             return; // counting only, past the cap
         }
-        if self.found.out.len() >= self.found.output_cap {
-            self.found.unshown += usize::from(separator == ':');
-            return;
-        }
-        if self.first && self.separate && !self.found.out.is_empty() {
-            self.found.out.push_str("--\n");
+        if self.first && self.separate && self.found.out.written {
+            self.found.out.push("--\n");
         }
         self.first = false;
         let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
@@ -264,7 +294,7 @@ impl FileSink<'_> {
         } else {
             String::new()
         };
-        self.found.out.push_str(&format!(
+        self.found.out.push(&format!(
             "{}{separator}{line}{separator}{text}{ellipsis}\n",
             self.path
         ));
@@ -277,18 +307,18 @@ impl Sink for FileSink<'_> {
     fn matched(&mut self, _: &Searcher, found: &SinkMatch<'_>) -> Result<bool, io::Error> {
         self.found.matches += 1;
         self.push(':', found.line_number(), found.bytes());
-        Ok(true)
+        Ok(!self.found.out.closed)
     }
 
     fn context(&mut self, _: &Searcher, context: &SinkContext<'_>) -> Result<bool, io::Error> {
         self.push('-', context.line_number(), context.bytes());
-        Ok(true)
+        Ok(!self.found.out.closed)
     }
 
     fn context_break(&mut self, _: &Searcher) -> Result<bool, io::Error> {
         if self.separate && self.found.matches <= self.found.max {
-            self.found.out.push_str("--\n");
+            self.found.out.push("--\n");
         }
-        Ok(true)
+        Ok(!self.found.out.closed)
     }
 }

@@ -72,20 +72,40 @@ pub fn register(builder: RegistryBuilder) -> RegistryBuilder {
 /// DNS, other tools) always finds threads.
 const MAX_BLOCKING_JOBS: usize = 64;
 
+/// The receiving end of a tool's streamed output, as the stream [`ToolOutput::stream`] takes.
+///
+/// [`ToolOutput::stream`]: toolsmith::ToolOutput::stream
+struct ChunkStream(tokio::sync::mpsc::Receiver<Result<Vec<u8>, ToolError>>);
+
+impl futures_core::Stream for ChunkStream {
+    type Item = Result<Vec<u8>, ToolError>;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        self.0.poll_recv(cx)
+    }
+}
+
+/// Waits for a turn among the [`MAX_BLOCKING_JOBS`]: the permit is held by the work it is moved
+/// into, however long that runs.
+async fn blocking_permit() -> Result<tokio::sync::OwnedSemaphorePermit, ToolError> {
+    static JOBS: std::sync::OnceLock<Arc<tokio::sync::Semaphore>> = std::sync::OnceLock::new();
+    JOBS.get_or_init(|| Arc::new(tokio::sync::Semaphore::new(MAX_BLOCKING_JOBS)))
+        .clone()
+        .acquire_owned()
+        .await
+        .map_err(|error| ToolError::failed_with("the tool's worker pool is closed", error))
+}
+
 /// Runs blocking filesystem work off the async runtime's threads, at most
 /// [`MAX_BLOCKING_JOBS`] at a time; waiting for a turn ends with the call's timeout or
 /// cancellation like any other wait.
 async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
 ) -> Result<T, ToolError> {
-    static JOBS: std::sync::OnceLock<Arc<tokio::sync::Semaphore>> = std::sync::OnceLock::new();
-    let jobs = JOBS
-        .get_or_init(|| Arc::new(tokio::sync::Semaphore::new(MAX_BLOCKING_JOBS)))
-        .clone();
-    let permit = jobs
-        .acquire_owned()
-        .await
-        .map_err(|error| ToolError::failed_with("the tool's worker pool is closed", error))?;
+    let permit = blocking_permit().await?;
     tokio::task::spawn_blocking(move || {
         let _permit = permit; // released when the work ends, however long it takes
         work()

@@ -1,11 +1,12 @@
 //! `read_file`: a page of a text file, numbered, streamed from disk.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
+use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
+use toolsmith::lines::{LineReader, without_newline};
 use toolsmith::{Page, SizeHint, Tool, ToolContext, ToolError};
 
 use crate::sandbox::{Sandbox, io_error, open_regular};
@@ -149,9 +150,9 @@ fn read_page_of(path: &Path, shown: &str, page: Page, budget: usize) -> Result<S
     }
     // The same handle, back at the start: one open per page.
     file.seek(SeekFrom::Start(0))?;
-    let mut reader = BufReader::with_capacity(64 * 1024, file);
+    let mut reader = LineReader::new(BufReader::with_capacity(64 * 1024, file));
 
-    let skipped = skip_lines(&mut reader, page.offset)?;
+    let skipped = reader.skip(page.offset)?;
     if skipped < page.offset {
         if skipped == 0 && page.offset == 0 {
             return Ok(format!("[read_file: `{shown}` is empty]"));
@@ -175,7 +176,7 @@ fn read_page_of(path: &Path, shown: &str, page: Page, budget: usize) -> Result<S
     let mut oversized = None;
     loop {
         if page.limit.is_some_and(|limit| ends.len() >= limit) {
-            stop = if at_eof(&mut reader)? {
+            stop = if reader.is_at_end()? {
                 Stop::EndOfFile
             } else {
                 Stop::Limit
@@ -184,16 +185,15 @@ fn read_page_of(path: &Path, shown: &str, page: Page, budget: usize) -> Result<S
         }
         line.clear();
         // A line longer than the budget is read only as far as it can be shown.
-        let (read, complete) = read_line_capped(&mut reader, &mut line, budget + 1)?;
-        if read == 0 {
+        let Some(complete) = reader.read_line(&mut line, budget + 1)? else {
             break;
-        }
+        };
         let number = page.offset + ends.len() + 1;
-        let text = match std::str::from_utf8(trim_newline(&line)) {
+        let text = match std::str::from_utf8(without_newline(&line)) {
             Ok(text) => std::borrow::Cow::Borrowed(text),
             Err(_) => {
                 invalid.push(number);
-                String::from_utf8_lossy(trim_newline(&line))
+                String::from_utf8_lossy(without_newline(&line))
             }
         };
         let entry = format!("{number:>6}\t{text}\n");
@@ -309,109 +309,4 @@ fn read_up_to(file: &mut File, buffer: &mut [u8]) -> io::Result<usize> {
         }
     }
     Ok(filled)
-}
-
-/// Skips `count` lines at memchr speed; returns how many were skipped (fewer at end of file).
-/// A last line without a newline counts as a line.
-fn skip_lines(reader: &mut impl BufRead, count: usize) -> io::Result<usize> {
-    let mut skipped = 0;
-    let mut partial = false;
-    while skipped < count {
-        let buffer = reader.fill_buf()?;
-        if buffer.is_empty() {
-            return Ok(skipped + usize::from(partial));
-        }
-        let len = buffer.len();
-        let mut consumed = len;
-        partial = true;
-        for at in memchr::memchr_iter(b'\n', buffer) {
-            skipped += 1;
-            partial = false;
-            if skipped == count {
-                consumed = at + 1;
-                break;
-            }
-        }
-        if consumed == len && buffer.last() == Some(&b'\n') {
-            partial = false;
-        }
-        reader.consume(consumed);
-    }
-    Ok(skipped)
-}
-
-/// Reads one line (with its newline) into `line`, keeping at most `cap` bytes and skipping the
-/// rest of the line. Returns the bytes read from the file and whether the whole line was kept.
-fn read_line_capped(
-    reader: &mut impl BufRead,
-    line: &mut Vec<u8>,
-    cap: usize,
-) -> io::Result<(usize, bool)> {
-    let mut read = 0;
-    let mut complete = true;
-    loop {
-        let buffer = reader.fill_buf()?;
-        if buffer.is_empty() {
-            return Ok((read, complete));
-        }
-        let (segment, found) = match memchr::memchr(b'\n', buffer) {
-            Some(at) => (&buffer[..=at], true),
-            None => (buffer, false),
-        };
-        let room = cap.saturating_sub(line.len());
-        if segment.len() > room {
-            complete = false;
-        }
-        line.extend_from_slice(&segment[..segment.len().min(room)]);
-        let used = segment.len();
-        read += used;
-        reader.consume(used);
-        if found {
-            return Ok((read, complete));
-        }
-    }
-}
-
-fn at_eof(reader: &mut impl BufRead) -> io::Result<bool> {
-    Ok(reader.fill_buf()?.is_empty())
-}
-
-fn trim_newline(line: &[u8]) -> &[u8] {
-    let line = line.strip_suffix(b"\n").unwrap_or(line);
-    line.strip_suffix(b"\r").unwrap_or(line)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn skips_lines_across_buffers() {
-        let text = "a\nb\nc\nd";
-        let mut reader = BufReader::with_capacity(2, text.as_bytes());
-        assert_eq!(skip_lines(&mut reader, 2).unwrap(), 2);
-        let mut line = Vec::new();
-        read_line_capped(&mut reader, &mut line, 100).unwrap();
-        assert_eq!(line, b"c\n");
-        let mut reader = BufReader::with_capacity(2, text.as_bytes());
-        assert_eq!(
-            skip_lines(&mut reader, 9).unwrap(),
-            4,
-            "the last line has no newline"
-        );
-        let mut reader = BufReader::with_capacity(2, "a\nb\n".as_bytes());
-        assert_eq!(skip_lines(&mut reader, 9).unwrap(), 2);
-    }
-
-    #[test]
-    fn caps_a_long_line() {
-        let text = "0123456789\nnext\n";
-        let mut reader = BufReader::with_capacity(4, text.as_bytes());
-        let mut line = Vec::new();
-        let (read, complete) = read_line_capped(&mut reader, &mut line, 4).unwrap();
-        assert_eq!((read, complete, line.as_slice()), (11, false, &b"0123"[..]));
-        line.clear();
-        read_line_capped(&mut reader, &mut line, 4).unwrap();
-        assert_eq!(line, b"next");
-    }
 }

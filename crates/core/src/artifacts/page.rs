@@ -3,78 +3,41 @@
 use std::io::BufRead;
 
 use super::{ArtifactError, ArtifactPage, PageRequest};
+use crate::lines::LineReader;
 
 /// Reads one page of lines from `reader`, holding at most the page and one buffer in memory,
 /// and counts the lines to the end.
 pub(super) fn read_page_from(
-    mut reader: impl BufRead,
+    reader: impl BufRead,
     page: PageRequest,
     capped: bool,
 ) -> Result<ArtifactPage, ArtifactError> {
-    let mut line = 0usize; // the 0-based line the reader is in
-    let mut total_bytes = 0u64;
-    let mut last_byte = None;
+    let mut reader = LineReader::new(reader);
+    reader.skip(page.offset)?;
     let mut text = Vec::new();
     let mut lines = 0usize;
     let mut cut_mid_line = false;
-    let mut collecting = page.limit != Some(0);
-    loop {
-        let buffer = reader.fill_buf()?;
-        if buffer.is_empty() {
-            break;
-        }
-        let len = buffer.len();
-        total_bytes += len as u64;
-        last_byte = buffer.last().copied();
-        let mut at = 0;
-        while at < len {
-            let rest = &buffer[at..];
-            if line < page.offset {
-                // Skip to the start of line `offset` at memchr speed.
-                let mut newlines = memchr::memchr_iter(b'\n', rest);
-                let mut skipped_to = None;
-                while line < page.offset {
-                    let Some(i) = newlines.next() else { break };
-                    line += 1;
-                    skipped_to = Some(i + 1);
+    while page.limit.is_none_or(|limit| lines < limit) {
+        let start = text.len();
+        let room = page.max_bytes.saturating_sub(start);
+        match reader.read_line(&mut text, room)? {
+            None => break,
+            Some(true) => lines += 1,
+            Some(false) => {
+                // A line that does not fit ends the page; the first one is kept in part.
+                if lines == 0 {
+                    lines = 1;
+                    cut_mid_line = true;
+                } else {
+                    text.truncate(start);
                 }
-                at = match skipped_to {
-                    Some(end) if line == page.offset => at + end,
-                    _ => len,
-                };
-                continue;
-            }
-            if !collecting {
-                // Only the count remains.
-                line += memchr::memchr_iter(b'\n', rest).count();
                 break;
             }
-            let newline = memchr::memchr(b'\n', rest);
-            let segment = &rest[..newline.map_or(rest.len(), |i| i + 1)];
-            let starts_line = text.is_empty() || text.last() == Some(&b'\n');
-            if text.len() + segment.len() > page.max_bytes {
-                // A line that does not fit ends the page; the first one is kept in part.
-                if !starts_line || lines == 0 {
-                    text.extend_from_slice(&segment[..page.max_bytes - text.len()]);
-                    lines += usize::from(starts_line);
-                    cut_mid_line = true;
-                }
-                collecting = false;
-                continue;
-            }
-            text.extend_from_slice(segment);
-            lines += usize::from(starts_line);
-            at += segment.len();
-            if newline.is_some() {
-                line += 1;
-                if page.limit.is_some_and(|limit| lines >= limit) {
-                    collecting = false;
-                }
-            }
         }
-        reader.consume(len);
     }
-    let total_lines = line + usize::from(last_byte.is_some_and(|b| b != b'\n'));
+    reader.count_rest()?;
+    let total_lines = reader.lines_read();
+    let total_bytes = reader.bytes_read();
     let text = match String::from_utf8(text) {
         Ok(text) => text,
         // A cut inside a char leaves an incomplete sequence at the end: drop it.
