@@ -1,5 +1,6 @@
 //! `trim::fit` against a naive trim (collect the lines, pick head and tail lines, join) on
-//! log-like inputs of 1 MB and 100 MB (and 1 GB with `TOOLSMITH_BENCH_1GB=1`).
+//! log-like inputs of 1 MB and 100 MB (and 1 GB with `TOOLSMITH_BENCH_1GB=1`), and against one
+//! memchr newline count over the same input, the least an exact line total can cost.
 //!
 //! Run: `cargo bench --bench trim`
 
@@ -80,6 +81,10 @@ fn bench_fit(c: &mut Criterion) {
         group.throughput(Throughput::Bytes(text.len() as u64));
         group.bench_with_input(BenchmarkId::new("fit", label), &text, |b, text| {
             b.iter(|| fit(black_box(text), allowance, &style).text().len())
+        });
+        // The floor: one memchr newline count over the input, what any exact line total costs.
+        group.bench_with_input(BenchmarkId::new("memchr_count", label), &text, |b, text| {
+            b.iter(|| memchr::memchr_iter(b'\n', black_box(text).as_bytes()).count())
         });
         group.bench_with_input(BenchmarkId::new("naive", label), &text, |b, text| {
             b.iter(|| naive_fit(black_box(text), allowance, 0.3).len())
