@@ -140,6 +140,13 @@ pub(crate) fn render(cut: &Cut, full: &FullOutput<'_>, layout: Layout) -> String
     if let Some(next) = cut.next_offset {
         let _ = write!(out, "next page: offset={next}; ");
     }
+    push_full(&mut out, full);
+    out.push(']');
+    out
+}
+
+/// Writes where the full output is, as every marker ends.
+pub(crate) fn push_full(out: &mut String, full: &FullOutput<'_>) {
     match full {
         FullOutput::NotKept => out.push_str("full output not kept"),
         FullOutput::Stored { id, reader } => {
@@ -153,18 +160,16 @@ pub(crate) fn render(cut: &Cut, full: &FullOutput<'_>, layout: Layout) -> String
             let _ = write!(out, "full output: artifact {id}, read it with {reader}");
             out.push_str("; the artifact leaves out ");
             push_grouped(
-                &mut out,
+                out,
                 usize::try_from(*omitted_bytes).unwrap_or(usize::MAX),
             );
             out.push_str(" bytes of its middle");
         }
         FullOutput::Failed { reason } => {
             out.push_str("full output could not be kept: ");
-            push_shortened(&mut out, reason);
+            push_shortened(out, reason);
         }
     }
-    out.push(']');
-    out
 }
 
 /// The shortest marker there is; below its length a trim returns the empty string.

@@ -17,11 +17,13 @@
 //! end when only a head is kept, at the start when only a tail is.
 
 mod capture;
+mod json;
 mod marker;
 
 use std::borrow::Cow;
 
 pub use capture::{Capture, Captured, CapturedParts, OpenSpool};
+pub use json::{JsonFit, fit_json};
 pub use marker::grouped;
 pub use marker::{Continuation, Cut, FullOutput, LineSpan, MarkedFull, Marker};
 pub use marker::{find as find_marker, parse as parse_marker};

@@ -1,0 +1,738 @@
+//! Cutting JSON so that it stays JSON.
+//!
+//! [`fit_json`] returns text that parses, is at most the allowance in chars, and keeps as much
+//! of the input as fits:
+//!
+//! - the result is compact (no whitespace between tokens), so pretty-printed input is
+//!   re-serialized first, and only cut if the compact form does not fit;
+//! - an array keeps its first and last elements (split by the style's head ratio) with one
+//!   element at the cut, a string that is the marker:
+//!   `"[toolsmith: output truncated, kept 40 of 10,000 items (items 1-20 and 9,981-10,000 of
+//!   10,000); full output: …]"`; an object keeps its first and last members the same way, the
+//!   marker as the value of a member named `"…"`, counting keys;
+//! - a long string keeps its head and tail with the marker inside it, counting the chars of
+//!   the string as the input writes it (escapes included);
+//! - the room of a container goes to its members max-min fairly: small members are kept whole
+//!   and the biggest ones shrink first, each descended into the same way;
+//! - every kept number, literal, key and uncut string is byte-identical to the input's.
+//!
+//! The input is read in place: no tree of it is built. A container is scanned once per level
+//! it is descended into, keeping only the members that could be shown (at most half the
+//! allowance of them from each end), so memory is proportional to what is kept plus the depth.
+
+use std::collections::VecDeque;
+
+use super::marker::{FullOutput, push_full, push_grouped};
+
+/// How deep a cut descends into nested containers; deeper ones are kept whole or replaced.
+const MAX_DESCENT: usize = 64;
+/// The key of the member that carries an object's marker.
+const MARKER_KEY: &str = "\"…\"";
+
+/// A JSON text fitted to an allowance by [`fit_json`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct JsonFit {
+    /// The fitted JSON text.
+    pub text: String,
+    /// Chars of the input that were re-serialized compactly before anything was cut (0 when
+    /// the input was already compact).
+    pub whitespace_removed: usize,
+    /// How many markers the text holds: one per cut array, object or string.
+    pub markers: usize,
+}
+
+impl JsonFit {
+    /// Whether anything of the input's content was cut (not only its whitespace).
+    pub fn is_cut(&self) -> bool {
+        self.markers > 0
+    }
+}
+
+/// Fits the JSON value in `text` to `allowance` chars, keeping it valid JSON; `None` if `text`
+/// is not one valid JSON value or the allowance is too small for a valid skeleton with its
+/// marker (use [`fit`](super::fit) then).
+///
+/// `head_ratio` splits what arrays, objects and strings keep between their beginning and end.
+///
+/// ```
+/// use toolsmith::trim::{FullOutput, fit_json};
+///
+/// let rows: Vec<u32> = (0..10_000).collect();
+/// let text = serde_json::to_string(&rows)?;
+/// let fitted = fit_json(&text, 300, 0.5, &FullOutput::NotKept).expect("valid JSON");
+/// let value: serde_json::Value = serde_json::from_str(&fitted.text)?;
+/// assert!(fitted.text.chars().count() <= 300);
+/// assert_eq!(value[0], 0);
+/// assert_eq!(value.as_array().unwrap().last().unwrap(), 9_999);
+/// assert!(fitted.text.contains("of 10,000 items"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn fit_json(
+    text: &str,
+    allowance: usize,
+    head_ratio: f64,
+    full: &FullOutput<'_>,
+) -> Option<JsonFit> {
+    let bytes = text.as_bytes();
+    let start = skip_ws(bytes, 0);
+    let (end, size) = scan_value(bytes, start)?;
+    if skip_ws(bytes, end) != bytes.len() {
+        return None; // something after the value
+    }
+    let original_chars = count_chars(bytes);
+    let whitespace_removed = original_chars - size;
+    let mut fitter = Fitter {
+        bytes,
+        head_ratio: if head_ratio.is_finite() {
+            head_ratio.clamp(0.0, 1.0)
+        } else {
+            0.5
+        },
+        full,
+        compacted: whitespace_removed > 0,
+        markers: 0,
+        min_shrunk: 0,
+    };
+    // Room for a cut value's marker (its figures no wider than the input's size) and a little.
+    fitter.min_shrunk = fitter.widest_marker(original_chars, "items") + 12;
+    let node = Node { start, end, size };
+    let mut out = String::with_capacity(allowance.min(size).min(1 << 20) + 8);
+    if !fitter.fit_into(&mut out, node, allowance, 0) {
+        return None;
+    }
+    if count_chars(out.as_bytes()) > allowance {
+        return None; // never: the fitter counts what it writes; the text fit is the fallback
+    }
+    Some(JsonFit {
+        text: out,
+        whitespace_removed,
+        markers: fitter.markers,
+    })
+}
+
+/// A value in the input: its bytes and its compact size in chars.
+#[derive(Debug, Clone, Copy)]
+struct Node {
+    start: usize,
+    end: usize,
+    size: usize,
+}
+
+/// A member of a container: an object's key (start, end, chars) and the value.
+#[derive(Debug, Clone, Copy)]
+struct Member {
+    key: Option<(usize, usize, usize)>,
+    value: Node,
+}
+
+impl Member {
+    /// Chars of the key and its colon.
+    fn key_chars(&self) -> usize {
+        self.key.map_or(0, |(_, _, chars)| chars + 1)
+    }
+}
+
+struct Fitter<'a> {
+    bytes: &'a [u8],
+    head_ratio: f64,
+    full: &'a FullOutput<'a>,
+    /// Whether the input had whitespace to remove; the first marker says so.
+    compacted: bool,
+    markers: usize,
+    /// The least room a value is shrunk into; less, and it is dropped instead.
+    min_shrunk: usize,
+}
+
+impl Fitter<'_> {
+    fn fit_into(&mut self, out: &mut String, node: Node, allowance: usize, depth: usize) -> bool {
+        if node.size <= allowance {
+            compact_into(out, &self.bytes[node.start..node.end]);
+            return true;
+        }
+        if depth >= MAX_DESCENT {
+            return false;
+        }
+        match self.bytes[node.start] {
+            b'"' => self.fit_string(out, node, allowance),
+            b'[' => self.fit_container(out, node, allowance, depth, false),
+            b'{' => self.fit_container(out, node, allowance, depth, true),
+            _ => false,
+        }
+    }
+
+    /// The marker: `[toolsmith: output truncated, kept K of N unit (unit a-b and c-d of N)…]`.
+    fn marker(
+        &self,
+        kept: usize,
+        total: usize,
+        unit: &str,
+        spans: (Option<(usize, usize)>, Option<(usize, usize)>),
+        compacted: bool,
+    ) -> String {
+        let mut out = String::with_capacity(160);
+        out.push_str("[toolsmith: output truncated, kept ");
+        push_grouped(&mut out, kept);
+        out.push_str(" of ");
+        push_grouped(&mut out, total);
+        out.push(' ');
+        out.push_str(unit);
+        out.push_str(" (");
+        let push_span = |out: &mut String, (first, last): (usize, usize)| {
+            push_grouped(out, first);
+            out.push('-');
+            push_grouped(out, last);
+        };
+        match spans {
+            (None, None) => out.push_str("none"),
+            (Some(one), None) | (None, Some(one)) => {
+                out.push_str(unit);
+                out.push(' ');
+                push_span(&mut out, one);
+            }
+            (Some(head), Some(tail)) => {
+                out.push_str(unit);
+                out.push(' ');
+                push_span(&mut out, head);
+                out.push_str(" and ");
+                push_span(&mut out, tail);
+            }
+        }
+        out.push_str(" of ");
+        push_grouped(&mut out, total);
+        out.push(')');
+        if compacted {
+            out.push_str(", JSON compacted");
+        }
+        out.push_str("; ");
+        push_full(&mut out, self.full);
+        out.push(']');
+        // As a JSON string's content: the reason of a failed store may hold quotes.
+        let quoted = serde_json::to_string(&out).unwrap_or_default();
+        quoted[1..quoted.len() - 1].to_owned()
+    }
+
+    /// Chars of the longest marker for `total` of `unit` (its figures at their widest).
+    fn widest_marker(&self, total: usize, unit: &str) -> usize {
+        let widest = self.marker(
+            total,
+            total,
+            unit,
+            (Some((total, total)), Some((total, total))),
+            self.compacted,
+        );
+        count_chars(widest.as_bytes())
+    }
+
+    fn take_compacted_note(&mut self) -> bool {
+        std::mem::take(&mut self.compacted)
+    }
+
+    /// A long string keeps its head and tail, the marker between them inside the string.
+    fn fit_string(&mut self, out: &mut String, node: Node, allowance: usize) -> bool {
+        let raw = &self.bytes[node.start + 1..node.end - 1];
+        let total = node.size - 2;
+        let reserve = 2 + 2 + self.widest_marker(total, "chars");
+        let Some(room) = allowance.checked_sub(reserve).filter(|&room| room > 0) else {
+            return false;
+        };
+        let head_room = (room as f64 * self.head_ratio).floor() as usize;
+        let tail_room = room - head_room;
+        // Walk the string's tokens (a char, or an escape as a whole) once.
+        let tail_from = total.saturating_sub(tail_room);
+        let (mut at, mut chars) = (0usize, 0usize);
+        let (mut head_end, mut head_chars) = (0usize, 0usize);
+        let mut tail_start = None;
+        while at < raw.len() {
+            let len = token_len(raw, at);
+            let width = if raw[at] == b'\\' { len } else { 1 };
+            if chars + width <= head_room {
+                head_end = at + len;
+                head_chars = chars + width;
+            }
+            if tail_start.is_none() && chars >= tail_from && at >= head_end {
+                tail_start = Some((at, chars));
+                break;
+            }
+            chars += width;
+            at += len;
+        }
+        let (tail_at, tail_first) = tail_start.unwrap_or((raw.len(), total));
+        let tail_chars = total - tail_first;
+        let compacted = self.take_compacted_note();
+        let head_span = (head_chars > 0).then_some((1, head_chars));
+        let tail_span = (tail_chars > 0).then_some((tail_first + 1, total));
+        let marker = self.marker(
+            head_chars + tail_chars,
+            total,
+            "chars",
+            (head_span, tail_span),
+            compacted,
+        );
+        self.markers += 1;
+        out.push('"');
+        out.push_str(as_str(&raw[..head_end]));
+        out.push(' ');
+        out.push_str(&marker);
+        out.push(' ');
+        out.push_str(as_str(&raw[tail_at..]));
+        out.push('"');
+        true
+    }
+
+    fn fit_container(
+        &mut self,
+        out: &mut String,
+        node: Node,
+        allowance: usize,
+        depth: usize,
+        object: bool,
+    ) -> bool {
+        let (unit, open, close) = if object {
+            ("keys", '{', '}')
+        } else {
+            ("items", '[', ']')
+        };
+        // The members that could be shown: at most this many from each end.
+        let keep_at_most = allowance / 2 + 2;
+        let mut head: Vec<Member> = Vec::new();
+        let mut tail: VecDeque<Member> = VecDeque::new();
+        let mut count = 0usize;
+        let bytes = self.bytes;
+        let mut at = skip_ws(bytes, node.start + 1);
+        if bytes[at] != close as u8 {
+            loop {
+                let key = if object {
+                    let Some((end, chars)) = scan_string(bytes, at) else {
+                        return false;
+                    };
+                    let key = (at, end, chars);
+                    let colon = skip_ws(bytes, end);
+                    at = skip_ws(bytes, colon + 1);
+                    Some(key)
+                } else {
+                    None
+                };
+                let Some((end, size)) = scan_value(bytes, at) else {
+                    return false;
+                };
+                let member = Member {
+                    key,
+                    value: Node {
+                        start: at,
+                        end,
+                        size,
+                    },
+                };
+                if head.len() < keep_at_most {
+                    head.push(member);
+                } else {
+                    if tail.len() == keep_at_most {
+                        tail.pop_front();
+                    }
+                    tail.push_back(member);
+                }
+                count += 1;
+                at = skip_ws(bytes, end);
+                if bytes[at] == b',' {
+                    at = skip_ws(bytes, at + 1);
+                } else {
+                    break;
+                }
+            }
+        }
+        let member = |index: usize| -> Option<&Member> {
+            if index < head.len() {
+                head.get(index)
+            } else {
+                tail.get(index.checked_sub(count - tail.len())?)
+            }
+        };
+        let least = |m: &Member| -> usize {
+            let value = if shrinkable(bytes, m.value) {
+                m.value.size.min(self.min_shrunk)
+            } else {
+                m.value.size
+            };
+            m.key_chars() + value
+        };
+
+        // Keep everything, shrinking, if every member fits at its least.
+        let all_least: usize = (0..count).filter_map(member).map(least).sum::<usize>();
+        let all_fit = count <= head.len() + tail.len()
+            && 2 + count.saturating_sub(1) + all_least <= allowance;
+        let (kept_head, kept_tail, marker_cost) = if all_fit {
+            (count, 0, 0)
+        } else {
+            let marker_cost =
+                self.widest_marker(count, unit) + 2 + if object { MARKER_KEY.len() + 1 } else { 0 };
+            let Some(room) = allowance.checked_sub(2 + marker_cost) else {
+                return false;
+            };
+            let (mut h, mut t, mut used) = (0usize, 0usize, 0usize);
+            while h + t < count {
+                let from_head = (h as f64) < self.head_ratio * (h + t + 1) as f64;
+                let index = if from_head { h } else { count - 1 - t };
+                let Some(m) = member(index) else { break };
+                let cost = least(m) + 1; // and its comma
+                if used + cost > room {
+                    break;
+                }
+                used += cost;
+                if from_head {
+                    h += 1;
+                } else {
+                    t += 1;
+                }
+            }
+            (h, t, marker_cost)
+        };
+        let kept: Vec<Member> = (0..kept_head)
+            .chain(count - kept_tail..count)
+            .filter_map(|index| member(index).copied())
+            .collect();
+        let dropped = count - kept.len();
+        let commas = (kept.len() + usize::from(dropped > 0)).saturating_sub(1);
+        let Some(room) = allowance.checked_sub(2 + commas + marker_cost) else {
+            return false;
+        };
+
+        // Max-min fair: what the fixed parts leave is shared by the values that can shrink.
+        let fixed: usize = kept
+            .iter()
+            .map(|m| {
+                m.key_chars()
+                    + if shrinkable(bytes, m.value) {
+                        0
+                    } else {
+                        m.value.size
+                    }
+            })
+            .sum();
+        let Some(shared) = room.checked_sub(fixed) else {
+            return false;
+        };
+        let mut sizes: Vec<usize> = kept
+            .iter()
+            .filter(|m| shrinkable(bytes, m.value))
+            .map(|m| m.value.size)
+            .collect();
+        let level = water_level(&mut sizes, shared);
+
+        out.push(open);
+        let mut first = true;
+        let mut separate = |out: &mut String| {
+            if !std::mem::take(&mut first) {
+                out.push(',');
+            }
+        };
+        for (i, m) in kept.iter().enumerate() {
+            if i == kept_head && dropped > 0 {
+                separate(out);
+                self.push_marker_member(out, object, kept.len(), count, unit, kept_head, kept_tail);
+            }
+            separate(out);
+            if let Some((start, end, _)) = m.key {
+                out.push_str(as_str(&bytes[start..end]));
+                out.push(':');
+            }
+            let allowed = if shrinkable(bytes, m.value) {
+                level
+            } else {
+                m.value.size
+            };
+            let mark = out.len();
+            if !self.fit_into(out, m.value, allowed, depth + 1) {
+                // Too deep or too small to cut as JSON: the marker stands in for the value.
+                out.truncate(mark);
+                let unit = match bytes[m.value.start] {
+                    b'"' => "chars",
+                    b'{' => "keys",
+                    _ => "items",
+                };
+                let compacted = self.take_compacted_note();
+                let marker = self.marker(0, m.value.size, unit, (None, None), compacted);
+                self.markers += 1;
+                out.push('"');
+                out.push_str(&marker);
+                out.push('"');
+            }
+        }
+        if kept.len() == kept_head && dropped > 0 {
+            separate(out);
+            self.push_marker_member(out, object, kept.len(), count, unit, kept_head, kept_tail);
+        }
+        out.push(close);
+        true
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn push_marker_member(
+        &mut self,
+        out: &mut String,
+        object: bool,
+        kept: usize,
+        count: usize,
+        unit: &str,
+        kept_head: usize,
+        kept_tail: usize,
+    ) {
+        let compacted = self.take_compacted_note();
+        let spans = (
+            (kept_head > 0).then_some((1, kept_head)),
+            (kept_tail > 0).then_some((count - kept_tail + 1, count)),
+        );
+        let marker = self.marker(kept, count, unit, spans, compacted);
+        self.markers += 1;
+        if object {
+            out.push_str(MARKER_KEY);
+            out.push(':');
+        }
+        out.push('"');
+        out.push_str(&marker);
+        out.push('"');
+    }
+}
+
+/// The level `l` such that `Σ min(size, l)` over `sizes` is at most `room`, as high as it can
+/// be: the sizes under it are met whole, the rest get `l` each.
+fn water_level(sizes: &mut [usize], room: usize) -> usize {
+    sizes.sort_unstable();
+    let mut left = room;
+    let mut remaining = sizes.len();
+    for &size in sizes.iter() {
+        let equal = left / remaining;
+        if size > equal {
+            return equal;
+        }
+        left -= size;
+        remaining -= 1;
+    }
+    usize::MAX
+}
+
+/// Whether a value can be cut (a string or a container); numbers and literals cannot.
+fn shrinkable(bytes: &[u8], node: Node) -> bool {
+    matches!(bytes[node.start], b'"' | b'[' | b'{')
+}
+
+/// The length in bytes of the token of a JSON string's content at `at`: an escape as a whole,
+/// else one UTF-8 char.
+fn token_len(raw: &[u8], at: usize) -> usize {
+    match raw[at] {
+        b'\\' if raw.get(at + 1) == Some(&b'u') => 6,
+        b'\\' => 2,
+        byte if byte < 0x80 => 1,
+        byte if byte >= 0xF0 => 4,
+        byte if byte >= 0xE0 => 3,
+        _ => 2,
+    }
+    .min(raw.len() - at)
+}
+
+/// `bytes`, which are whole chars of a `&str`, as text.
+fn as_str(bytes: &[u8]) -> &str {
+    std::str::from_utf8(bytes).unwrap_or_default()
+}
+
+/// Chars (Unicode scalar values) of UTF-8 text.
+fn count_chars(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|&&b| (b as i8) >= -0x40).count()
+}
+
+fn is_ws(byte: u8) -> bool {
+    matches!(byte, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+fn skip_ws(bytes: &[u8], mut at: usize) -> usize {
+    while at < bytes.len() && is_ws(bytes[at]) {
+        at += 1;
+    }
+    at
+}
+
+/// Appends `value` (one valid JSON value) without the whitespace between its tokens.
+fn compact_into(out: &mut String, value: &[u8]) {
+    let mut at = 0;
+    while at < value.len() {
+        if value[at] == b'"' {
+            let end = string_end(value, at).unwrap_or(value.len());
+            out.push_str(as_str(&value[at..end]));
+            at = end;
+            continue;
+        }
+        let run = value[at..]
+            .iter()
+            .position(|&b| b == b'"' || is_ws(b))
+            .map_or(value.len(), |n| at + n);
+        out.push_str(as_str(&value[at..run]));
+        at = skip_ws(value, run);
+    }
+}
+
+/// The end (after the closing quote) of the valid string starting at `at`.
+fn string_end(bytes: &[u8], at: usize) -> Option<usize> {
+    scan_string(bytes, at).map(|(end, _)| end)
+}
+
+/// Validates the string at `at`; returns its end and its chars, quotes included.
+fn scan_string(bytes: &[u8], at: usize) -> Option<(usize, usize)> {
+    if bytes.get(at) != Some(&b'"') {
+        return None;
+    }
+    let mut i = at + 1;
+    let mut chars = 2;
+    loop {
+        let rest = bytes.get(i..)?;
+        let stop = rest
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
+        chars += count_chars(&rest[..stop]);
+        i += stop;
+        match bytes[i] {
+            b'"' => return Some((i + 1, chars)),
+            b'\\' => {
+                let escape = *bytes.get(i + 1)?;
+                let len = match escape {
+                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => 2,
+                    b'u' if bytes
+                        .get(i + 2..i + 6)?
+                        .iter()
+                        .all(u8::is_ascii_hexdigit) =>
+                    {
+                        6
+                    }
+                    _ => return None,
+                };
+                chars += len;
+                i += len;
+            }
+            _ => return None, // a control char must be escaped
+        }
+    }
+}
+
+fn scan_number(bytes: &[u8], at: usize) -> Option<usize> {
+    let digits = |mut i: usize| {
+        let start = i;
+        while bytes.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        (i > start).then_some(i)
+    };
+    let mut i = at;
+    if bytes.get(i) == Some(&b'-') {
+        i += 1;
+    }
+    i = match bytes.get(i)? {
+        b'0' => i + 1,
+        b'1'..=b'9' => digits(i)?,
+        _ => return None,
+    };
+    if bytes.get(i) == Some(&b'.') {
+        i = digits(i + 1)?;
+    }
+    if matches!(bytes.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(bytes.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        i = digits(i)?;
+    }
+    Some(i)
+}
+
+/// Validates the JSON value at `at` (after any whitespace) without recursion; returns its end
+/// and its compact size in chars. Nesting costs one bit a level, whatever the depth.
+fn scan_value(bytes: &[u8], at: usize) -> Option<(usize, usize)> {
+    // true: in an object.
+    let mut stack: Vec<bool> = Vec::new();
+    let mut size = 0usize;
+    let mut i = skip_ws(bytes, at);
+    loop {
+        // A value starts at i.
+        i = skip_ws(bytes, i);
+        match *bytes.get(i)? {
+            b'{' | b'[' => {
+                let object = bytes[i] == b'{';
+                size += 1;
+                i = skip_ws(bytes, i + 1);
+                let close = if object { b'}' } else { b']' };
+                if bytes.get(i) == Some(&close) {
+                    size += 1;
+                    i += 1;
+                } else {
+                    stack.push(object);
+                    if object {
+                        let (end, chars) = scan_string(bytes, i)?;
+                        i = skip_ws(bytes, end);
+                        if bytes.get(i) != Some(&b':') {
+                            return None;
+                        }
+                        size += chars + 1;
+                        i += 1;
+                    }
+                    continue;
+                }
+            }
+            b'"' => {
+                let (end, chars) = scan_string(bytes, i)?;
+                size += chars;
+                i = end;
+            }
+            b't' | b'f' | b'n' => {
+                let literal: &[u8] = match bytes[i] {
+                    b't' => b"true",
+                    b'f' => b"false",
+                    _ => b"null",
+                };
+                if !bytes[i..].starts_with(literal) {
+                    return None;
+                }
+                size += literal.len();
+                i += literal.len();
+            }
+            b'-' | b'0'..=b'9' => {
+                let end = scan_number(bytes, i)?;
+                size += end - i;
+                i = end;
+            }
+            _ => return None,
+        }
+        // A value ended at i: close what it ends, or go on to the next member.
+        loop {
+            let Some(&object) = stack.last() else {
+                return Some((i, size));
+            };
+            i = skip_ws(bytes, i);
+            match *bytes.get(i)? {
+                b',' => {
+                    size += 1;
+                    i += 1;
+                    if object {
+                        i = skip_ws(bytes, i);
+                        let (end, chars) = scan_string(bytes, i)?;
+                        i = skip_ws(bytes, end);
+                        if bytes.get(i) != Some(&b':') {
+                            return None;
+                        }
+                        size += chars + 1;
+                        i += 1;
+                    }
+                    break;
+                }
+                b'}' if object => {
+                    size += 1;
+                    i += 1;
+                    stack.pop();
+                }
+                b']' if !object => {
+                    size += 1;
+                    i += 1;
+                    stack.pop();
+                }
+                _ => return None,
+            }
+        }
+    }
+}

@@ -1,0 +1,236 @@
+//! `trim::fit_json`: JSON cut to an allowance stays JSON, keeps what it says it keeps, and
+//! states every cut with the marker.
+
+use proptest::prelude::*;
+use serde_json::{Value, json};
+use toolsmith::trim::{FullOutput, fit_json};
+
+const OPENING: &str = "[toolsmith: output truncated, kept ";
+
+fn is_marker(value: &Value) -> bool {
+    value.as_str().is_some_and(|s| s.starts_with(OPENING))
+}
+
+/// `kept K of N unit`, read back from a marker.
+fn marker_counts(marker: &str) -> (usize, usize, String) {
+    let rest = marker.strip_prefix(OPENING).expect("a marker");
+    let (kept, rest) = rest.split_once(" of ").unwrap();
+    let (total, rest) = rest.split_once(' ').unwrap();
+    let unit = rest.split_once(' ').unwrap().0.to_owned();
+    let number = |s: &str| s.replace(',', "").parse::<usize>().unwrap();
+    (number(kept), number(total), unit)
+}
+
+/// Checks that every kept part of `out` is the input's at the same place, and that every
+/// marker's figures are exact.
+fn check_kept(original: &Value, out: &Value) {
+    match (original, out) {
+        (_, Value::String(cut)) if cut.contains(OPENING) && original != out => {
+            if let Value::String(whole) = original {
+                let at = cut.find(OPENING).unwrap();
+                let head = cut[..at].strip_suffix(' ').unwrap_or(&cut[..at]);
+                let after = &cut[at..];
+                let end = after.find("] ").map_or(after.len(), |i| i + 2);
+                let tail = &after[end..];
+                assert!(whole.starts_with(head), "head {head:?} of {whole:?}");
+                assert!(whole.ends_with(tail), "tail {tail:?} of {whole:?}");
+            }
+            // A container replaced by its marker keeps nothing to compare.
+        }
+        (Value::Array(items), Value::Array(kept)) => match kept.iter().position(is_marker) {
+            Some(m) if !(kept.len() == items.len() && is_marker(&items[m])) => {
+                let (k, n, unit) = marker_counts(kept[m].as_str().unwrap());
+                assert_eq!((n, unit.as_str()), (items.len(), "items"));
+                assert_eq!(k, kept.len() - 1);
+                let tail = kept.len() - m - 1;
+                for i in 0..m {
+                    check_kept(&items[i], &kept[i]);
+                }
+                for j in 0..tail {
+                    check_kept(&items[n - tail + j], &kept[m + 1 + j]);
+                }
+            }
+            _ => {
+                assert_eq!(items.len(), kept.len());
+                for (a, b) in items.iter().zip(kept) {
+                    check_kept(a, b);
+                }
+            }
+        },
+        (Value::Object(members), Value::Object(kept)) => {
+            if let Some(marker) = kept.get("…").filter(|_| !members.contains_key("…")) {
+                let (k, n, unit) = marker_counts(marker.as_str().unwrap());
+                assert_eq!((n, unit.as_str()), (members.len(), "keys"));
+                assert_eq!(k, kept.len() - 1);
+            } else {
+                assert_eq!(members.len(), kept.len());
+            }
+            // Keys in input order.
+            let order: Vec<&String> = members.keys().collect();
+            let mut last = None;
+            for (key, value) in kept {
+                if key == "…" && !members.contains_key("…") {
+                    continue;
+                }
+                let at = order.iter().position(|k| *k == key).expect("a key of the input");
+                assert!(last.is_none_or(|last| at > last), "keys keep their order");
+                last = Some(at);
+                check_kept(&members[key], value);
+            }
+        }
+        _ => assert_eq!(original, out),
+    }
+}
+
+fn fitted(value: &Value, pretty: bool, allowance: usize) -> Option<String> {
+    let text = if pretty {
+        serde_json::to_string_pretty(value).unwrap()
+    } else {
+        serde_json::to_string(value).unwrap()
+    };
+    let fit = fit_json(&text, allowance, 0.5, &FullOutput::NotKept)?;
+    let out: Value = serde_json::from_str(&fit.text).expect("the fitted text parses");
+    assert!(fit.text.chars().count() <= allowance);
+    // Both sides read by the same parser, so a float reads back the same from identical bytes.
+    let original: Value = serde_json::from_str(&text).unwrap();
+    check_kept(&original, &out);
+    // Idempotent: the fitted text fits, so fitting it again changes nothing.
+    let again = fit_json(&fit.text, allowance, 0.5, &FullOutput::NotKept).unwrap();
+    assert_eq!(again.text, fit.text);
+    Some(fit.text)
+}
+
+fn arb_json() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        (-1e6f64..1e6).prop_map(Value::from),
+        "[a-zé😀\"\\\\\n\t ]{0,300}".prop_map(Value::from),
+    ];
+    leaf.prop_recursive(6, 400, 30, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..40).prop_map(Value::from),
+            prop::collection::btree_map("[a-zñ_]{1,8}", inner, 0..12)
+                .prop_map(|map| Value::Object(map.into_iter().collect())),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn fitted_json_parses_fits_and_keeps_what_it_says(
+        value in arb_json(),
+        pretty in any::<bool>(),
+        allowance in 0usize..3_000,
+    ) {
+        let out = fitted(&value, pretty, allowance);
+        let compact = serde_json::to_string(&value).unwrap();
+        if compact.chars().count() <= allowance {
+            // What fits compactly comes back compact and whole.
+            prop_assert_eq!(out, Some(compact));
+        }
+    }
+}
+
+#[test]
+fn an_array_of_ten_thousand_objects_keeps_its_ends() {
+    let rows: Vec<Value> = (0..10_000)
+        .map(|i| json!({ "id": i, "name": format!("row {i}"), "tags": ["a", "b"] }))
+        .collect();
+    let value = Value::from(rows);
+    let text = fitted(&value, true, 20_000).unwrap();
+    let out: Value = serde_json::from_str(&text).unwrap();
+    let items = out.as_array().unwrap();
+    assert_eq!(items[0]["id"], 0);
+    assert_eq!(items.last().unwrap()["id"], 9_999);
+    let marker = items.iter().find(|v| is_marker(v)).unwrap().as_str().unwrap();
+    assert!(marker.contains("of 10,000 items"), "{marker}");
+    assert!(marker.contains("JSON compacted"), "{marker}");
+    assert!(text.chars().count() > 19_000, "the allowance is used: {}", text.len());
+}
+
+#[test]
+fn a_five_megabyte_string_keeps_head_and_tail() {
+    let long: String = "abcdefghij".repeat(500_000);
+    let value = json!({ "log": long, "status": "failed" });
+    let text = fitted(&value, false, 2_000).unwrap();
+    let out: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(out["status"], "failed");
+    let log = out["log"].as_str().unwrap();
+    assert!(log.starts_with("abcdefghij"));
+    assert!(log.contains("of 5,000,000 chars"), "{log}");
+}
+
+#[test]
+fn the_biggest_parts_shrink_first() {
+    let value = json!({
+        "small": "kept whole",
+        "first_big": "x".repeat(50_000),
+        "second_big": (0..10_000).collect::<Vec<_>>(),
+        "count": 3,
+    });
+    let text = fitted(&value, false, 4_000).unwrap();
+    let out: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(out["small"], "kept whole");
+    assert_eq!(out["count"], 3);
+    // Both big members got a fair part, not the first one all of it.
+    let first = out["first_big"].as_str().unwrap().len();
+    let second = serde_json::to_string(&out["second_big"]).unwrap().len();
+    assert!(first > 1_000 && second > 1_000, "{first} and {second}");
+}
+
+#[test]
+fn deep_nesting_does_not_overflow_the_stack() {
+    let depth = 10_000;
+    let text = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+    let fit = fit_json(&text, 500, 0.5, &FullOutput::NotKept).expect("valid JSON");
+    let out: Value = serde_json::from_str(&fit.text).unwrap_or(Value::Null);
+    assert!(fit.text.chars().count() <= 500);
+    assert!(out.is_array(), "{}", fit.text);
+    // Deeper than anything serde_json parses: still valid, still bounded.
+    let text = format!("{{\"a\":{}1{}}}", "[".repeat(depth), "]".repeat(depth));
+    let fit = fit_json(&text, 300, 0.5, &FullOutput::NotKept).expect("valid JSON");
+    assert!(fit.text.chars().count() <= 300);
+    assert!(fit.text.starts_with("{\"a\":"));
+}
+
+#[test]
+fn non_ascii_keys_and_mixed_arrays() {
+    let value = json!({
+        "名前": ["一", 2, null, true, {"ключ": "значение".repeat(200)}, [1.5, -3e10]],
+        "émoji": "😀".repeat(3_000),
+    });
+    fitted(&value, true, 700).unwrap();
+}
+
+#[test]
+fn invalid_json_and_tiny_allowances_are_left_to_the_text_fit() {
+    for text in ["{", "[1,]", "{\"a\" 1}", "nul", "[1] [2]", "\"\u{1}\"", "01", "[1e]"] {
+        assert!(
+            fit_json(text, 10, 0.5, &FullOutput::NotKept).is_none(),
+            "{text:?}"
+        );
+    }
+    let big = serde_json::to_string(&(0..1_000).collect::<Vec<_>>()).unwrap();
+    assert!(fit_json(&big, 20, 0.5, &FullOutput::NotKept).is_none());
+}
+
+#[test]
+fn markers_name_the_artifact() {
+    let big = serde_json::to_string(&(0..1_000).collect::<Vec<_>>()).unwrap();
+    let full = FullOutput::Stored {
+        id: "0123456789abcdef0123456789abcdef",
+        reader: "read_artifact",
+    };
+    let fit = fit_json(&big, 400, 0.3, &full).unwrap();
+    assert!(fit.is_cut());
+    assert!(
+        fit.text
+            .contains("full output: artifact 0123456789abcdef0123456789abcdef, read it with read_artifact"),
+        "{}",
+        fit.text
+    );
+}
