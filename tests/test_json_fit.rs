@@ -72,7 +72,10 @@ fn check_kept(original: &Value, out: &Value) {
                 if key == "…" && !members.contains_key("…") {
                     continue;
                 }
-                let at = order.iter().position(|k| *k == key).expect("a key of the input");
+                let at = order
+                    .iter()
+                    .position(|k| *k == key)
+                    .expect("a key of the input");
                 assert!(last.is_none_or(|last| at > last), "keys keep their order");
                 last = Some(at);
                 check_kept(&members[key], value);
@@ -146,10 +149,19 @@ fn an_array_of_ten_thousand_objects_keeps_its_ends() {
     let items = out.as_array().unwrap();
     assert_eq!(items[0]["id"], 0);
     assert_eq!(items.last().unwrap()["id"], 9_999);
-    let marker = items.iter().find(|v| is_marker(v)).unwrap().as_str().unwrap();
+    let marker = items
+        .iter()
+        .find(|v| is_marker(v))
+        .unwrap()
+        .as_str()
+        .unwrap();
     assert!(marker.contains("of 10,000 items"), "{marker}");
     assert!(marker.contains("JSON compacted"), "{marker}");
-    assert!(text.chars().count() > 19_000, "the allowance is used: {}", text.len());
+    assert!(
+        text.chars().count() > 19_000,
+        "the allowance is used: {}",
+        text.len()
+    );
 }
 
 #[test]
@@ -208,7 +220,16 @@ fn non_ascii_keys_and_mixed_arrays() {
 
 #[test]
 fn invalid_json_and_tiny_allowances_are_left_to_the_text_fit() {
-    for text in ["{", "[1,]", "{\"a\" 1}", "nul", "[1] [2]", "\"\u{1}\"", "01", "[1e]"] {
+    for text in [
+        "{",
+        "[1,]",
+        "{\"a\" 1}",
+        "nul",
+        "[1] [2]",
+        "\"\u{1}\"",
+        "01",
+        "[1e]",
+    ] {
         assert!(
             fit_json(text, 10, 0.5, &FullOutput::NotKept).is_none(),
             "{text:?}"
@@ -228,9 +249,72 @@ fn markers_name_the_artifact() {
     let fit = fit_json(&big, 400, 0.3, &full).unwrap();
     assert!(fit.is_cut());
     assert!(
-        fit.text
-            .contains("full output: artifact 0123456789abcdef0123456789abcdef, read it with read_artifact"),
+        fit.text.contains(
+            "full output: artifact 0123456789abcdef0123456789abcdef, read it with read_artifact"
+        ),
         "{}",
         fit.text
+    );
+}
+
+/// A tool that returns a JSON list of issues, pretty-printed, as many as asked for.
+#[toolsmith::tool(read_only)]
+async fn list_issues(
+    /// How many issues.
+    count: usize,
+    _cx: &toolsmith::ToolContext,
+) -> Result<toolsmith::ToolOutput, toolsmith::ToolError> {
+    let issues: Vec<Value> = (0..count)
+        .map(|i| json!({ "number": i + 1, "title": format!("Issue {}", i + 1), "state": "open" }))
+        .collect();
+    Ok(toolsmith::ToolOutput::text(
+        serde_json::to_string_pretty(&issues).unwrap(),
+    ))
+}
+
+#[tokio::test]
+async fn the_registry_cuts_an_oversized_json_result_as_json() {
+    use toolsmith::{BudgetPolicy, MemoryStore, Registry, ToolCall};
+    let store = MemoryStore::new();
+    let registry = Registry::builder()
+        .tool(list_issues())
+        .artifacts(store.clone())
+        .budget(BudgetPolicy::default().with_batch_budget_chars(5_000))
+        .build()
+        .unwrap();
+    let result = registry
+        .turn()
+        .execute([ToolCall::new("c", "list_issues", json!({ "count": 2_000 }))])
+        .await
+        .remove(0);
+    let whole = serde_json::to_string_pretty(
+        &(0..2_000)
+            .map(|i| json!({ "number": i + 1, "title": format!("Issue {}", i + 1), "state": "open" }))
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    let out: Value = serde_json::from_str(&result.content).expect("still JSON");
+    let items = out.as_array().unwrap();
+    assert_eq!(items[0]["number"], 1);
+    assert_eq!(items.last().unwrap()["number"], 2_000);
+    assert!(result.content_chars() <= 5_000);
+    // Exact figures, and the artifact holds the tool's text as it was.
+    assert!(result.meta.trimmed);
+    assert_eq!(result.meta.original_chars, whole.chars().count());
+    assert_eq!(result.meta.original_lines, whole.lines().count());
+    let id = result.meta.artifact.clone().expect("stored");
+    assert_eq!(store.get(&id).unwrap(), whole);
+    let marker = items
+        .iter()
+        .find(|v| is_marker(v))
+        .unwrap()
+        .as_str()
+        .unwrap();
+    assert!(marker.contains(id.as_str()), "{marker}");
+    let cut = result.meta.cut.as_ref().unwrap();
+    assert_eq!(
+        cut.kept_chars,
+        result.content_chars() - marker.chars().count() - 2,
+        "all but the marker and its quotes is the input's"
     );
 }

@@ -84,6 +84,24 @@ impl ToolOutput {
         }
     }
 
+    /// An output made of `value` as compact JSON. Over its allowance, the registry cuts it with
+    /// [`trim::fit_json`](crate::trim::fit_json), so the model still reads valid JSON.
+    ///
+    /// ```
+    /// use toolsmith::ToolOutput;
+    ///
+    /// let output = ToolOutput::json(&serde_json::json!({ "open": 3, "closed": [1, 2] }))?;
+    /// assert_eq!(output.as_text(), Some(r#"{"closed":[1,2],"open":3}"#));
+    /// # Ok::<(), toolsmith::ToolError>(())
+    /// ```
+    pub fn json(value: &impl serde::Serialize) -> Result<Self, ToolError> {
+        serde_json::to_string(value)
+            .map(Self::text)
+            .map_err(|error| {
+                ToolError::failed_with("the result could not be written as JSON", error)
+            })
+    }
+
     /// An output made of a stream of byte chunks, consumed by the registry as it arrives.
     ///
     /// ```

@@ -559,6 +559,21 @@ impl Turn {
                     .map(|page| page.offset),
             };
             let (content, cut) = match body {
+                ProducedBody::Text(text)
+                    if error_kind.is_none()
+                        && demands[i] > allowances[i]
+                        && looks_like_json(&text)
+                        && let Some(fit) = trim::fit_json(
+                            &text,
+                            allowances[i],
+                            style.head_ratio(),
+                            &continuation.full,
+                        ) =>
+                {
+                    // JSON over its allowance is cut as JSON: the model still reads valid JSON.
+                    let cut = trim::Cut::of_json(demands[i], lines[i], &fit);
+                    (fit.text, Some(cut))
+                }
                 ProducedBody::Text(text) => {
                     let (trimmed, cut) =
                         trim::fit_with(&text, allowances[i], &style, &continuation).into_parts();
@@ -658,6 +673,12 @@ async fn collect_hints(
 fn planned_for(hint: &crate::SizeHint) -> usize {
     let chars = usize::try_from(hint.chars).unwrap_or(usize::MAX);
     chars.saturating_add(chars / 10).saturating_add(64)
+}
+
+/// Whether a result's text is a JSON object or array (by its first char; the JSON fit checks
+/// the rest).
+fn looks_like_json(text: &str) -> bool {
+    matches!(text.trim_start().as_bytes().first(), Some(b'{' | b'['))
 }
 
 /// The chars of an error's text, as the model would see it.

@@ -28,6 +28,8 @@ use super::marker::{FullOutput, push_full, push_grouped};
 const MAX_DESCENT: usize = 64;
 /// The key of the member that carries an object's marker.
 const MARKER_KEY: &str = "\"…\"";
+/// Its length in chars.
+const MARKER_KEY_CHARS: usize = 3;
 
 /// A JSON text fitted to an allowance by [`fit_json`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,6 +42,9 @@ pub struct JsonFit {
     pub whitespace_removed: usize,
     /// How many markers the text holds: one per cut array, object or string.
     pub markers: usize,
+    /// Chars of the fitted text that are the input's (compacted): all but the markers, their
+    /// quotes and keys, and the spaces around a marker inside a string.
+    pub kept_chars: usize,
 }
 
 impl JsonFit {
@@ -92,6 +97,7 @@ pub fn fit_json(
         full,
         compacted: whitespace_removed > 0,
         markers: 0,
+        marker_chars: 0,
         min_shrunk: 0,
     };
     // Room for a cut value's marker (its figures no wider than the input's size) and a little.
@@ -104,12 +110,18 @@ pub fn fit_json(
     if count_chars(out.as_bytes()) > allowance {
         return None; // never: the fitter counts what it writes; the text fit is the fallback
     }
+    debug_assert!(fitter.markers > 0 || size <= allowance);
+    let chars = count_chars(out.as_bytes());
     Some(JsonFit {
+        kept_chars: chars - fitter.marker_chars.min(chars),
         text: out,
         whitespace_removed,
         markers: fitter.markers,
     })
 }
+
+/// A 1-based, inclusive range of items, keys or chars.
+type Span = (usize, usize);
 
 /// A value in the input: its bytes and its compact size in chars.
 #[derive(Debug, Clone, Copy)]
@@ -140,6 +152,8 @@ struct Fitter<'a> {
     /// Whether the input had whitespace to remove; the first marker says so.
     compacted: bool,
     markers: usize,
+    /// Chars of the markers written, with their quotes, keys and spaces.
+    marker_chars: usize,
     /// The least room a value is shrunk into; less, and it is dropped instead.
     min_shrunk: usize,
 }
@@ -167,7 +181,7 @@ impl Fitter<'_> {
         kept: usize,
         total: usize,
         unit: &str,
-        spans: (Option<(usize, usize)>, Option<(usize, usize)>),
+        spans: (Option<Span>, Option<Span>),
         compacted: bool,
     ) -> String {
         let mut out = String::with_capacity(160);
@@ -270,6 +284,7 @@ impl Fitter<'_> {
             compacted,
         );
         self.markers += 1;
+        self.marker_chars += count_chars(marker.as_bytes()) + 2;
         out.push('"');
         out.push_str(as_str(&raw[..head_end]));
         out.push(' ');
@@ -365,7 +380,7 @@ impl Fitter<'_> {
             (count, 0, 0)
         } else {
             let marker_cost =
-                self.widest_marker(count, unit) + 2 + if object { MARKER_KEY.len() + 1 } else { 0 };
+                self.widest_marker(count, unit) + 2 + if object { MARKER_KEY_CHARS + 1 } else { 0 };
             let Some(room) = allowance.checked_sub(2 + marker_cost) else {
                 return false;
             };
@@ -453,6 +468,7 @@ impl Fitter<'_> {
                 let compacted = self.take_compacted_note();
                 let marker = self.marker(0, m.value.size, unit, (None, None), compacted);
                 self.markers += 1;
+                self.marker_chars += count_chars(marker.as_bytes()) + 2;
                 out.push('"');
                 out.push_str(&marker);
                 out.push('"');
@@ -484,6 +500,8 @@ impl Fitter<'_> {
         );
         let marker = self.marker(kept, count, unit, spans, compacted);
         self.markers += 1;
+        self.marker_chars +=
+            count_chars(marker.as_bytes()) + 2 + if object { MARKER_KEY_CHARS + 1 } else { 0 };
         if object {
             out.push_str(MARKER_KEY);
             out.push(':');
@@ -595,13 +613,7 @@ fn scan_string(bytes: &[u8], at: usize) -> Option<(usize, usize)> {
                 let escape = *bytes.get(i + 1)?;
                 let len = match escape {
                     b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => 2,
-                    b'u' if bytes
-                        .get(i + 2..i + 6)?
-                        .iter()
-                        .all(u8::is_ascii_hexdigit) =>
-                    {
-                        6
-                    }
+                    b'u' if bytes.get(i + 2..i + 6)?.iter().all(u8::is_ascii_hexdigit) => 6,
                     _ => return None,
                 };
                 chars += len;

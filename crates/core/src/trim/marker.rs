@@ -92,6 +92,26 @@ pub struct Cut {
     pub next_offset: Option<usize>,
 }
 
+impl Cut {
+    /// The cut of a JSON text of `original_chars` chars and `original_lines` lines fitted by
+    /// [`fit_json`](super::fit_json): no head or tail of the text as such (the cut is inside the
+    /// structure, stated by its markers), the kept chars those of the fitted text outside its
+    /// markers.
+    pub fn of_json(original_chars: usize, original_lines: usize, fit: &super::JsonFit) -> Self {
+        Cut {
+            original_chars,
+            original_lines,
+            kept_chars: fit.kept_chars,
+            head_bytes: 0,
+            tail_bytes: 0,
+            head_lines: None,
+            tail_lines: None,
+            mid_line: false,
+            next_offset: None,
+        }
+    }
+}
+
 /// The longest reason a marker quotes, in chars.
 const MAX_REASON_CHARS: usize = 120;
 
@@ -159,10 +179,7 @@ pub(crate) fn push_full(out: &mut String, full: &FullOutput<'_>) {
         } => {
             let _ = write!(out, "full output: artifact {id}, read it with {reader}");
             out.push_str("; the artifact leaves out ");
-            push_grouped(
-                out,
-                usize::try_from(*omitted_bytes).unwrap_or(usize::MAX),
-            );
+            push_grouped(out, usize::try_from(*omitted_bytes).unwrap_or(usize::MAX));
             out.push_str(" bytes of its middle");
         }
         FullOutput::Failed { reason } => {
