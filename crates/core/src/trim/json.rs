@@ -81,12 +81,7 @@ pub fn fit_json(
 ) -> Option<JsonFit> {
     let bytes = text.as_bytes();
     let start = skip_ws(bytes, 0);
-    let (end, size) = scan_value(bytes, start)?;
-    if skip_ws(bytes, end) != bytes.len() {
-        return None; // something after the value
-    }
     let original_chars = count_chars(bytes);
-    let whitespace_removed = original_chars - size;
     let mut fitter = Fitter {
         bytes,
         head_ratio: if head_ratio.is_finite() {
@@ -95,27 +90,51 @@ pub fn fit_json(
             0.5
         },
         full,
-        compacted: whitespace_removed > 0,
+        compacted: false,
+        original_chars,
+        root: None,
         markers: 0,
         marker_chars: 0,
         min_shrunk: 0,
     };
     // Room for a cut value's marker (its figures no wider than the input's size) and a little.
+    // (Whether the note `, JSON compacted` will be written is known only once the root is
+    // scanned: room for it is always kept.)
+    fitter.compacted = true;
     fitter.min_shrunk = fitter.widest_marker(original_chars, "items") + 12;
-    let node = Node { start, end, size };
-    let mut out = String::with_capacity(allowance.min(size).min(1 << 20) + 8);
-    if !fitter.fit_into(&mut out, node, allowance, 0) {
-        return None;
+    fitter.compacted = false;
+    let mut out = String::with_capacity(allowance.min(bytes.len()).min(1 << 20) + 8);
+    let (end, size) = if matches!(bytes.get(start), Some(b'[' | b'{')) {
+        // A container is validated and measured by the one scan that lists its members.
+        let node = Node {
+            start,
+            end: start,
+            size: usize::MAX,
+        };
+        if !fitter.fit_into(&mut out, node, allowance, 0) {
+            return None;
+        }
+        fitter.root?
+    } else {
+        let (end, size) = scan_value(bytes, start)?;
+        fitter.compacted = size < original_chars;
+        if !fitter.fit_into(&mut out, Node { start, end, size }, allowance, 0) {
+            return None;
+        }
+        (end, size)
+    };
+    if skip_ws(bytes, end) != bytes.len() {
+        return None; // something after the value
     }
-    if count_chars(out.as_bytes()) > allowance {
+    let chars = count_chars(out.as_bytes());
+    if chars > allowance {
         return None; // never: the fitter counts what it writes; the text fit is the fallback
     }
     debug_assert!(fitter.markers > 0 || size <= allowance);
-    let chars = count_chars(out.as_bytes());
     Some(JsonFit {
         kept_chars: chars - fitter.marker_chars.min(chars),
         text: out,
-        whitespace_removed,
+        whitespace_removed: original_chars - size.min(original_chars),
         markers: fitter.markers,
     })
 }
@@ -151,6 +170,10 @@ struct Fitter<'a> {
     full: &'a FullOutput<'a>,
     /// Whether the input had whitespace to remove; the first marker says so.
     compacted: bool,
+    /// Chars of the whole input.
+    original_chars: usize,
+    /// Where the root container ends and its compact size, once it is scanned.
+    root: Option<(usize, usize)>,
     markers: usize,
     /// Chars of the markers written, with their quotes, keys and spaces.
     marker_chars: usize,
@@ -315,7 +338,9 @@ impl Fitter<'_> {
         let mut count = 0usize;
         let bytes = self.bytes;
         let mut at = skip_ws(bytes, node.start + 1);
-        if bytes[at] != close as u8 {
+        // The container's compact size: brackets, members, commas.
+        let mut size = 2usize;
+        if bytes.get(at) != Some(&(close as u8)) {
             loop {
                 let key = if object {
                     let Some((end, chars)) = scan_string(bytes, at) else {
@@ -323,12 +348,15 @@ impl Fitter<'_> {
                     };
                     let key = (at, end, chars);
                     let colon = skip_ws(bytes, end);
+                    if bytes.get(colon) != Some(&b':') {
+                        return false;
+                    }
                     at = skip_ws(bytes, colon + 1);
                     Some(key)
                 } else {
                     None
                 };
-                let Some((end, size)) = scan_value(bytes, at) else {
+                let Some((end, value_size)) = scan_value(bytes, at) else {
                     return false;
                 };
                 let member = Member {
@@ -336,9 +364,10 @@ impl Fitter<'_> {
                     value: Node {
                         start: at,
                         end,
-                        size,
+                        size: value_size,
                     },
                 };
+                size += member.key_chars() + value_size + usize::from(count > 0);
                 if head.len() < keep_at_most {
                     head.push(member);
                 } else {
@@ -349,12 +378,16 @@ impl Fitter<'_> {
                 }
                 count += 1;
                 at = skip_ws(bytes, end);
-                if bytes[at] == b',' {
-                    at = skip_ws(bytes, at + 1);
-                } else {
-                    break;
+                match bytes.get(at) {
+                    Some(b',') => at = skip_ws(bytes, at + 1),
+                    Some(&byte) if byte == close as u8 => break,
+                    _ => return false,
                 }
             }
+        }
+        if depth == 0 {
+            self.root = Some((at + 1, size));
+            self.compacted = size < self.original_chars;
         }
         let member = |index: usize| -> Option<&Member> {
             if index < head.len() {
@@ -372,10 +405,24 @@ impl Fitter<'_> {
             m.key_chars() + value
         };
 
-        // Keep everything, shrinking, if every member fits at its least.
+        // Keep everything, shrinking, if every member fits at its least — for an array, only
+        // if that shrinks few of its elements: a list reads better as whole elements around
+        // one marker than as every element cut.
         let all_least: usize = (0..count).filter_map(member).map(least).sum::<usize>();
-        let all_fit = count <= head.len() + tail.len()
+        let mut all_fit = count <= head.len() + tail.len()
             && 2 + count.saturating_sub(1) + all_least <= allowance;
+        if all_fit && !object {
+            let all: Vec<Member> = (0..count).filter_map(|i| member(i).copied()).collect();
+            let room = allowance - 2 - count.saturating_sub(1);
+            let level = self.level(&all, room).unwrap_or(0);
+            let shrunk = all
+                .iter()
+                .filter(|m| shrinkable(bytes, m.value) && m.value.size > level)
+                .count();
+            all_fit = shrunk <= 2;
+        }
+        // An array's partial element, at the cut: (its index among the kept, its allowance).
+        let mut partial = None;
         let (kept_head, kept_tail, marker_cost) = if all_fit {
             (count, 0, 0)
         } else {
@@ -389,8 +436,21 @@ impl Fitter<'_> {
                 let from_head = (h as f64) < self.head_ratio * (h + t + 1) as f64;
                 let index = if from_head { h } else { count - 1 - t };
                 let Some(m) = member(index) else { break };
-                let cost = least(m) + 1; // and its comma
+                // An object's members shrink to their least; an array's elements stay whole.
+                let cost = if object { least(m) } else { m.value.size } + 1; // and its comma
                 if used + cost > room {
+                    // The element at the cut is shown in part if at least half of it fits.
+                    let left = room - used;
+                    let fits_half =
+                        left > self.min_shrunk && left.saturating_sub(1) * 2 >= m.value.size;
+                    if !object && shrinkable(bytes, m.value) && fits_half {
+                        partial = Some((from_head, left - 1));
+                        if from_head {
+                            h += 1;
+                        } else {
+                            t += 1;
+                        }
+                    }
                     break;
                 }
                 used += cost;
@@ -411,28 +471,32 @@ impl Fitter<'_> {
         let Some(room) = allowance.checked_sub(2 + commas + marker_cost) else {
             return false;
         };
-
-        // Max-min fair: what the fixed parts leave is shared by the values that can shrink.
-        let fixed: usize = kept
-            .iter()
-            .map(|m| {
-                m.key_chars()
-                    + if shrinkable(bytes, m.value) {
-                        0
-                    } else {
-                        m.value.size
-                    }
-            })
-            .sum();
-        let Some(shared) = room.checked_sub(fixed) else {
-            return false;
+        let allowed: Vec<usize> = match partial {
+            // An array's whole elements, and the one at the cut given what they leave.
+            Some((from_head, left)) => {
+                let at = if from_head { kept_head - 1 } else { kept_head };
+                kept.iter()
+                    .enumerate()
+                    .map(|(i, m)| if i == at { left } else { m.value.size })
+                    .collect()
+            }
+            None if !object && dropped > 0 => kept.iter().map(|m| m.value.size).collect(),
+            // Max-min fair: what the fixed parts leave is shared by the values that can shrink.
+            None => {
+                let Some(level) = self.level(&kept, room) else {
+                    return false;
+                };
+                kept.iter()
+                    .map(|m| {
+                        if shrinkable(bytes, m.value) {
+                            level
+                        } else {
+                            m.value.size
+                        }
+                    })
+                    .collect()
+            }
         };
-        let mut sizes: Vec<usize> = kept
-            .iter()
-            .filter(|m| shrinkable(bytes, m.value))
-            .map(|m| m.value.size)
-            .collect();
-        let level = water_level(&mut sizes, shared);
 
         out.push(open);
         let mut first = true;
@@ -451,13 +515,8 @@ impl Fitter<'_> {
                 out.push_str(as_str(&bytes[start..end]));
                 out.push(':');
             }
-            let allowed = if shrinkable(bytes, m.value) {
-                level
-            } else {
-                m.value.size
-            };
             let mark = out.len();
-            if !self.fit_into(out, m.value, allowed, depth + 1) {
+            if !self.fit_into(out, m.value, allowed[i], depth + 1) {
                 // Too deep or too small to cut as JSON: the marker stands in for the value.
                 out.truncate(mark);
                 let unit = match bytes[m.value.start] {
@@ -480,6 +539,29 @@ impl Fitter<'_> {
         }
         out.push(close);
         true
+    }
+
+    /// The level the values of `members` that can shrink are cut to, so that all of them fit
+    /// `room` beside their keys and the values that cannot; `None` if even those do not fit.
+    fn level(&self, members: &[Member], room: usize) -> Option<usize> {
+        let fixed: usize = members
+            .iter()
+            .map(|m| {
+                m.key_chars()
+                    + if shrinkable(self.bytes, m.value) {
+                        0
+                    } else {
+                        m.value.size
+                    }
+            })
+            .sum();
+        let shared = room.checked_sub(fixed)?;
+        let mut sizes: Vec<usize> = members
+            .iter()
+            .filter(|m| shrinkable(self.bytes, m.value))
+            .map(|m| m.value.size)
+            .collect();
+        Some(water_level(&mut sizes, shared))
     }
 
     #[allow(clippy::too_many_arguments)]
