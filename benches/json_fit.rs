@@ -4,21 +4,13 @@
 //!
 //! Run: `cargo bench --bench json_fit` (a bench binary; three runs of each, in one process).
 
+mod common;
+
 use std::time::{Duration, Instant};
 
+use common::resident_mib;
 use serde::de::IgnoredAny;
 use toolsmith::trim::{FullOutput, fit_json};
-
-fn resident_mib(field: &str) -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let kib: f64 = status
-        .lines()
-        .find(|line| line.starts_with(field))
-        .and_then(|line| line.split_whitespace().nth(1))
-        .and_then(|kib| kib.parse().ok())
-        .unwrap_or(f64::NAN);
-    kib / 1024.0
-}
 
 /// A 100 MB array of issue-like objects, compact, as an API would return them.
 fn payload(bytes: usize) -> String {

@@ -5,24 +5,16 @@
 //! under the system temp dir, and removes both after). Reads `VmHWM` from `/proc/self/status`,
 //! so Linux only.
 
+mod common;
+
 use std::time::{Duration, Instant};
 
+use common::peak_resident_mib;
 use serde_json::json;
 use toolsmith::{DirStore, Registry, Retention, ToolCall};
 use toolsmith_std::Sandbox;
 
 const FILE_BYTES: usize = 1 << 30;
-
-fn peak_resident_mib() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let kib: f64 = status
-        .lines()
-        .find(|line| line.starts_with("VmHWM:"))
-        .and_then(|line| line.split_whitespace().nth(1))
-        .and_then(|kib| kib.parse().ok())
-        .unwrap_or(f64::NAN);
-    kib / 1024.0
-}
 
 fn gib_per_s(elapsed: Duration) -> f64 {
     1.0 / elapsed.as_secs_f64()

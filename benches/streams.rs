@@ -5,9 +5,12 @@
 //! Run: `cargo bench --bench streams` (spools up to the store's 256 MiB artifact cap under the
 //! system temp dir, removed after). Reads `VmHWM` from `/proc/self/status`, so Linux only.
 
+mod common;
+
 use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
+use common::peak_resident_mib;
 use serde_json::json;
 use toolsmith::{
     DirStore, Registry, Retention, Tool, ToolAnnotations, ToolCall, ToolContext, ToolError,
@@ -49,17 +52,6 @@ impl Tool for Gigabyte {
     async fn call(&self, _args: Self::Args, _cx: &ToolContext) -> Result<ToolOutput, ToolError> {
         Ok(ToolOutput::stream(chunks()))
     }
-}
-
-fn peak_resident_mib() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let kib: f64 = status
-        .lines()
-        .find(|line| line.starts_with("VmHWM:"))
-        .and_then(|line| line.split_whitespace().nth(1))
-        .and_then(|kib| kib.parse().ok())
-        .unwrap_or(f64::NAN);
-    kib / 1024.0
 }
 
 fn gib_per_s(bytes: usize, elapsed: Duration) -> f64 {

@@ -243,6 +243,18 @@ fn invalid_json_and_tiny_allowances_are_left_to_the_text_fit() {
     }
     let big = serde_json::to_string(&(0..1_000).collect::<Vec<_>>()).unwrap();
     assert!(fit_json(&big, 20, 0.5, &FullOutput::NotKept).is_none());
+    // A bracket that closes the wrong kind of container, deeper than 64 levels and shallower.
+    for depth in [10, 100] {
+        let wrong = format!(
+            "{{\"a\":{}{{}}}}{}",
+            "[".repeat(depth),
+            "]".repeat(depth - 1)
+        );
+        assert!(
+            fit_json(&wrong, 10, 0.5, &FullOutput::NotKept).is_none(),
+            "{wrong}"
+        );
+    }
 }
 
 #[test]

@@ -22,7 +22,7 @@
 
 use std::collections::VecDeque;
 
-use super::marker::{FullOutput, push_full, push_grouped};
+use super::marker::{FullOutput, render_counted};
 
 /// How deep a cut descends into nested containers; deeper ones are kept whole or replaced.
 const MAX_DESCENT: usize = 64;
@@ -140,7 +140,7 @@ pub fn fit_json(
 }
 
 /// A 1-based, inclusive range of items, keys or chars.
-type Span = (usize, usize);
+pub(super) type Span = (usize, usize);
 
 /// A value in the input: its bytes and its compact size in chars.
 #[derive(Debug, Clone, Copy)]
@@ -207,43 +207,7 @@ impl Fitter<'_> {
         spans: (Option<Span>, Option<Span>),
         compacted: bool,
     ) -> String {
-        let mut out = String::with_capacity(160);
-        out.push_str("[toolsmith: output truncated, kept ");
-        push_grouped(&mut out, kept);
-        out.push_str(" of ");
-        push_grouped(&mut out, total);
-        out.push(' ');
-        out.push_str(unit);
-        out.push_str(" (");
-        let push_span = |out: &mut String, (first, last): (usize, usize)| {
-            push_grouped(out, first);
-            out.push('-');
-            push_grouped(out, last);
-        };
-        match spans {
-            (None, None) => out.push_str("none"),
-            (Some(one), None) | (None, Some(one)) => {
-                out.push_str(unit);
-                out.push(' ');
-                push_span(&mut out, one);
-            }
-            (Some(head), Some(tail)) => {
-                out.push_str(unit);
-                out.push(' ');
-                push_span(&mut out, head);
-                out.push_str(" and ");
-                push_span(&mut out, tail);
-            }
-        }
-        out.push_str(" of ");
-        push_grouped(&mut out, total);
-        out.push(')');
-        if compacted {
-            out.push_str(", JSON compacted");
-        }
-        out.push_str("; ");
-        push_full(&mut out, self.full);
-        out.push(']');
+        let out = render_counted(kept, total, unit, spans, compacted, self.full);
         // As a JSON string's content: the reason of a failed store may hold quotes.
         let quoted = serde_json::to_string(&out).unwrap_or_default();
         quoted[1..quoted.len() - 1].to_owned()
@@ -343,15 +307,11 @@ impl Fitter<'_> {
         if bytes.get(at) != Some(&(close as u8)) {
             loop {
                 let key = if object {
-                    let Some((end, chars)) = scan_string(bytes, at) else {
+                    let Some((end, next, chars)) = scan_key(bytes, at) else {
                         return false;
                     };
                     let key = (at, end, chars);
-                    let colon = skip_ws(bytes, end);
-                    if bytes.get(colon) != Some(&b':') {
-                        return false;
-                    }
-                    at = skip_ws(bytes, colon + 1);
+                    at = skip_ws(bytes, next);
                     Some(key)
                 } else {
                     None
@@ -675,6 +635,19 @@ fn string_end(bytes: &[u8], at: usize) -> Option<usize> {
     scan_string(bytes, at).map(|(end, _)| end)
 }
 
+/// The bytes that end a run of plain string content: a quote, a backslash, a control char.
+static STRING_STOPS: [bool; 256] = {
+    let mut stops = [false; 256];
+    let mut byte = 0;
+    while byte < 0x20 {
+        stops[byte] = true;
+        byte += 1;
+    }
+    stops[b'"' as usize] = true;
+    stops[b'\\' as usize] = true;
+    stops
+};
+
 /// Validates the string at `at`; returns its end and its chars, quotes included.
 fn scan_string(bytes: &[u8], at: usize) -> Option<(usize, usize)> {
     if bytes.get(at) != Some(&b'"') {
@@ -683,12 +656,11 @@ fn scan_string(bytes: &[u8], at: usize) -> Option<(usize, usize)> {
     let mut i = at + 1;
     let mut chars = 2;
     loop {
-        let rest = bytes.get(i..)?;
-        let stop = rest
-            .iter()
-            .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
-        chars += count_chars(&rest[..stop]);
-        i += stop;
+        // One pass: find the next quote, backslash or control char, counting chars on the way.
+        while !STRING_STOPS[usize::from(*bytes.get(i)?)] {
+            chars += usize::from((bytes[i] as i8) >= -0x40);
+            i += 1;
+        }
         match bytes[i] {
             b'"' => return Some((i + 1, chars)),
             b'\\' => {
@@ -704,6 +676,14 @@ fn scan_string(bytes: &[u8], at: usize) -> Option<(usize, usize)> {
             _ => return None, // a control char must be escaped
         }
     }
+}
+
+/// Validates an object's key at `at` and the colon after it; returns the key's end, where its
+/// value may start (after the colon) and the key's chars, quotes included.
+fn scan_key(bytes: &[u8], at: usize) -> Option<(usize, usize, usize)> {
+    let (end, chars) = scan_string(bytes, at)?;
+    let colon = skip_ws(bytes, end);
+    (bytes.get(colon) == Some(&b':')).then_some((end, colon + 1, chars))
 }
 
 fn scan_number(bytes: &[u8], at: usize) -> Option<usize> {
@@ -736,11 +716,46 @@ fn scan_number(bytes: &[u8], at: usize) -> Option<usize> {
     Some(i)
 }
 
+/// The containers a scan is inside, innermost last (true: an object): the first 64 levels in a
+/// word, deeper ones in a vector, so scanning a shallow value allocates nothing.
+#[derive(Default)]
+struct Nesting {
+    depth: usize,
+    near: u64,
+    deep: Vec<bool>,
+}
+
+impl Nesting {
+    fn push(&mut self, object: bool) {
+        if self.depth < 64 {
+            self.near = (self.near & !(1 << self.depth)) | (u64::from(object) << self.depth);
+        } else {
+            self.deep.push(object);
+        }
+        self.depth += 1;
+    }
+
+    fn pop(&mut self) {
+        if self.depth > 64 {
+            self.deep.pop();
+        }
+        self.depth = self.depth.saturating_sub(1);
+    }
+
+    fn last(&self) -> Option<bool> {
+        match self.depth {
+            0 => None,
+            depth if depth <= 64 => Some(self.near >> (depth - 1) & 1 == 1),
+            _ => self.deep.last().copied(),
+        }
+    }
+}
+
 /// Validates the JSON value at `at` (after any whitespace) without recursion; returns its end
-/// and its compact size in chars. Nesting costs one bit a level, whatever the depth.
+/// and its compact size in chars. Nesting costs a bit a level up to 64, a byte a level deeper.
 fn scan_value(bytes: &[u8], at: usize) -> Option<(usize, usize)> {
     // true: in an object.
-    let mut stack: Vec<bool> = Vec::new();
+    let mut stack = Nesting::default();
     let mut size = 0usize;
     let mut i = skip_ws(bytes, at);
     loop {
@@ -758,13 +773,9 @@ fn scan_value(bytes: &[u8], at: usize) -> Option<(usize, usize)> {
                 } else {
                     stack.push(object);
                     if object {
-                        let (end, chars) = scan_string(bytes, i)?;
-                        i = skip_ws(bytes, end);
-                        if bytes.get(i) != Some(&b':') {
-                            return None;
-                        }
+                        let (_, next, chars) = scan_key(bytes, i)?;
                         size += chars + 1;
-                        i += 1;
+                        i = next;
                     }
                     continue;
                 }
@@ -795,7 +806,7 @@ fn scan_value(bytes: &[u8], at: usize) -> Option<(usize, usize)> {
         }
         // A value ended at i: close what it ends, or go on to the next member.
         loop {
-            let Some(&object) = stack.last() else {
+            let Some(object) = stack.last() else {
                 return Some((i, size));
             };
             i = skip_ws(bytes, i);
@@ -804,14 +815,9 @@ fn scan_value(bytes: &[u8], at: usize) -> Option<(usize, usize)> {
                     size += 1;
                     i += 1;
                     if object {
-                        i = skip_ws(bytes, i);
-                        let (end, chars) = scan_string(bytes, i)?;
-                        i = skip_ws(bytes, end);
-                        if bytes.get(i) != Some(&b':') {
-                            return None;
-                        }
+                        let (_, next, chars) = scan_key(bytes, skip_ws(bytes, i))?;
                         size += chars + 1;
-                        i += 1;
+                        i = next;
                     }
                     break;
                 }

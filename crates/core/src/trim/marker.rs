@@ -128,7 +128,7 @@ pub(crate) enum Layout {
 /// Renders the full marker for `cut`.
 pub(crate) fn render(cut: &Cut, full: &FullOutput<'_>, layout: Layout) -> String {
     let mut out = String::with_capacity(160);
-    out.push_str("[toolsmith: output truncated, kept ");
+    out.push_str(OPENING);
     push_grouped(&mut out, cut.kept_chars);
     out.push_str(" of ");
     push_grouped(&mut out, cut.original_chars);
@@ -165,8 +165,56 @@ pub(crate) fn render(cut: &Cut, full: &FullOutput<'_>, layout: Layout) -> String
     out
 }
 
+/// Renders the marker of a cut inside a structure (a JSON array, object or string), counting
+/// `unit`s instead of chars and lines:
+/// `[toolsmith: output truncated, kept 15 of 2,000 items (items 1-8 and 1,994-2,000 of 2,000); …]`.
+/// Spans are always written `first-last`, so a marker never grows as its figures shrink.
+pub(crate) fn render_counted(
+    kept: usize,
+    total: usize,
+    unit: &str,
+    spans: (Option<super::json::Span>, Option<super::json::Span>),
+    compacted: bool,
+    full: &FullOutput<'_>,
+) -> String {
+    let span = |(first, last)| LineSpan { first, last };
+    let mut out = String::with_capacity(160);
+    out.push_str(OPENING);
+    push_grouped(&mut out, kept);
+    out.push_str(" of ");
+    push_grouped(&mut out, total);
+    out.push(' ');
+    out.push_str(unit);
+    out.push_str(" (");
+    match spans {
+        (None, None) => out.push_str("none"),
+        (Some(one), None) | (None, Some(one)) => {
+            out.push_str(unit);
+            out.push(' ');
+            push_span(&mut out, span(one), Layout::Widest);
+        }
+        (Some(head), Some(tail)) => {
+            out.push_str(unit);
+            out.push(' ');
+            push_span(&mut out, span(head), Layout::Widest);
+            out.push_str(" and ");
+            push_span(&mut out, span(tail), Layout::Widest);
+        }
+    }
+    out.push_str(" of ");
+    push_grouped(&mut out, total);
+    out.push(')');
+    if compacted {
+        out.push_str(", JSON compacted");
+    }
+    out.push_str("; ");
+    push_full(&mut out, full);
+    out.push(']');
+    out
+}
+
 /// Writes where the full output is, as every marker ends.
-pub(crate) fn push_full(out: &mut String, full: &FullOutput<'_>) {
+fn push_full(out: &mut String, full: &FullOutput<'_>) {
     match full {
         FullOutput::NotKept => out.push_str("full output not kept"),
         FullOutput::Stored { id, reader } => {
