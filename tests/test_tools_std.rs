@@ -1073,6 +1073,46 @@ async fn commands_write_only_inside_the_workspace() {
 }
 
 #[tokio::test]
+async fn a_command_reads_only_what_its_policy_lists() {
+    let w = workspace();
+    fs::write(w.root.join("inside.txt"), "inside\n").unwrap();
+    let listed = w.outside.join("listed");
+    fs::create_dir(&listed).unwrap();
+    fs::write(listed.join("ok.txt"), "listed\n").unwrap();
+    let registry = toolsmith_std::register(Registry::builder())
+        .state(Sandbox::new(&w.root).unwrap())
+        .state(toolsmith_std::CommandPolicy::new().with_readable(&listed))
+        .build()
+        .unwrap();
+    let command = format!(
+        "cat inside.txt; cat {}; cat {}; echo status=$?",
+        listed.join("ok.txt").display(),
+        w.outside.join("secret.txt").display()
+    );
+    let result = registry
+        .turn()
+        .execute([ToolCall::new(
+            "r",
+            "run_command",
+            json!({ "command": command }),
+        )])
+        .await
+        .remove(0);
+    assert!(!result.is_error, "{}", result.content);
+    assert!(result.content.contains("inside\n"), "{}", result.content);
+    assert!(result.content.contains("listed\n"), "{}", result.content);
+    assert!(
+        result.content.contains("Permission denied") && result.content.contains("status=1"),
+        "{}",
+        result.content
+    );
+    assert!(!result.content.contains("top secret"), "{}", result.content);
+    // Without a read set, the same file is readable (only writes are confined).
+    let result = w.call("run_command", json!({ "command": command })).await;
+    assert!(result.content.contains("status=0"), "{}", result.content);
+}
+
+#[tokio::test]
 async fn with_the_network_off_a_command_cannot_connect() {
     let w = workspace();
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

@@ -3,6 +3,7 @@
 
 mod approve;
 mod demo;
+mod proxy;
 
 use std::io::{IsTerminal as _, Read as _};
 use std::path::PathBuf;
@@ -88,13 +89,16 @@ enum Command {
     },
     /// Serve the standard tools over MCP on stdio.
     Serve {
-        /// Calls of tools that change something: run them, or refuse them (asking the client
-        /// is not supported yet).
+        /// Calls of tools that change something: run them, refuse them, or ask the client's
+        /// user (by MCP elicitation; refused when the client cannot ask).
         #[arg(long, value_enum, default_value_t = Approve::Allow)]
         approve: Approve,
         #[command(flatten)]
         workspace: Workspace,
     },
+    /// Serve another MCP server's tools on stdio with every result within a cap: oversized
+    /// results are cut, kept whole as artifacts, and read back with read_artifact.
+    Proxy(proxy::Proxy),
     /// Repair tool_use/tool_result pairing of a history (Anthropic messages JSON) and print it.
     Repair {
         /// The file to read, or - for standard input.
@@ -274,15 +278,26 @@ async fn run(command: Command) -> Result<ExitCode, Failure> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Serve { approve, workspace } => {
-            if matches!(approve, Approve::Ask) {
-                return Err(fail(
-                    "--approve ask is not available for serve: stdin carries the MCP session; \
-                     use --approve allow or --approve deny",
-                ));
+            let (policy, asker) = match approve {
+                Approve::Ask => {
+                    let asker = toolsmith::mcp::ClientApprover::new(toolsmith::Rule::Deny);
+                    let policy = ApprovalPolicy::new()
+                        .for_others(toolsmith::Rule::Ask)
+                        .with_approver(asker.clone());
+                    (policy, Some(asker))
+                }
+                _ => (approve.policy(), None),
+            };
+            let (registry, _store) = registry(&workspace, BudgetPolicy::default(), policy)?;
+            let mut server = toolsmith::mcp::McpServer::new(registry)?;
+            if let Some(asker) = asker {
+                server = server.with_client_approver(asker);
             }
-            let (registry, _store) =
-                registry(&workspace, BudgetPolicy::default(), approve.policy())?;
-            toolsmith::mcp::serve_stdio(registry).await?;
+            server.serve_stdio().await?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Proxy(proxy) => {
+            proxy.run().await?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Repair { input } => {
@@ -326,8 +341,8 @@ fn budget_policy(budget: Option<usize>, split: Split) -> Result<BudgetPolicy, Fa
 
 /// The artifact store: `--artifacts`, else `toolsmith/artifacts` in the user's cache
 /// directory, else (no home directory) a private session directory removed on exit.
-fn artifact_store(workspace: &Workspace) -> Result<DirStore, Failure> {
-    let dir = match &workspace.artifacts {
+fn artifact_store(artifacts: Option<&PathBuf>) -> Result<DirStore, Failure> {
+    let dir = match artifacts {
         Some(dir) => dir.clone(),
         None => match dirs::cache_dir() {
             Some(cache) => cache.join("toolsmith").join("artifacts"),
@@ -348,7 +363,7 @@ fn registry(
     if !root.is_dir() {
         return Err(fail(format!("--root {}: not a directory", root.display())));
     }
-    let store = artifact_store(workspace)?;
+    let store = artifact_store(workspace.artifacts.as_ref())?;
     let sandbox =
         Sandbox::new(root).map_err(|error| fail(format!("--root {}: {error}", root.display())))?;
     let registry = toolsmith_std::register(Registry::builder())

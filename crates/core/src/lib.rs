@@ -143,6 +143,7 @@
 //! `docs/design.md` and `docs/budget.md`.
 
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(
     missing_docs,
     missing_debug_implementations,
@@ -157,6 +158,7 @@ mod context;
 pub mod history;
 pub mod lines;
 #[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
 mod output;
 mod registry;
@@ -182,7 +184,7 @@ pub use tokens::O200k;
 pub use tokens::{CharsPerToken, TokenCounter};
 pub use tool::{
     BoxFuture, Derived, DynTool, SizeHint, Tool, ToolAnnotations, ToolArgs, ToolLimits, ToolSpec,
-    deserialize_args, into_dyn, schema_of,
+    deserialize_args, into_dyn, schema_of, with_spec,
 };
 
 #[cfg(feature = "macros")]

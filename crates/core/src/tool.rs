@@ -205,6 +205,54 @@ pub fn into_dyn<T: Tool>(tool: T) -> Arc<dyn DynTool> {
     })
 }
 
+/// `tool` under a spec changed by `edit` (a longer description, other limits, a new name),
+/// running as before.
+///
+/// ```
+/// use toolsmith::{DynTool, ToolOutput, tool, with_spec};
+///
+/// /// Says hello.
+/// #[tool]
+/// async fn hello() -> Result<ToolOutput, toolsmith::ToolError> {
+///     Ok(ToolOutput::text("hello"))
+/// }
+///
+/// let tool = with_spec(toolsmith::into_dyn(Hello::tool()), |spec| {
+///     spec.description.push_str(" Use it to greet.");
+/// });
+/// assert_eq!(tool.spec().description, "Says hello. Use it to greet.");
+/// ```
+pub fn with_spec(tool: Arc<dyn DynTool>, edit: impl FnOnce(&mut ToolSpec)) -> Arc<dyn DynTool> {
+    let mut spec = tool.spec().clone();
+    edit(&mut spec);
+    Arc::new(Respecified { tool, spec })
+}
+
+/// A tool under a spec of its own.
+struct Respecified {
+    tool: Arc<dyn DynTool>,
+    spec: ToolSpec,
+}
+
+#[async_trait]
+impl DynTool for Respecified {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn call_json(&self, args: Value, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        self.tool.call_json(args, cx).await
+    }
+
+    fn estimate<'a>(
+        &'a self,
+        args: &'a Value,
+        cx: &'a ToolContext,
+    ) -> Option<BoxFuture<'a, Result<Option<SizeHint>, ToolError>>> {
+        self.tool.estimate(args, cx)
+    }
+}
+
 struct Typed<T> {
     tool: T,
     spec: ToolSpec,

@@ -13,7 +13,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use toolsmith::{Audience, Tool, ToolContext, ToolError, ToolOutput};
 
-use crate::confine::{CommandPolicy, Confinement, readable_around, restrict_this_thread};
+use crate::confine::{CommandPolicy, Confinement, refusal, restrict_this_thread};
 use crate::reaper::{CallTag, TAG_VARIABLE};
 use crate::sandbox::Sandbox;
 use crate::{ChunkStream, grouped};
@@ -146,7 +146,12 @@ fn run_streamed(
         .kill_on_drop(true);
     let mut writable = vec![root.to_path_buf(), temp.0.clone()];
     writable.extend(policy.writable.iter().cloned());
-    let readable = readable_around(cx.artifacts().and_then(|store| store.location()));
+    let readable = policy
+        .readable_paths(
+            &[root.to_path_buf(), temp.0.clone()],
+            cx.artifacts().and_then(|store| store.location()),
+        )
+        .map_err(ToolError::failed)?;
     let (spawned, confinement) = spawn_confined(shell, &writable, &readable, policy)?;
     let child = spawned.map_err(|error| {
         ToolError::failed_with(format!("`sh` could not be started: {error}"), error)
@@ -301,16 +306,12 @@ fn spawn_confined(
 ) -> Result<(io::Result<tokio::process::Child>, Confinement), ToolError> {
     let runtime = tokio::runtime::Handle::current();
     let network = policy.network;
-    let required = policy.require_confinement;
     std::thread::scope(|scope| {
         scope
             .spawn(move || {
                 let confinement = restrict_this_thread(writable, readable, network);
-                if required && confinement != Confinement::Full {
-                    return Err(ToolError::failed(format!(
-                        "the command was not run: the policy requires confinement, and it is {}",
-                        confinement.describe(network)
-                    )));
+                if let Some(refusal) = refusal(policy, &confinement) {
+                    return Err(ToolError::failed(refusal));
                 }
                 let _runtime = runtime.enter();
                 Ok((shell.spawn(), confinement))

@@ -27,7 +27,32 @@ pub struct CommandPolicy {
     pub require_confinement: bool,
     /// Directories besides the workspace commands may write to (a build cache, say).
     pub writable: Vec<PathBuf>,
+    /// Where commands may read files. `None` (the default): everywhere but the artifact store.
+    /// `Some(dirs)`: only the workspace, the call's temporary directory, the directories
+    /// programs need to run ([`SYSTEM_READABLE`]) and `dirs`, none of which may hold the
+    /// artifact store.
+    pub readable: Option<Vec<PathBuf>>,
 }
+
+/// The directories a confined command may always read when its policy restricts reading
+/// ([`CommandPolicy::with_readable`]): the programs, their libraries and configuration, and the
+/// kernel's views a shell needs. Those missing on a system are skipped.
+pub const SYSTEM_READABLE: &[&str] = &[
+    "/bin",
+    "/sbin",
+    "/usr",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc",
+    "/dev",
+    "/proc",
+    "/sys",
+    "/opt",
+    "/nix",
+    "/run/current-system",
+];
 
 impl Default for CommandPolicy {
     fn default() -> Self {
@@ -35,6 +60,7 @@ impl Default for CommandPolicy {
             network: true,
             require_confinement: false,
             writable: Vec::new(),
+            readable: None,
         }
     }
 }
@@ -64,6 +90,69 @@ impl CommandPolicy {
     pub fn with_writable(mut self, dir: impl Into<PathBuf>) -> Self {
         self.writable.push(dir.into());
         self
+    }
+
+    /// Restricts reading to the workspace, the call's temporary directory, the
+    /// [`SYSTEM_READABLE`] directories and the directories added this way; the first call
+    /// turns the restriction on. Useful to keep a model's commands out of `~/.ssh` and the
+    /// user's other projects:
+    ///
+    /// ```
+    /// use toolsmith_std::CommandPolicy;
+    ///
+    /// // Commands read the workspace, the system and the cargo registry; nothing else of $HOME.
+    /// let home = std::env::var_os("HOME").unwrap_or_default();
+    /// let policy = CommandPolicy::new()
+    ///     .with_readable(std::path::Path::new(&home).join(".cargo"))
+    ///     .with_network(false);
+    /// assert!(policy.readable.is_some());
+    /// ```
+    #[must_use]
+    pub fn with_readable(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.readable.get_or_insert_with(Vec::new).push(dir.into());
+        self
+    }
+
+    /// The paths whose files a command of this policy may read: `always` (the workspace and the
+    /// call's temporary directory) and the configured ones, or everything around `hidden` (the
+    /// artifact store) when reading is not restricted.
+    ///
+    /// # Errors
+    ///
+    /// When a configured directory holds `hidden`: reading it would expose the store.
+    pub(crate) fn readable_paths(
+        &self,
+        always: &[PathBuf],
+        hidden: Option<&std::path::Path>,
+    ) -> Result<Vec<PathBuf>, String> {
+        let Some(configured) = &self.readable else {
+            return Ok(readable_around(hidden));
+        };
+        let hidden = hidden.and_then(|path| std::fs::canonicalize(path).ok());
+        let mut paths = always.to_vec();
+        for dir in configured {
+            let Ok(real) = std::fs::canonicalize(dir) else {
+                continue; // nothing there to read
+            };
+            if let Some(hidden) = &hidden
+                && hidden.starts_with(&real)
+            {
+                return Err(format!(
+                    "the command policy lets commands read `{}`, which holds the artifact \
+                     store `{}`; list directories beside the store instead",
+                    dir.display(),
+                    hidden.display()
+                ));
+            }
+            paths.push(real);
+        }
+        paths.extend(
+            SYSTEM_READABLE
+                .iter()
+                .map(PathBuf::from)
+                .filter(|path| path.exists()),
+        );
+        Ok(paths)
     }
 }
 
@@ -106,12 +195,10 @@ impl Confinement {
     }
 }
 
-/// Restricts the calling thread: reads everywhere, writes beneath `writable`, network as
-/// asked. Call it on a thread that will only spawn the command.
 /// The paths whose files may be read: everything but what lies beneath `hidden`, as the
 /// siblings of each directory on the way from `/` down to it. Landlock grants, never denies, so
 /// a subtree is left out by granting everything around it.
-pub(crate) fn readable_around(hidden: Option<&std::path::Path>) -> Vec<PathBuf> {
+fn readable_around(hidden: Option<&std::path::Path>) -> Vec<PathBuf> {
     let Some(hidden) = hidden.and_then(|path| std::fs::canonicalize(path).ok()) else {
         return vec![PathBuf::from("/")];
     };
@@ -133,6 +220,30 @@ pub(crate) fn readable_around(hidden: Option<&std::path::Path>) -> Vec<PathBuf> 
     readable
 }
 
+/// What this system's kernel can confine, found once by confining a throwaway thread: the
+/// level the standard tools' spec states.
+pub(crate) fn available() -> &'static Confinement {
+    static AVAILABLE: std::sync::OnceLock<Confinement> = std::sync::OnceLock::new();
+    AVAILABLE.get_or_init(|| {
+        std::thread::spawn(|| restrict_this_thread(&[], &[PathBuf::from("/")], true))
+            .join()
+            .unwrap_or_else(|_| Confinement::None("the probe failed".to_owned()))
+    })
+}
+
+/// Why a command may not run at `confinement` under `policy`, if it may not.
+pub(crate) fn refusal(policy: &CommandPolicy, confinement: &Confinement) -> Option<String> {
+    (policy.require_confinement && *confinement != Confinement::Full).then(|| {
+        format!(
+            "the command was not run: the policy requires confinement, and it is {}",
+            confinement.describe(policy.network)
+        )
+    })
+}
+
+/// Restricts the calling thread: reads where `readable` says, writes beneath `writable`,
+/// network as asked. Call it on a thread that will only spawn the command: the restriction
+/// cannot be lifted.
 #[cfg(target_os = "linux")]
 pub(crate) fn restrict_this_thread(
     writable: &[PathBuf],
@@ -178,4 +289,39 @@ pub(crate) fn restrict_this_thread(
     _network: bool,
 ) -> Confinement {
     Confinement::None("confinement is implemented on Linux only".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_policy_requiring_confinement_refuses_anything_less() {
+        let required = CommandPolicy::new().with_require_confinement(true);
+        for level in [
+            Confinement::None("this kernel has no Landlock".to_owned()),
+            Confinement::Partial,
+        ] {
+            let refusal = refusal(&required, &level).expect("an unconfined run was allowed");
+            assert!(
+                refusal.contains("requires confinement") && refusal.contains("confined"),
+                "{refusal}"
+            );
+        }
+        assert_eq!(refusal(&required, &Confinement::Full), None);
+        let lenient = CommandPolicy::new();
+        assert_eq!(refusal(&lenient, &Confinement::None("no".to_owned())), None);
+    }
+
+    #[test]
+    fn a_read_set_holding_the_store_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("store");
+        std::fs::create_dir(&store).unwrap();
+        let policy = CommandPolicy::new().with_readable(dir.path());
+        let error = policy.readable_paths(&[], Some(&store)).unwrap_err();
+        assert!(error.contains("holds the artifact store"), "{error}");
+        let beside = CommandPolicy::new().with_readable(store.join("..").join("elsewhere"));
+        assert!(beside.readable_paths(&[], Some(&store)).is_ok());
+    }
 }

@@ -40,7 +40,7 @@ use toolsmith::trim::grouped;
 use toolsmith::{DynTool, RegistryBuilder, ToolError, into_dyn};
 
 pub use command::RunCommand;
-pub use confine::CommandPolicy;
+pub use confine::{CommandPolicy, SYSTEM_READABLE};
 pub use grep::Grep;
 pub use list::{Glob, ListDirectory};
 pub use read::ReadFile;
@@ -57,8 +57,28 @@ pub fn tools() -> Vec<Arc<dyn DynTool>> {
         into_dyn(ListDirectory::tool()),
         into_dyn(Glob::tool()),
         into_dyn(Grep::tool()),
-        into_dyn(RunCommand::tool()),
+        run_command(),
     ]
+}
+
+/// `run_command`, its description saying so when this system cannot confine commands.
+fn run_command() -> Arc<dyn DynTool> {
+    run_command_at(confine::available())
+}
+
+/// `run_command` as described on a system that confines commands to `level`.
+fn run_command_at(level: &confine::Confinement) -> Arc<dyn DynTool> {
+    let tool = into_dyn(RunCommand::tool());
+    match level {
+        confine::Confinement::Full => tool,
+        level => toolsmith::with_spec(tool, |spec| {
+            spec.description = format!(
+                "{}\n\nOn this system commands are {}.",
+                spec.description,
+                level.describe(true)
+            );
+        }),
+    }
 }
 
 /// Adds the seven standard tools to `builder`; add a [`Sandbox`] with `.state(…)` too.
@@ -112,4 +132,27 @@ async fn blocking<T: Send + 'static>(
     })
     .await
     .map_err(|error| ToolError::failed_with("the tool's worker thread failed", error))?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_command_says_in_its_spec_when_commands_are_not_confined() {
+        let unconfined = run_command_at(&confine::Confinement::None(
+            "this kernel has no Landlock".into(),
+        ));
+        let description = &unconfined.spec().description;
+        assert!(
+            description.ends_with(
+                "On this system commands are not confined (this kernel has no Landlock): the \
+                 command can write anywhere you can."
+            ),
+            "{description}"
+        );
+        let confined = run_command_at(&confine::Confinement::Full);
+        assert!(!confined.spec().description.contains("confined"));
+        assert_eq!(unconfined.spec().input_schema, confined.spec().input_schema);
+    }
 }

@@ -1,0 +1,432 @@
+//! `toolsmith proxy` in front of an MCP server written with rmcp (the `mcp_fixture_server`
+//! example) and in front of `toolsmith serve`, driven by rmcp's client: caps listed, oversized
+//! results cut and read back, errors kept, a dying upstream, cancellation and progress passing
+//! through, concurrent calls, streamable HTTP, and bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResponse, CallToolResult, ClientRequest,
+    ProgressNotificationParam,
+};
+use rmcp::service::{NotificationContext, PeerRequestOptions, RoleClient, RunningService};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientHandler, ServiceExt as _};
+use serde_json::{Value, json};
+
+/// The fixture server, built by `cargo test` with the other examples of this package.
+fn fixture() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test knows its path");
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("tests run from target/<profile>/deps");
+    let path = dir.join("examples").join("mcp_fixture_server");
+    assert!(
+        path.exists(),
+        "{} is missing: run the tests with `cargo test` (it builds the examples)",
+        path.display()
+    );
+    path
+}
+
+/// Collects the progress messages the proxy forwards.
+#[derive(Clone, Default)]
+struct Watcher {
+    progress: Arc<Mutex<Vec<String>>>,
+}
+
+impl ClientHandler for Watcher {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if let Some(message) = params.message {
+            self.progress.lock().unwrap().push(message);
+        }
+    }
+}
+
+type Client = RunningService<RoleClient, Watcher>;
+
+struct Proxy {
+    client: Client,
+    watcher: Watcher,
+    dir: tempfile::TempDir,
+}
+
+fn proxy_command(dir: &Path, options: &[&str]) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+    command
+        .arg("proxy")
+        .arg("--artifacts")
+        .arg(dir.join("artifacts"))
+        .args(options);
+    command
+}
+
+async fn start(options: &[&str], upstream: &[&str]) -> Proxy {
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = proxy_command(dir.path(), options);
+    command.arg("--").args(upstream);
+    let watcher = Watcher::default();
+    let transport = TokioChildProcess::new(command).expect("the proxy starts");
+    let client = watcher
+        .clone()
+        .serve(transport)
+        .await
+        .expect("the proxy initializes");
+    Proxy {
+        client,
+        watcher,
+        dir,
+    }
+}
+
+async fn start_fixture(options: &[&str]) -> Proxy {
+    let fixture = fixture();
+    start(options, &[fixture.to_str().unwrap()]).await
+}
+
+impl Proxy {
+    async fn call(&self, tool: &str, args: Value) -> CallToolResult {
+        let Value::Object(arguments) = args else {
+            panic!("arguments are an object");
+        };
+        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+        match self
+            .client
+            .call_tool_once(params)
+            .await
+            .expect("the call is answered")
+        {
+            CallToolResponse::Complete(result) => result,
+            other => panic!("expected a complete result, got {other:?}"),
+        }
+    }
+}
+
+fn text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|block| block.as_text().map(|t| t.text.clone()))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_are_listed_with_their_caps_and_annotations() {
+    let proxy = start_fixture(&["--max-result-chars", "5000"]).await;
+    let tools = proxy.client.list_tools(None).await.unwrap().tools;
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    for name in ["echo", "big", "fail", "slow", "die", "read_artifact"] {
+        assert!(names.contains(&name), "{name} missing from {names:?}");
+    }
+    for tool in &tools {
+        let cap = tool
+            .meta
+            .as_ref()
+            .and_then(|meta| meta.0.get("anthropic/maxResultSizeChars"))
+            .and_then(Value::as_u64);
+        assert_eq!(cap, Some(5_000), "{}: {:?}", tool.name, tool.meta);
+        if tool.name != "read_artifact" {
+            let description = tool.description.as_deref().unwrap_or_default();
+            assert!(
+                description.contains("Results over 5,000 characters are cut"),
+                "{description}"
+            );
+        }
+    }
+    let echo = tools.iter().find(|t| t.name == "echo").unwrap();
+    assert_eq!(
+        echo.annotations.as_ref().and_then(|a| a.read_only_hint),
+        Some(true)
+    );
+    let result = proxy.call("echo", json!({ "text": "hello" })).await;
+    assert_eq!(text(&result), "hello");
+    assert_ne!(result.is_error, Some(true));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversized_result_is_cut_and_read_back_whole() {
+    let proxy = start_fixture(&["--max-result-chars", "5000"]).await;
+    let result = proxy.call("big", json!({ "chars": 200_000 })).await;
+    let shown = text(&result);
+    assert!(shown.chars().count() <= 5_000, "{}", shown.len());
+    assert!(shown.starts_with("line 00000001 "), "{}", &shown[..80]);
+    let marker = toolsmith::trim::find_marker(&shown).expect("the cut result has a marker");
+    let toolsmith::trim::MarkedFull::Stored { id, .. } = marker.full else {
+        panic!("the marker names no artifact: {shown}");
+    };
+    // A line from the middle, cut from the result, is in the artifact.
+    assert!(!shown.contains("line 00001500 "));
+    let page = proxy
+        .call(
+            "read_artifact",
+            json!({ "id": id, "offset": 1499, "limit": 1 }),
+        )
+        .await;
+    assert!(text(&page).contains("line 00001500 "), "{}", text(&page));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upstream_errors_stay_errors_and_content_is_carried() {
+    let proxy = start_fixture(&[]).await;
+    let failed = proxy.call("fail", json!({})).await;
+    assert_eq!(failed.is_error, Some(true));
+    assert!(
+        text(&failed).contains("the upstream failed on purpose"),
+        "{}",
+        text(&failed)
+    );
+
+    let image = text(&proxy.call("image", json!({})).await);
+    assert!(
+        image.starts_with("a caption\n[image: image/png, about 24 bytes, kept"),
+        "{image}"
+    );
+
+    // Structured content without text is cut as JSON and stays valid JSON.
+    let structured = text(&proxy.call("structured", json!({})).await);
+    let value: Value = serde_json::from_str(&structured).expect("the cut result is JSON");
+    assert!(value["issues"].is_array(), "{structured:.200}");
+    assert!(structured.chars().count() <= 20_000);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dying_upstream_gives_an_error_naming_it_and_is_restarted() {
+    let proxy = start_fixture(&[]).await;
+    let first = text(&proxy.call("pid", json!({})).await);
+    let died = proxy.call("die", json!({})).await;
+    assert_eq!(died.is_error, Some(true));
+    assert!(
+        text(&died).contains("the MCP server `mcp_fixture_server` ended while running `die`"),
+        "{}",
+        text(&died)
+    );
+    let again = proxy.call("pid", json!({})).await;
+    assert_ne!(again.is_error, Some(true), "{}", text(&again));
+    assert_ne!(text(&again), first, "a new server process answers");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancellation_reaches_the_upstream_and_progress_comes_back() {
+    let proxy = start_fixture(&[]).await;
+    let marker = proxy.dir.path().join("cancelled");
+    let Value::Object(arguments) = json!({ "secs": 30, "marker": marker.to_str().unwrap() }) else {
+        unreachable!()
+    };
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(
+        CallToolRequestParams::new("slow").with_arguments(arguments),
+    ));
+    let handle = proxy
+        .client
+        .peer()
+        .send_cancellable_request(request, PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    // Progress of the upstream reaches this client through the proxy.
+    for _ in 0..200 {
+        if !proxy.watcher.progress.lock().unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let progress = proxy.watcher.progress.lock().unwrap().clone();
+    assert!(
+        progress.iter().any(|message| message.starts_with("step ")),
+        "{progress:?}"
+    );
+    handle
+        .cancel(Some("the user stopped it".into()))
+        .await
+        .unwrap();
+    for _ in 0..200 {
+        if marker.exists() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(
+        std::fs::read_to_string(&marker).ok().as_deref(),
+        Some("cancelled"),
+        "the upstream never saw the cancellation"
+    );
+    // The session goes on.
+    assert_eq!(
+        text(&proxy.call("echo", json!({ "text": "on" })).await),
+        "on"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_in_flight_together_run_together() {
+    let proxy = start_fixture(&[]).await;
+    let calls = (0..3).map(|_| proxy.call("rendezvous", json!({ "n": 3 })));
+    let results = futures_util::future::join_all(calls).await;
+    for result in &results {
+        assert_eq!(text(result), "met", "the calls were not concurrent");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_stdin_ends_the_proxy_and_its_upstream() {
+    let proxy = start_fixture(&[]).await;
+    let pid: i32 = text(&proxy.call("pid", json!({})).await).parse().unwrap();
+    assert!(alive(pid));
+    proxy.client.cancel().await.unwrap();
+    for _ in 0..200 {
+        if !alive(pid) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(!alive(pid), "the upstream outlived the proxy");
+}
+
+/// Whether process `pid` is running (a zombie counts as ended).
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_config_serves_several_servers_prefixed_with_toolsmith_serve_among_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::write(root.join("notes.md"), "alpha\nbeta\n").unwrap();
+    let config = dir.path().join("servers.json");
+    let servers = json!({ "mcpServers": {
+        "fixture": { "command": fixture() },
+        "std": {
+            "command": env!("CARGO_BIN_EXE_toolsmith"),
+            "args": ["serve", "--root", root, "--artifacts", dir.path().join("inner")],
+        },
+    }});
+    std::fs::write(&config, servers.to_string()).unwrap();
+    let proxy = start(&["--config", config.to_str().unwrap()], &[]).await;
+    let tools = proxy.client.list_tools(None).await.unwrap().tools;
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    for name in [
+        "fixture__echo",
+        "std__read_file",
+        "std__run_command",
+        "read_artifact",
+    ] {
+        assert!(names.contains(&name), "{name} missing from {names:?}");
+    }
+    let read = proxy
+        .call("std__read_file", json!({ "path": "notes.md" }))
+        .await;
+    assert!(text(&read).contains("beta"), "{}", text(&read));
+    let echo = proxy.call("fixture__echo", json!({ "text": "x" })).await;
+    assert_eq!(text(&echo), "x");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamable_http_server_is_proxied() {
+    let mut server = tokio::process::Command::new(fixture())
+        .args(["--http", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines =
+        tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(server.stdout.take().unwrap()));
+    let url = lines
+        .next_line()
+        .await
+        .unwrap()
+        .expect("the server prints its address");
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("servers.json");
+    std::fs::write(
+        &config,
+        json!({ "mcpServers": { "remote": { "url": url } } }).to_string(),
+    )
+    .unwrap();
+    let proxy = start(&["--config", config.to_str().unwrap()], &[]).await;
+    let echo = proxy
+        .call("remote__echo", json!({ "text": "over http" }))
+        .await;
+    assert_eq!(text(&echo), "over http");
+    let big = text(&proxy.call("remote__big", json!({ "chars": 100_000 })).await);
+    assert!(big.chars().count() <= 20_000);
+    assert!(toolsmith::trim::find_marker(&big).is_some());
+    drop(proxy);
+    server.kill().await.unwrap();
+}
+
+/// Runs `toolsmith proxy` with `args` to its end, within 20 s: its exit code and stderr.
+async fn proxy_fails(args: &[&str]) -> (i32, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = proxy_command(dir.path(), args);
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let child = command.spawn().unwrap();
+    let output = tokio::time::timeout(Duration::from_secs(20), child.wait_with_output())
+        .await
+        .expect("the proxy gave up in time")
+        .unwrap();
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_upstreams_and_configs_are_refused_with_what_to_do() {
+    let (code, stderr) = proxy_fails(&["--", "/nonexistent/mcp-server"]).await;
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("MCP server `mcp-server`: cannot start `/nonexistent/mcp-server`")
+            && stderr.contains("check the command"),
+        "{stderr}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let not_json = dir.path().join("bad.json");
+    std::fs::write(&not_json, "mcpServers: {}").unwrap();
+    let (code, stderr) = proxy_fails(&["--config", not_json.to_str().unwrap()]).await;
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("not valid JSON"), "{stderr}");
+
+    let empty = dir.path().join("empty.json");
+    std::fs::write(&empty, r#"{"mcpServers": {}}"#).unwrap();
+    let (code, stderr) = proxy_fails(&["--config", empty.to_str().unwrap()]).await;
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("names no servers"), "{stderr}");
+
+    let fixture = fixture();
+    let (code, stderr) = proxy_fails(&[
+        "--init-timeout",
+        "1",
+        "--",
+        fixture.to_str().unwrap(),
+        "--hang",
+    ])
+    .await;
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("MCP server `mcp_fixture_server` did not answer `initialize` within 1 s"),
+        "{stderr}"
+    );
+
+    let (code, stderr) = proxy_fails(&[]).await;
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("after `--`"), "{stderr}");
+}

@@ -1,0 +1,134 @@
+//! Asking the user of an MCP client, by elicitation, whether a call may run.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use async_trait::async_trait;
+use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
+use rmcp::service::{ElicitationMode, Peer, RoleServer};
+
+use crate::approval::{Approval, ApprovalRequest, Approver, Rule};
+
+/// The field of the form the client shows: a checkbox, on by default.
+const FIELD: &str = "approve";
+
+/// An [`Approver`] that asks the user of the MCP client a call came from, by elicitation
+/// (the client shows the question and a form; accepting it approves the call). A client that
+/// does not support elicitation is not asked: its calls follow the `otherwise` rule given to
+/// [`ClientApprover::new`] ([`Rule::Allow`], or deny for anything else).
+///
+/// Give one clone to the registry's [`ApprovalPolicy`](crate::ApprovalPolicy) and one to the
+/// [`McpServer`](super::McpServer) ([`with_client_approver`](super::McpServer::with_client_approver)),
+/// which tells it which client each call came from.
+#[derive(Clone)]
+pub struct ClientApprover {
+    /// The client of each call being served, by call id.
+    peers: Arc<Mutex<HashMap<String, Peer<RoleServer>>>>,
+    otherwise: Rule,
+}
+
+impl fmt::Debug for ClientApprover {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientApprover")
+            .field("otherwise", &self.otherwise)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ClientApprover {
+    /// An approver whose calls from clients that cannot be asked follow `otherwise`.
+    pub fn new(otherwise: Rule) -> Self {
+        ClientApprover {
+            peers: Arc::default(),
+            otherwise,
+        }
+    }
+
+    /// Records that `call_id` came from `peer` until the returned guard is dropped.
+    pub(crate) fn register(&self, call_id: &str, peer: Peer<RoleServer>) -> Registered {
+        self.peers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(call_id.to_owned(), peer);
+        Registered {
+            peers: Arc::clone(&self.peers),
+            call_id: call_id.to_owned(),
+        }
+    }
+
+    fn peer_of(&self, call_id: &str) -> Option<Peer<RoleServer>> {
+        self.peers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(call_id)
+            .cloned()
+    }
+}
+
+/// Forgets a call's client when the call ends.
+pub(crate) struct Registered {
+    peers: Arc<Mutex<HashMap<String, Peer<RoleServer>>>>,
+    call_id: String,
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        self.peers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.call_id);
+    }
+}
+
+#[async_trait]
+impl Approver for ClientApprover {
+    async fn approve(
+        &self,
+        request: ApprovalRequest<'_>,
+    ) -> Result<Approval, Box<dyn std::error::Error + Send + Sync>> {
+        let tool = request.tool;
+        let peer = self.peer_of(request.call_id).filter(|peer| {
+            peer.supported_elicitation_modes()
+                .contains(&ElicitationMode::Form)
+        });
+        let Some(peer) = peer else {
+            return Ok(match self.otherwise {
+                Rule::Allow => Approval::Allow,
+                _ => Approval::Deny(format!(
+                    "`{tool}` calls need the user's approval, and this MCP client cannot ask \
+                     (it does not support elicitation)"
+                )),
+            });
+        };
+        let arguments: String = request.arguments.to_string().chars().take(1_000).collect();
+        let schema = ElicitationSchema::builder()
+            .optional_bool(FIELD, true)
+            .description(format!("Allow this `{tool}` call"))
+            .build()?;
+        let answer = peer
+            .create_elicitation(ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message: format!("Allow the agent to run `{tool}` with {arguments}?"),
+                requested_schema: schema,
+            })
+            .await?;
+        let declined = || Approval::Deny(format!("the user declined this `{tool}` call"));
+        Ok(match answer.action {
+            ElicitationAction::Accept => {
+                let unchecked = answer
+                    .content
+                    .as_ref()
+                    .and_then(|content| content.get(FIELD))
+                    .and_then(serde_json::Value::as_bool)
+                    == Some(false);
+                if unchecked {
+                    declined()
+                } else {
+                    Approval::Allow
+                }
+            }
+            _ => declined(),
+        })
+    }
+}

@@ -1,0 +1,836 @@
+//! An MCP client whose server's tools run in a [`Registry`](crate::Registry) like its own.
+//!
+//! [`McpClient`] connects to one server — a child process spoken to on stdio, or a streamable
+//! HTTP endpoint (feature `mcp-http`) — and lists its tools. Each becomes a [`DynTool`]: its
+//! schema, description and annotations are the server's; a call forwards the arguments, turns
+//! the server's progress notifications into toolsmith progress, sends `notifications/cancelled`
+//! when the registry cancels it or its timeout passes, and returns the result's text (images and
+//! other binary content kept as artifacts behind a one-line placeholder, `structuredContent` as
+//! JSON when there is no text). An `isError` result stays an error. When the server dies, its
+//! calls become error results that name it, and the next call starts it again.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
+    ClientCapabilities, ClientRequest, ContentBlock, Implementation, InitializeRequestParams,
+    ProgressNotificationParam, ProgressToken, RequestId, ResourceContents, ServerResult,
+};
+use rmcp::service::{
+    NotificationContext, Peer, PeerRequestOptions, RoleClient, RunningService, ServiceError,
+};
+use rmcp::{ClientHandler, ServiceExt as _};
+use serde::Deserialize;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::context::{Audience, ToolContext};
+use crate::output::{ToolError, ToolOutput};
+use crate::registry::is_valid_tool_name;
+use crate::tool::{DynTool, ToolAnnotations, ToolLimits, ToolSpec};
+
+/// How long a server has to answer `initialize` (and `tools/list`) by default.
+const DEFAULT_INIT_TIMEOUT: Duration = Duration::from_secs(30);
+/// The longest message read from a server on stdio by default, in bytes: a result larger than
+/// this could not be kept as an artifact whole anyway.
+const DEFAULT_MAX_MESSAGE_BYTES: usize = 256 << 20;
+/// The separator between a server's name and its tool's, in prefixed names.
+pub const PREFIX_SEPARATOR: &str = "__";
+
+/// Why an MCP server could not be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum McpClientError {
+    /// The server's command could not be started.
+    #[error(
+        "MCP server `{server}`: cannot start `{command}` ({source}); check the command and PATH"
+    )]
+    Spawn {
+        /// The server's name.
+        server: String,
+        /// The command.
+        command: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The server did not complete `initialize` or `tools/list`.
+    #[error("MCP server `{server}` {what}")]
+    Handshake {
+        /// The server's name.
+        server: String,
+        /// What went wrong, in words (`did not answer initialize within 30 s`).
+        what: String,
+    },
+    /// The configuration is wrong; the message says where and what to write instead.
+    #[error("{0}")]
+    Config(String),
+}
+
+/// One server of an `mcpServers` configuration, as Claude Desktop, Claude Code and Cursor
+/// write it: a command to start (`command`, `args`, `env`, `cwd`), or a streamable HTTP
+/// endpoint (`url`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[non_exhaustive]
+pub struct ServerConfig {
+    /// The program to start.
+    #[serde(default)]
+    pub command: Option<String>,
+    /// Its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Variables added to its environment.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// The directory it runs in.
+    #[serde(default)]
+    pub cwd: Option<PathBuf>,
+    /// A streamable HTTP endpoint, instead of a command.
+    #[serde(default)]
+    pub url: Option<String>,
+}
+
+/// Reads an `{"mcpServers": {"name": {"command": …, "args": […], "env": {…}}}}` configuration:
+/// the servers in name order.
+///
+/// # Errors
+///
+/// [`McpClientError::Config`] when the text is not JSON, names no servers, or a server has
+/// neither `command` nor `url`; the message says which and what to write.
+pub fn parse_servers_config(text: &str) -> Result<Vec<(String, ServerConfig)>, McpClientError> {
+    #[derive(Deserialize)]
+    struct File {
+        #[serde(rename = "mcpServers", default)]
+        servers: Option<BTreeMap<String, ServerConfig>>,
+    }
+    const SHAPE: &str =
+        r#"{"mcpServers": {"name": {"command": "program", "args": ["…"], "env": {"K": "V"}}}}"#;
+    let file: File = serde_json::from_str(text).map_err(|error| {
+        McpClientError::Config(format!(
+            "the configuration is not valid JSON of the expected shape ({error}); write {SHAPE}"
+        ))
+    })?;
+    let servers = file.servers.unwrap_or_default();
+    if servers.is_empty() {
+        return Err(McpClientError::Config(format!(
+            "the configuration names no servers; write {SHAPE}"
+        )));
+    }
+    for (name, server) in &servers {
+        match (&server.command, &server.url) {
+            (Some(_), None) | (None, Some(_)) => {}
+            _ => {
+                return Err(McpClientError::Config(format!(
+                    "server `{name}` needs either a `command` or a `url`, not {}",
+                    if server.command.is_some() {
+                        "both"
+                    } else {
+                        "neither"
+                    }
+                )));
+            }
+        }
+    }
+    Ok(servers.into_iter().collect())
+}
+
+/// Where a server is.
+#[derive(Debug, Clone)]
+enum Target {
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: BTreeMap<String, String>,
+        cwd: Option<PathBuf>,
+    },
+    #[cfg(feature = "mcp-http")]
+    Http { url: String },
+}
+
+/// How to connect to an MCP server and what its tools become. Made by [`McpClient::stdio`],
+/// [`McpClient::http`] or [`McpClient::from_config`]; [`connect`](Self::connect) finishes it.
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct McpClientBuilder {
+    name: String,
+    target: Target,
+    prefixed: bool,
+    init_timeout: Duration,
+    max_message_bytes: usize,
+    limits: ToolLimits,
+}
+
+impl McpClientBuilder {
+    fn new(name: impl Into<String>, target: Target) -> Self {
+        McpClientBuilder {
+            name: name.into(),
+            target,
+            prefixed: false,
+            init_timeout: DEFAULT_INIT_TIMEOUT,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            limits: ToolLimits::default(),
+        }
+    }
+
+    /// Adds an argument to the server's command.
+    pub fn arg(mut self, arg: impl Into<String>) -> Self {
+        #[allow(irrefutable_let_patterns)] // one target without the `mcp-http` feature
+        if let Target::Stdio { args, .. } = &mut self.target {
+            args.push(arg.into());
+        }
+        self
+    }
+
+    /// Adds arguments to the server's command.
+    pub fn args(mut self, more: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        #[allow(irrefutable_let_patterns)]
+        if let Target::Stdio { args, .. } = &mut self.target {
+            args.extend(more.into_iter().map(Into::into));
+        }
+        self
+    }
+
+    /// Sets a variable of the server's environment.
+    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        #[allow(irrefutable_let_patterns)]
+        if let Target::Stdio { env, .. } = &mut self.target {
+            env.insert(key.into(), value.into());
+        }
+        self
+    }
+
+    /// Names the tools `<server>__<tool>` (`github__list_issues`), so servers with tools of
+    /// the same name can share a registry. Off by default.
+    pub fn prefixed(mut self, prefixed: bool) -> Self {
+        self.prefixed = prefixed;
+        self
+    }
+
+    /// How long the server has to start and answer `initialize` and `tools/list`. 30 s by
+    /// default.
+    pub fn init_timeout(mut self, timeout: Duration) -> Self {
+        self.init_timeout = timeout;
+        self
+    }
+
+    /// The longest message read from a stdio server, in bytes (256 MiB by default). A longer
+    /// one is dropped and its call fails at its timeout.
+    pub fn max_message_bytes(mut self, bytes: usize) -> Self {
+        self.max_message_bytes = bytes;
+        self
+    }
+
+    /// The limits every tool of the server gets: its result cap, its timeout (the registry's
+    /// default when `None`), how it is trimmed.
+    pub fn limits(mut self, limits: ToolLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Starts the server, initializes the session and lists the tools.
+    ///
+    /// # Errors
+    ///
+    /// [`McpClientError`] naming the server and what failed: the command could not start, the
+    /// server did not answer `initialize` or `tools/list` within the init timeout, or ended.
+    pub async fn connect(self) -> Result<McpClient, McpClientError> {
+        let inner = Arc::new(Inner {
+            name: self.name,
+            target: self.target,
+            init_timeout: self.init_timeout,
+            max_message_bytes: self.max_message_bytes,
+            progress: Arc::default(),
+            session: tokio::sync::Mutex::new(None),
+        });
+        let session = inner.start().await?;
+        let listed =
+            tokio::time::timeout(inner.init_timeout, session.service.peer().list_all_tools())
+                .await
+                .map_err(|_| {
+                    inner.handshake(format!(
+                        "did not list its tools within {}",
+                        seconds(inner.init_timeout)
+                    ))
+                })?
+                .map_err(|error| inner.handshake(format!("could not list its tools ({error})")))?;
+        *inner.session.lock().await = Some(Arc::new(session));
+        let tools = listed
+            .into_iter()
+            .map(|tool| {
+                Arc::new(RemoteTool::new(&inner, tool, self.prefixed, self.limits))
+                    as Arc<dyn DynTool>
+            })
+            .collect();
+        Ok(McpClient {
+            inner,
+            tools: Arc::new(tools),
+        })
+    }
+}
+
+/// A connection to one MCP server, and its tools as [`DynTool`]s.
+///
+/// ```no_run
+/// use toolsmith::Registry;
+/// use toolsmith::mcp::McpClient;
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+/// let github = McpClient::stdio("github", "github-mcp-server")
+///     .arg("stdio")
+///     .prefixed(true) // github__list_issues, …
+///     .connect()
+///     .await?;
+/// let registry = Registry::builder().tools(github.tools()).build()?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct McpClient {
+    inner: Arc<Inner>,
+    tools: Arc<Vec<Arc<dyn DynTool>>>,
+}
+
+impl fmt::Debug for McpClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpClient")
+            .field("server", &self.inner.name)
+            .field("target", &self.inner.target)
+            .field("tools", &self.tools.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpClient {
+    /// A server started as `command` and spoken to on its stdin and stdout; add arguments and
+    /// environment on the builder. Its stderr is this process's.
+    pub fn stdio(name: impl Into<String>, command: impl Into<String>) -> McpClientBuilder {
+        McpClientBuilder::new(
+            name,
+            Target::Stdio {
+                command: command.into(),
+                args: Vec::new(),
+                env: BTreeMap::new(),
+                cwd: None,
+            },
+        )
+    }
+
+    /// A server at a streamable HTTP endpoint (`http://127.0.0.1:8000/mcp`). For `https`,
+    /// enable rmcp's `reqwest` feature too (it brings TLS).
+    #[cfg(feature = "mcp-http")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
+    pub fn http(name: impl Into<String>, url: impl Into<String>) -> McpClientBuilder {
+        McpClientBuilder::new(name, Target::Http { url: url.into() })
+    }
+
+    /// A server as a configuration file describes it ([`parse_servers_config`]).
+    ///
+    /// # Errors
+    ///
+    /// [`McpClientError::Config`] for a server with a `url` when the `mcp-http` feature is off,
+    /// or with neither a `command` nor a `url`.
+    pub fn from_config(
+        name: impl Into<String>,
+        config: &ServerConfig,
+    ) -> Result<McpClientBuilder, McpClientError> {
+        let name = name.into();
+        match (&config.command, &config.url) {
+            (Some(command), None) => Ok(McpClientBuilder::new(
+                name,
+                Target::Stdio {
+                    command: command.clone(),
+                    args: config.args.clone(),
+                    env: config.env.clone(),
+                    cwd: config.cwd.clone(),
+                },
+            )),
+            #[cfg(feature = "mcp-http")]
+            (None, Some(url)) => Ok(McpClientBuilder::new(
+                name,
+                Target::Http { url: url.clone() },
+            )),
+            #[cfg(not(feature = "mcp-http"))]
+            (None, Some(_)) => Err(McpClientError::Config(format!(
+                "server `{name}` is at a URL, and this build has no HTTP client (feature `mcp-http`)"
+            ))),
+            _ => Err(McpClientError::Config(format!(
+                "server `{name}` needs either a `command` or a `url`"
+            ))),
+        }
+    }
+
+    /// The server's name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// The server's tools, to register (`RegistryBuilder::tools`).
+    pub fn tools(&self) -> Vec<Arc<dyn DynTool>> {
+        self.tools.as_ref().clone()
+    }
+
+    /// Ends the session and stops the server (its whole process group, for a command). Calls
+    /// made afterwards start it again. Dropping the last clone of the client does the same.
+    pub async fn shutdown(&self) {
+        let session = self.inner.session.lock().await.take();
+        drop(session);
+    }
+}
+
+/// The shared state of a client and its tools.
+struct Inner {
+    name: String,
+    target: Target,
+    init_timeout: Duration,
+    max_message_bytes: usize,
+    /// Where each running call's progress goes, by the progress token of its request.
+    progress: Progress,
+    /// The live session, if any: `None` before the first connect after the server died.
+    session: tokio::sync::Mutex<Option<Arc<Session>>>,
+}
+
+type Progress = Arc<Mutex<HashMap<ProgressToken, mpsc::UnboundedSender<String>>>>;
+
+/// One session with the server: the service and, for a command, its process.
+struct Session {
+    service: RunningService<RoleClient, Handler>,
+    /// The server's process group, killed when the session ends.
+    process: Option<tokio::process::Child>,
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if let Some(pid) = self.process.as_ref().and_then(tokio::process::Child::id) {
+            kill_group(pid);
+        }
+    }
+}
+
+/// Kills the process group `pid` leads: the server and whatever it started (`npx` starts
+/// node, which starts the server).
+#[cfg(unix)]
+fn kill_group(pid: u32) {
+    if let Ok(pid) = i32::try_from(pid) {
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+}
+
+#[cfg(not(unix))]
+fn kill_group(_pid: u32) {}
+
+impl Inner {
+    fn handshake(&self, what: String) -> McpClientError {
+        McpClientError::Handshake {
+            server: self.name.clone(),
+            what,
+        }
+    }
+
+    /// Starts the server and initializes a session, within the init timeout.
+    async fn start(&self) -> Result<Session, McpClientError> {
+        let handler = Handler {
+            progress: Arc::clone(&self.progress),
+        };
+        let timeout = self.init_timeout;
+        let late = || {
+            self.handshake(format!(
+                "did not answer `initialize` within {}",
+                seconds(timeout)
+            ))
+        };
+        let failed = |error: rmcp::service::ClientInitializeError| {
+            self.handshake(format!("ended before it was initialized ({error})"))
+        };
+        match &self.target {
+            Target::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
+                let mut process = tokio::process::Command::new(command);
+                process
+                    .args(args)
+                    .envs(env)
+                    .stdin(std::process::Stdio::piped())
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::inherit())
+                    .kill_on_drop(true);
+                #[cfg(unix)]
+                process.process_group(0);
+                if let Some(cwd) = cwd {
+                    process.current_dir(cwd);
+                }
+                let mut child = process.spawn().map_err(|source| McpClientError::Spawn {
+                    server: self.name.clone(),
+                    command: command.clone(),
+                    source,
+                })?;
+                let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+                    return Err(self.handshake("gave no pipes to talk on".to_owned()));
+                };
+                let transport =
+                    rmcp::transport::async_rw::AsyncRwTransport::<RoleClient, _, _>::new(
+                        stdout, stdin,
+                    )
+                    .with_max_line_length(self.max_message_bytes);
+                let mut session = Session {
+                    service: match tokio::time::timeout(timeout, handler.serve(transport)).await {
+                        Ok(Ok(service)) => service,
+                        Ok(Err(error)) => {
+                            kill_group_of(&child);
+                            return Err(failed(error));
+                        }
+                        Err(_) => {
+                            kill_group_of(&child);
+                            return Err(late());
+                        }
+                    },
+                    process: None,
+                };
+                session.process = Some(child);
+                Ok(session)
+            }
+            #[cfg(feature = "mcp-http")]
+            Target::Http { url } => {
+                let transport =
+                    rmcp::transport::StreamableHttpClientTransport::from_uri(url.as_str());
+                match tokio::time::timeout(timeout, handler.serve(transport)).await {
+                    Ok(Ok(service)) => Ok(Session {
+                        service,
+                        process: None,
+                    }),
+                    Ok(Err(error)) => Err(failed(error)),
+                    Err(_) => Err(late()),
+                }
+            }
+        }
+    }
+
+    /// The live session, started anew if the server died.
+    async fn session(&self) -> Result<Arc<Session>, ToolError> {
+        let mut slot = self.session.lock().await;
+        if let Some(session) = slot.as_ref()
+            && !session.service.is_closed()
+            && !session.service.peer().is_transport_closed()
+        {
+            return Ok(Arc::clone(session));
+        }
+        *slot = None;
+        let session = Arc::new(self.start().await.map_err(|error| {
+            ToolError::failed(format!("{error}; the next call tries to start it again"))
+        })?);
+        *slot = Some(Arc::clone(&session));
+        Ok(session)
+    }
+
+    /// Forgets `session` (if it is still the live one) after it failed mid-call, and the error
+    /// the call gets.
+    async fn ended(&self, session: &Arc<Session>, tool: &str, why: &str) -> ToolError {
+        let mut slot = self.session.lock().await;
+        if slot.as_ref().is_some_and(|live| Arc::ptr_eq(live, session)) {
+            *slot = None;
+        }
+        ToolError::failed(format!(
+            "the MCP server `{}` ended while running `{tool}` ({why}); the next call starts it again",
+            self.name
+        ))
+    }
+}
+
+fn kill_group_of(child: &tokio::process::Child) {
+    if let Some(pid) = child.id() {
+        kill_group(pid);
+    }
+}
+
+fn seconds(duration: Duration) -> String {
+    format!("{} s", duration.as_secs_f64())
+}
+
+/// The client side of a session: forwards progress to the calls waiting for it.
+#[derive(Clone)]
+struct Handler {
+    progress: Progress,
+}
+
+impl ClientHandler for Handler {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let sender = self
+            .progress
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&params.progress_token)
+            .cloned();
+        if let Some(sender) = sender {
+            let message = match (params.message, params.total) {
+                (Some(message), _) => message,
+                (None, Some(total)) => format!("{} of {total}", params.progress),
+                (None, None) => format!("{}", params.progress),
+            };
+            let _ = sender.send(message);
+        }
+    }
+
+    fn get_info(&self) -> InitializeRequestParams {
+        InitializeRequestParams::new(
+            ClientCapabilities::default(),
+            Implementation::new("toolsmith", crate::VERSION),
+        )
+    }
+}
+
+/// One tool of a server.
+struct RemoteTool {
+    inner: Arc<Inner>,
+    /// Its name on the server.
+    remote: String,
+    spec: ToolSpec,
+}
+
+impl RemoteTool {
+    fn new(
+        inner: &Arc<Inner>,
+        tool: rmcp::model::Tool,
+        prefixed: bool,
+        limits: ToolLimits,
+    ) -> Self {
+        let remote = tool.name.to_string();
+        let local = if prefixed {
+            format!("{}{PREFIX_SEPARATOR}{remote}", inner.name)
+        } else {
+            remote.clone()
+        };
+        let description = match tool.description.as_deref() {
+            Some(description) if !description.trim().is_empty() => description.to_owned(),
+            _ => format!("The `{remote}` tool of the MCP server `{}`.", inner.name),
+        };
+        let annotations =
+            tool.annotations
+                .as_ref()
+                .map_or_else(ToolAnnotations::default, |hints| ToolAnnotations {
+                    read_only: hints.read_only_hint,
+                    destructive: hints.destructive_hint,
+                    idempotent: hints.idempotent_hint,
+                    open_world: hints.open_world_hint,
+                });
+        let spec = ToolSpec::new(
+            sanitized(&local),
+            description,
+            Value::Object(tool.input_schema.as_ref().clone()),
+        )
+        .with_limits(limits)
+        .with_annotations(annotations);
+        RemoteTool {
+            inner: Arc::clone(inner),
+            remote,
+            spec,
+        }
+    }
+
+    /// The text the model reads for a result's content.
+    fn output(&self, result: CallToolResult, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let mut parts = Vec::with_capacity(result.content.len());
+        for block in result.content {
+            parts.push(match block {
+                ContentBlock::Text(text) => text.text,
+                ContentBlock::Image(image) => binary("image", &image.mime_type, image.data, cx),
+                ContentBlock::Audio(audio) => binary("audio", &audio.mime_type, audio.data, cx),
+                ContentBlock::Resource(embedded) => match embedded.resource {
+                    ResourceContents::TextResourceContents { text, .. } => text,
+                    ResourceContents::BlobResourceContents {
+                        uri,
+                        mime_type,
+                        blob,
+                        ..
+                    } => binary(
+                        &format!("resource {uri}"),
+                        mime_type.as_deref().unwrap_or("application/octet-stream"),
+                        blob,
+                        cx,
+                    ),
+                    _ => "[a resource of a kind this client does not know]".to_owned(),
+                },
+                ContentBlock::ResourceLink(link) => format!("[resource: {}]", link.uri),
+                _ => "[content of a kind this client does not know]".to_owned(),
+            });
+        }
+        if result.is_error == Some(true) {
+            let text = parts.join("\n");
+            return Err(ToolError::failed(if text.is_empty() {
+                format!("`{}` failed without saying why", self.remote)
+            } else {
+                text
+            }));
+        }
+        match result.structured_content {
+            Some(structured) if parts.is_empty() => ToolOutput::json(&structured),
+            _ => Ok(ToolOutput::text(parts.join("\n"))),
+        }
+    }
+}
+
+/// A placeholder line for binary content, the content kept as an artifact when there is a
+/// store: the model cannot read it, a person or a later tool may.
+fn binary(what: &str, mime_type: &str, base64: String, cx: &ToolContext) -> String {
+    let bytes = base64.len() / 4 * 3;
+    let kept = cx
+        .artifacts()
+        .and_then(|store| store.put(&base64).ok())
+        .map_or_else(
+            || "not shown".to_owned(),
+            |id| format!("kept, base64-encoded, as artifact {id}"),
+        );
+    format!(
+        "[{what}: {mime_type}, about {} bytes, {kept}]",
+        crate::trim::grouped(bytes)
+    )
+}
+
+/// A tool name the registry and providers accept: other characters become `_`.
+fn sanitized(name: &str) -> String {
+    if is_valid_tool_name(name) {
+        return name.to_owned();
+    }
+    let mut clean: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    if clean.is_empty() {
+        clean.push('_');
+    }
+    clean
+}
+
+/// Sends `notifications/cancelled` for a request still running when its call ends early (the
+/// registry cancelled it, or its timeout passed and the call was dropped).
+struct CancelOnDrop {
+    peer: Peer<RoleClient>,
+    request: Option<RequestId>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(request) = self.request.take() else {
+            return;
+        };
+        let peer = self.peer.clone();
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let cancelled = CancelledNotificationParam::new(
+                    Some(request),
+                    Some("the call was cancelled".to_owned()),
+                );
+                let _ = peer.notify_cancelled(cancelled).await;
+            });
+        }
+    }
+}
+
+/// Removes a call's progress route when the call ends.
+struct ProgressRoute {
+    progress: Progress,
+    token: ProgressToken,
+}
+
+impl Drop for ProgressRoute {
+    fn drop(&mut self) {
+        self.progress
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.token);
+    }
+}
+
+#[async_trait]
+impl DynTool for RemoteTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn call_json(&self, args: Value, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let Value::Object(arguments) = args else {
+            return Err(ToolError::invalid_arguments(
+                "the arguments must be a JSON object",
+            ));
+        };
+        let session = self.inner.session().await?;
+        let peer = session.service.peer().clone();
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(
+            CallToolRequestParams::new(self.remote.clone()).with_arguments(arguments),
+        ));
+        let handle = match peer
+            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .await
+        {
+            Ok(handle) => handle,
+            Err(error) => {
+                return Err(self
+                    .inner
+                    .ended(&session, &self.remote, &error.to_string())
+                    .await);
+            }
+        };
+        let (sender, mut progress) = mpsc::unbounded_channel();
+        self.inner
+            .progress
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(handle.progress_token.clone(), sender);
+        let _route = ProgressRoute {
+            progress: Arc::clone(&self.inner.progress),
+            token: handle.progress_token.clone(),
+        };
+        let mut cancel = CancelOnDrop {
+            peer,
+            request: Some(handle.id.clone()),
+        };
+        let mut response = handle.rx;
+        let answer = loop {
+            tokio::select! {
+                answer = &mut response => break answer,
+                Some(message) = progress.recv() => cx.progress(Audience::User, message),
+                () = cx.cancelled() => {
+                    return Err(ToolError::failed("the call was cancelled"));
+                }
+            }
+        };
+        cancel.request = None;
+        match answer {
+            Ok(Ok(ServerResult::CallToolResult(result))) => self.output(result, cx),
+            Ok(Ok(_)) => Err(ToolError::failed(format!(
+                "the MCP server `{}` answered `{}` with something other than a tool result",
+                self.inner.name, self.remote
+            ))),
+            Ok(Err(ServiceError::McpError(error))) => Err(ToolError::failed(format!(
+                "the MCP server `{}` refused the call: {}",
+                self.inner.name, error.message
+            ))),
+            Ok(Err(error)) => Err(self
+                .inner
+                .ended(&session, &self.remote, &error.to_string())
+                .await),
+            Err(_) => Err(self
+                .inner
+                .ended(&session, &self.remote, "its connection closed")
+                .await),
+        }
+    }
+}

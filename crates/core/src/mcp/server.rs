@@ -1,0 +1,239 @@
+//! An MCP server over any [`Registry`].
+//!
+//! `tools/list` serves the registry's specs; each `tools/call` runs as a one-call turn of the
+//! registry, so it gets the budget, the post-trim, the artifacts and the error results of any
+//! other call. A cancelled request cancels its turn (a running command is killed); progress the
+//! tool reports is forwarded as progress notifications when the client asked for them.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ServerCapabilities,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData as McpError, ServerHandler, ServiceExt as _};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::approve::ClientApprover;
+use super::transport;
+use crate::context::Event;
+use crate::registry::{Registry, ToolCall};
+use crate::schema::{Dialect, DialectError};
+
+/// The `_meta` key under which each listed tool advertises the most characters a result of it
+/// can have (Claude Code reads it).
+pub const MAX_RESULT_META_KEY: &str = "anthropic/maxResultSizeChars";
+
+/// Serves `registry` over MCP on this process's stdin and stdout until the client disconnects.
+///
+/// Each message is one line of at most 16 MiB; a longer one, a line that is not JSON and a
+/// request without the `params` it needs are each answered with a JSON-RPC error, and the
+/// session goes on. When stdin closes, calls still running are cancelled (their commands
+/// killed) and the function returns.
+///
+/// # Errors
+///
+/// When the MCP session cannot be set up (the client did not initialize) or ends abnormally.
+pub async fn serve_stdio(
+    registry: Registry,
+) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    McpServer::new(registry)?.serve_stdio().await
+}
+
+/// The MCP handler of a [`Registry`]. Serve it on any rmcp transport, or on stdio with
+/// [`McpServer::serve_stdio`].
+///
+/// Each listed tool carries its annotations and, in `_meta`, the most characters one of its
+/// results can have ([`MAX_RESULT_META_KEY`]).
+#[derive(Debug, Clone)]
+pub struct McpServer {
+    registry: Registry,
+    tools: Arc<Vec<rmcp::model::Tool>>,
+    /// Cancelled when the session's input ends: running calls stop.
+    shutdown: CancellationToken,
+    /// Asks the client's user about calls, when the registry's policy asks it.
+    approver: Option<ClientApprover>,
+}
+
+/// Numbers the calls of all servers of the process, so every call id is unique.
+static CALLS: AtomicU64 = AtomicU64::new(1);
+
+impl McpServer {
+    /// A server for `registry`.
+    ///
+    /// # Errors
+    ///
+    /// [`DialectError`] naming the tool and the keyword, when a tool's input schema cannot be
+    /// rendered for MCP (its root is not an object, say): a tool is never left out silently.
+    pub fn new(registry: Registry) -> Result<Self, DialectError> {
+        let budget = registry.budget();
+        let tools = registry
+            .tools()
+            .map(|tool| {
+                let spec = tool.spec();
+                let rendered = Dialect::Mcp.render(spec)?;
+                let Some(Value::Object(schema)) = rendered.get("inputSchema") else {
+                    return Err(DialectError {
+                        tool: spec.name.clone(),
+                        dialect: Dialect::Mcp,
+                        keyword: "type".to_owned(),
+                        path: "#".to_owned(),
+                        why: "the input schema's root must be an object".to_owned(),
+                    });
+                };
+                let mut listed = rmcp::model::Tool::new(
+                    spec.name.clone(),
+                    spec.description.clone(),
+                    schema.clone(),
+                );
+                if !spec.annotations.is_empty() {
+                    let hints = &spec.annotations;
+                    let mut annotations = rmcp::model::ToolAnnotations::new();
+                    annotations.read_only_hint = hints.read_only;
+                    annotations.destructive_hint = hints.destructive;
+                    annotations.idempotent_hint = hints.idempotent;
+                    annotations.open_world_hint = hints.open_world;
+                    listed = listed.with_annotations(annotations);
+                }
+                // A call runs alone in its turn: its cap is the one-call allowance.
+                let cap = budget
+                    .allowances(budget.batch_budget_chars, &[spec.limits.max_result_chars])[0];
+                let mut meta = rmcp::model::MetaObject::new();
+                meta.0.insert(MAX_RESULT_META_KEY.to_owned(), cap.into());
+                Ok(listed.with_meta(meta))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(McpServer {
+            registry,
+            tools: Arc::new(tools),
+            shutdown: CancellationToken::new(),
+            approver: None,
+        })
+    }
+
+    /// Lets `approver` (also given to the registry's approval policy) ask this server's client:
+    /// the server tells it which client each call came from.
+    ///
+    /// ```
+    /// use toolsmith::mcp::{ClientApprover, McpServer};
+    /// use toolsmith::{ApprovalPolicy, Registry, Rule};
+    ///
+    /// let asker = ClientApprover::new(Rule::Deny); // clients that cannot be asked: deny
+    /// let registry = Registry::builder()
+    ///     .approval(ApprovalPolicy::new().for_others(Rule::Ask).with_approver(asker.clone()))
+    ///     .build()?;
+    /// let server = McpServer::new(registry)?.with_client_approver(asker);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn with_client_approver(mut self, approver: ClientApprover) -> Self {
+        self.approver = Some(approver);
+        self
+    }
+
+    /// Serves on this process's stdin and stdout until the client disconnects: see
+    /// [`serve_stdio`].
+    ///
+    /// # Errors
+    ///
+    /// When the MCP session cannot be set up (the client did not initialize) or ends abnormally.
+    pub async fn serve_stdio(mut self) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        let closed = CancellationToken::new();
+        let transport =
+            transport::LineTransport::new(tokio::io::stdin(), tokio::io::stdout(), closed.clone());
+        self.shutdown = closed;
+        let service = self.serve(transport).await?;
+        service.waiting().await?;
+        Ok(())
+    }
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> InitializeResult {
+        InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("toolsmith", crate::VERSION))
+            .with_instructions(
+                "Every tool result fits its budget. A result cut short ends its kept part with a \
+                 [toolsmith: …] marker that says what was kept and how to read the rest \
+                 (read_artifact with the artifact id).",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let call_id = format!("mcp-{}", CALLS.fetch_add(1, Ordering::Relaxed));
+        let _asking = self
+            .approver
+            .as_ref()
+            .map(|approver| approver.register(&call_id, context.peer.clone()));
+        let arguments = request
+            .arguments
+            .map_or_else(|| Value::Object(serde_json::Map::new()), Value::Object);
+        let call = ToolCall::new(call_id.clone(), request.name.to_string(), arguments);
+
+        let mut turn = self.registry.turn();
+        let cancel_turn = turn.cancellation_token();
+        let request_cancelled = context.ct.clone();
+        let shutdown = self.shutdown.clone();
+        let canceller = tokio::spawn(async move {
+            tokio::select! {
+                () = request_cancelled.cancelled() => {}
+                () = shutdown.cancelled() => {}
+            }
+            cancel_turn.cancel();
+        });
+        let forwarder = context.meta.get_progress_token().map(|token| {
+            let mut events = self.registry.subscribe();
+            let peer = context.peer.clone();
+            tokio::spawn(async move {
+                let mut step = 0.0;
+                while let Ok(event) = events.recv().await {
+                    if let Event::Progress {
+                        call_id: of,
+                        message,
+                        ..
+                    } = event
+                        && *of == *call_id
+                    {
+                        step += 1.0;
+                        let param = ProgressNotificationParam::new(token.clone(), step)
+                            .with_message(message);
+                        // A client that went away is not the tool's failure.
+                        let _ = peer.notify_progress(param).await;
+                    }
+                }
+            })
+        });
+
+        let mut results = turn.execute([call]).await;
+        canceller.abort();
+        if let Some(forwarder) = forwarder {
+            forwarder.abort();
+        }
+        let result = results.pop().ok_or_else(|| {
+            McpError::internal_error("the registry returned no result for the call", None)
+        })?;
+        let content = vec![ContentBlock::text(result.content)];
+        Ok(if result.is_error {
+            CallToolResult::error(content)
+        } else {
+            CallToolResult::success(content)
+        }
+        .into())
+    }
+}
