@@ -8,7 +8,8 @@
 //! Tools: `echo` (read-only), `big` (a numbered text of N chars), `fail` (an `isError`
 //! result), `slow` (progress every 50 ms for N seconds; writes `cancelled` to a file if the call
 //! is cancelled), `die` (the process exits mid-call), `image` (an image beside text),
-//! `structured` (only `structuredContent`), `pid` (the server's process id) and `rendezvous`
+//! `structured` (only `structuredContent`), `pid` (the server's process id), `odd` (a schema
+//! with `patternProperties`) and `rendezvous`
 //! (waits until `n` calls have arrived: concurrent calls meet, serialized ones do not).
 
 use std::sync::Arc;
@@ -90,6 +91,11 @@ impl ServerHandler for Fixture {
             tool("structured", "Only structured content.", json!({})),
             tool("pid", "The server's process id.", json!({})),
             tool(
+                "odd",
+                "A schema some providers cannot take.",
+                json!({ "tags": { "type": "object", "patternProperties": { "^x-": { "type": "string" } } } }),
+            ),
+            tool(
                 "rendezvous",
                 "Waits until `n` calls of it have arrived (10 s at most).",
                 json!({ "n": { "type": "integer" } }),
@@ -167,6 +173,7 @@ impl ServerHandler for Fixture {
                 Ok(CallToolResult::structured(json!({ "issues": rows })).into())
             }
             "pid" => Ok(text(std::process::id().to_string())),
+            "odd" => Ok(text("odd")),
             "rendezvous" => {
                 let n = u32::try_from(number(&arguments, "n", 2)).unwrap_or(2);
                 self.arrived.add_permits(1);

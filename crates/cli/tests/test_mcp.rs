@@ -491,3 +491,117 @@ fn serve_with_approve_deny_refuses_calls_that_change_things() {
     assert_ne!(reply["result"]["isError"], true, "{reply}");
     server.close();
 }
+
+/// A client whose user answers every elicitation with `answer`, and what it was asked.
+#[derive(Clone)]
+struct Asked {
+    answer: Option<rmcp::model::ElicitationAction>,
+    questions: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl rmcp::ClientHandler for Asked {
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        if let rmcp::model::ElicitRequestParams::FormElicitationParams { message, .. } = request {
+            self.questions.lock().unwrap().push(message);
+        }
+        let action = self
+            .answer
+            .clone()
+            .unwrap_or(rmcp::model::ElicitationAction::Decline);
+        Ok(rmcp::model::ElicitResult::new(action))
+    }
+
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let mut capabilities = rmcp::model::ClientCapabilities::default();
+        if self.answer.is_some() {
+            capabilities.elicitation = Some(
+                rmcp::model::ElicitationCapability::new()
+                    .with_form(rmcp::model::FormElicitationCapability::new()),
+            );
+        }
+        rmcp::model::ClientConfig::new(
+            capabilities,
+            rmcp::model::Implementation::new("asked", "1.0"),
+        )
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_with_approve_ask_asks_the_client_by_elicitation() {
+    use rmcp::model::ElicitationAction;
+    let dir = tempfile::tempdir().unwrap();
+    for (answer, written) in [
+        (Some(ElicitationAction::Accept), true),
+        (Some(ElicitationAction::Decline), false),
+        (None, false), // a client without elicitation is not asked: denied
+    ] {
+        let asked = Asked {
+            answer: answer.clone(),
+            questions: std::sync::Arc::default(),
+        };
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+        command
+            .args(["serve", "--approve", "ask", "--root"])
+            .arg(dir.path())
+            .arg("--artifacts")
+            .arg(dir.path().join(".artifacts"));
+        let client = asked
+            .clone()
+            .serve(TokioChildProcess::new(command).unwrap())
+            .await
+            .expect("the session initializes");
+        let Value::Object(arguments) = json!({ "path": "a.txt", "content": "x" }) else {
+            unreachable!()
+        };
+        let result = match client
+            .call_tool_once(CallToolRequestParams::new("write_file").with_arguments(arguments))
+            .await
+            .unwrap()
+        {
+            CallToolResponse::Complete(result) => result,
+            other => panic!("{other:?}"),
+        };
+        let shown = text(&result);
+        assert_eq!(
+            dir.path().join("a.txt").exists(),
+            written,
+            "{answer:?}: {shown}"
+        );
+        match answer {
+            Some(ElicitationAction::Accept) => {
+                assert_ne!(result.is_error, Some(true), "{shown}");
+                let questions = asked.questions.lock().unwrap().clone();
+                assert_eq!(questions.len(), 1, "{questions:?}");
+                assert!(
+                    questions[0].contains("`write_file`") && questions[0].contains("a.txt"),
+                    "{questions:?}"
+                );
+            }
+            Some(_) => {
+                assert!(
+                    shown.contains("the user declined this `write_file` call"),
+                    "{shown}"
+                );
+            }
+            None => {
+                assert!(shown.contains("this MCP client cannot ask"), "{shown}");
+                assert!(asked.questions.lock().unwrap().is_empty());
+            }
+        }
+        // Read-only tools are never asked about.
+        let Value::Object(arguments) = json!({}) else {
+            unreachable!()
+        };
+        let listed = client
+            .call_tool_once(CallToolRequestParams::new("list_directory").with_arguments(arguments))
+            .await
+            .unwrap();
+        assert!(matches!(listed, CallToolResponse::Complete(ref r) if r.is_error != Some(true)));
+        let _ = std::fs::remove_file(dir.path().join("a.txt"));
+        client.cancel().await.unwrap();
+    }
+}

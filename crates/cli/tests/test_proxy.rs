@@ -430,3 +430,70 @@ async fn bad_upstreams_and_configs_are_refused_with_what_to_do() {
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("after `--`"), "{stderr}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_tools_run_in_a_registry_beside_local_ones_under_its_rules() {
+    use toolsmith::mcp::McpClient;
+    use toolsmith::schema::Dialect;
+    use toolsmith::{Registry, ToolCall, ToolLimits};
+
+    let dir = tempfile::tempdir().unwrap();
+    let client = McpClient::stdio("fixture", fixture().to_str().unwrap())
+        .prefixed(true)
+        .limits(ToolLimits::default().with_timeout(Some(Duration::from_secs(1))))
+        .connect()
+        .await
+        .unwrap();
+    assert_eq!(client.name(), "fixture");
+    let registry = toolsmith_std::register(Registry::builder())
+        .state(toolsmith_std::Sandbox::new(dir.path()).unwrap())
+        .tools(client.tools())
+        .build()
+        .unwrap();
+    std::fs::write(dir.path().join("notes.md"), "alpha\n").unwrap();
+
+    // A schema a dialect cannot express is named with its keyword.
+    let error = registry.schemas(Dialect::Gemini).unwrap_err().to_string();
+    assert!(
+        error.contains("fixture__odd") && error.contains("patternProperties"),
+        "{error}"
+    );
+
+    // One batch: a local read, a remote echo, and a remote call past its timeout.
+    let marker = dir.path().join("cancelled");
+    let results = registry
+        .turn()
+        .execute([
+            ToolCall::new("a", "read_file", json!({ "path": "notes.md" })),
+            ToolCall::new("b", "fixture__echo", json!({ "text": "remote" })),
+            ToolCall::new(
+                "c",
+                "fixture__slow",
+                json!({ "secs": 30, "marker": marker.to_str().unwrap() }),
+            ),
+        ])
+        .await;
+    assert!(
+        results[0].content.contains("alpha"),
+        "{}",
+        results[0].content
+    );
+    assert_eq!(results[1].content, "remote");
+    assert!(results[2].is_error, "{}", results[2].content);
+    assert_eq!(
+        results[2].meta.error_kind,
+        Some("timeout"),
+        "{}",
+        results[2].content
+    );
+    for _ in 0..200 {
+        if marker.exists() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(
+        marker.exists(),
+        "the server was not told the call timed out"
+    );
+}

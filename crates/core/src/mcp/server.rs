@@ -237,3 +237,62 @@ impl ServerHandler for McpServer {
         .into())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tool::{DynTool, ToolSpec};
+    use crate::{ToolContext, ToolError, ToolOutput};
+
+    struct Odd(ToolSpec);
+
+    #[async_trait::async_trait]
+    impl DynTool for Odd {
+        fn spec(&self) -> &ToolSpec {
+            &self.0
+        }
+        async fn call_json(&self, _: Value, _: &ToolContext) -> Result<ToolOutput, ToolError> {
+            Ok(ToolOutput::text("odd"))
+        }
+    }
+
+    #[test]
+    fn a_tool_mcp_cannot_list_is_an_error_not_a_silent_omission() {
+        let spec = ToolSpec::new(
+            "odd",
+            "An array at the root.",
+            serde_json::json!({ "type": "array" }),
+        );
+        // The registry refuses it before a server could leave it out.
+        let error = Registry::builder()
+            .dyn_tool(Arc::new(Odd(spec)))
+            .build()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("`odd`") && error.contains("array"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn listed_tools_carry_their_cap_in_meta() {
+        let spec = ToolSpec::new("fine", "Fine.", serde_json::json!({ "type": "object" }))
+            .with_limits(crate::ToolLimits::default().with_max_result_chars(Some(1_234)));
+        let registry = Registry::builder()
+            .dyn_tool(Arc::new(Odd(spec)))
+            .build()
+            .unwrap();
+        let server = McpServer::new(registry).unwrap();
+        let fine = server
+            .tools
+            .iter()
+            .find(|tool| tool.name == "fine")
+            .unwrap();
+        let cap = fine
+            .meta
+            .as_ref()
+            .and_then(|meta| meta.0.get(MAX_RESULT_META_KEY));
+        assert_eq!(cap, Some(&Value::from(1_234)));
+    }
+}
