@@ -28,7 +28,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
             .tool(list_issues())
             .budget(BudgetPolicy::default().with_batch_budget_chars(1_000_000))
             .build()?;
-        return toolsmith::mcp::McpServer::new(registry)?.serve_stdio().await;
+        return toolsmith::mcp::McpServer::new(registry)?
+            .serve_stdio()
+            .await;
     }
 
     let tracker = McpClient::stdio("tracker", std::env::current_exe()?.to_string_lossy())
@@ -58,12 +60,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
             result.tool,
             result.content.chars().count(),
             result.meta.original_chars,
-            if result.meta.cut.is_some() { ", cut" } else { "" }
+            if result.meta.cut.is_some() {
+                ", cut"
+            } else {
+                ""
+            }
         );
         let shown: Vec<&str> = result.content.lines().take(4).collect();
         println!("{}", shown.join("\n"));
         if let Some(marker) = toolsmith::trim::find_marker(&result.content) {
-            println!("   … {} of {} chars kept; the rest is an artifact", marker.kept_chars, marker.original_chars);
+            println!(
+                "   … {} of {} chars kept; the rest is an artifact",
+                marker.kept_chars, marker.original_chars
+            );
         }
     }
     tracker.shutdown().await;
