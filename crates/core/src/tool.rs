@@ -217,7 +217,7 @@ pub fn into_dyn<T: Tool>(tool: T) -> Arc<dyn DynTool> {
 ///     Ok(ToolOutput::text("hello"))
 /// }
 ///
-/// let tool = with_spec(toolsmith::into_dyn(Hello::tool()), |spec| {
+/// let tool = with_spec(toolsmith::into_dyn(hello()), |spec| {
 ///     spec.description.push_str(" Use it to greet.");
 /// });
 /// assert_eq!(tool.spec().description, "Says hello. Use it to greet.");
