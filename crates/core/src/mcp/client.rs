@@ -639,13 +639,21 @@ impl RemoteTool {
     }
 
     /// The text the model reads for a result's content.
-    fn output(&self, result: CallToolResult, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn output(
+        &self,
+        result: CallToolResult,
+        cx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
         let mut parts = Vec::with_capacity(result.content.len());
         for block in result.content {
             parts.push(match block {
                 ContentBlock::Text(text) => text.text,
-                ContentBlock::Image(image) => binary("image", &image.mime_type, image.data, cx),
-                ContentBlock::Audio(audio) => binary("audio", &audio.mime_type, audio.data, cx),
+                ContentBlock::Image(image) => {
+                    binary("image", &image.mime_type, image.data, cx).await
+                }
+                ContentBlock::Audio(audio) => {
+                    binary("audio", &audio.mime_type, audio.data, cx).await
+                }
                 ContentBlock::Resource(embedded) => match embedded.resource {
                     ResourceContents::TextResourceContents { text, .. } => text,
                     ResourceContents::BlobResourceContents {
@@ -653,12 +661,15 @@ impl RemoteTool {
                         mime_type,
                         blob,
                         ..
-                    } => binary(
-                        &format!("resource {uri}"),
-                        mime_type.as_deref().unwrap_or("application/octet-stream"),
-                        blob,
-                        cx,
-                    ),
+                    } => {
+                        binary(
+                            &format!("resource {uri}"),
+                            mime_type.as_deref().unwrap_or("application/octet-stream"),
+                            blob,
+                            cx,
+                        )
+                        .await
+                    }
                     _ => "[a resource of a kind this client does not know]".to_owned(),
                 },
                 ContentBlock::ResourceLink(link) => format!("[resource: {}]", link.uri),
@@ -682,15 +693,23 @@ impl RemoteTool {
 
 /// A placeholder line for binary content, the content kept as an artifact when there is a
 /// store: the model cannot read it, a person or a later tool may.
-fn binary(what: &str, mime_type: &str, base64: String, cx: &ToolContext) -> String {
+async fn binary(what: &str, mime_type: &str, base64: String, cx: &ToolContext) -> String {
     let bytes = base64.len() / 4 * 3;
-    let kept = cx
-        .artifacts()
-        .and_then(|store| store.put(&base64).ok())
-        .map_or_else(
-            || "not shown".to_owned(),
-            |id| format!("kept, base64-encoded, as artifact {id}"),
-        );
+    // The store writes a file: off the async threads, as the registry stores its artifacts.
+    let stored = match cx.artifacts() {
+        Some(store) => {
+            let store = Arc::clone(store);
+            tokio::task::spawn_blocking(move || store.put(&base64))
+                .await
+                .ok()
+                .and_then(Result::ok)
+        }
+        None => None,
+    };
+    let kept = stored.map_or_else(
+        || "not shown".to_owned(),
+        |id| format!("kept, base64-encoded, as artifact {id}"),
+    );
     format!(
         "[{what}: {mime_type}, about {} bytes, {kept}]",
         crate::trim::grouped(bytes)
@@ -814,7 +833,7 @@ impl DynTool for RemoteTool {
         };
         cancel.request = None;
         match answer {
-            Ok(Ok(ServerResult::CallToolResult(result))) => self.output(result, cx),
+            Ok(Ok(ServerResult::CallToolResult(result))) => self.output(result, cx).await,
             Ok(Ok(_)) => Err(ToolError::failed(format!(
                 "the MCP server `{}` answered `{}` with something other than a tool result",
                 self.inner.name, self.remote

@@ -98,10 +98,20 @@ impl Cut {
     /// structure, stated by its markers), the kept chars those of the fitted text outside its
     /// markers.
     pub fn of_json(original_chars: usize, original_lines: usize, fit: &super::JsonFit) -> Self {
+        Cut::without_spans(original_chars, original_lines, fit.kept_chars)
+    }
+
+    /// A cut that keeps no head or tail of the text as such: `kept_chars` of it survive some
+    /// other way (inside a JSON structure, or not at all).
+    pub(crate) fn without_spans(
+        original_chars: usize,
+        original_lines: usize,
+        kept_chars: usize,
+    ) -> Self {
         Cut {
             original_chars,
             original_lines,
-            kept_chars: fit.kept_chars,
+            kept_chars,
             head_bytes: 0,
             tail_bytes: 0,
             head_lines: None,

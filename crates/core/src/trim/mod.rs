@@ -455,17 +455,7 @@ fn tiny(
 ) -> Trimmed<'static> {
     let nothing = |text: &str| Trimmed {
         text: Cow::Owned(text.to_owned()),
-        cut: Some(Cut {
-            original_chars: totals.chars,
-            original_lines: totals.lines,
-            kept_chars: 0,
-            head_bytes: 0,
-            tail_bytes: 0,
-            head_lines: None,
-            tail_lines: None,
-            mid_line: false,
-            next_offset: None,
-        }),
+        cut: Some(Cut::without_spans(totals.chars, totals.lines, 0)),
     };
     if style.ellipsis_when_tiny {
         if allowance < 2 {
