@@ -20,14 +20,14 @@ fn session() -> Vec<Message> {
     for t in 0..5_000 {
         if t % 5 < 2 {
             let id = format!("toolu_{t}");
-            messages.push(Message::blocks(
+            messages.push(Message::from_blocks(
                 Role::Assistant,
                 vec![
                     Block::text("Let me look."),
                     Block::tool_use(&id, "read_file", json!({ "path": t })),
                 ],
             ));
-            messages.push(Message::blocks(
+            messages.push(Message::from_blocks(
                 Role::User,
                 vec![Block::tool_result(&id, result, false)],
             ));

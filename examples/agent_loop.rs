@@ -32,7 +32,7 @@ struct ScriptedModel {
 }
 
 fn calls(calls: &[(&str, &str, serde_json::Value)]) -> Message {
-    Message::blocks(
+    Message::from_blocks(
         Role::Assistant,
         calls
             .iter()
@@ -96,7 +96,7 @@ impl ScriptedModel {
                 json!({ "path": "docs/budget.md", "limit": 30 }),
             )])),
             // A reply cut off while writing a tool call: its arguments may be incomplete.
-            8 => Reply::CutOff(Message::blocks(
+            8 => Reply::CutOff(Message::from_blocks(
                 Role::Assistant,
                 vec![
                     Block::text("I'll write the summary to a file."),
@@ -197,7 +197,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                         result.meta.error_kind.unwrap_or("ran")
                     );
                 }
-                messages.push(Message::blocks(
+                messages.push(Message::from_blocks(
                     Role::User,
                     results.iter().map(|r| r.to_block()).collect(),
                 ));
@@ -247,7 +247,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                         }
                     );
                 }
-                messages.push(Message::blocks(
+                messages.push(Message::from_blocks(
                     Role::User,
                     results.iter().map(|r| r.to_block()).collect(),
                 ));

@@ -17,7 +17,7 @@ async fn tail_log(
     // Progress goes to whoever subscribed, never into the result or the budget.
     cx.progress(
         Audience::Log,
-        format!("reading {path} with {} chars allowed", cx.budget()),
+        format!("reading {path} with {} chars allowed", cx.allowance()),
     );
     Ok(tokio::fs::read_to_string(&path).await?)
 }

@@ -42,7 +42,7 @@ fn anthropic_json_round_trips_exactly() {
     let messages: Vec<Message> = serde_json::from_value(fixture.clone()).unwrap();
     assert_eq!(messages.len(), 4);
     assert!(matches!(messages[0].content, Content::Text(_)));
-    assert!(matches!(&messages[1].block_list()[0], Block::Other(v) if v["type"] == "thinking"));
+    assert!(matches!(&messages[1].blocks()[0], Block::Other(v) if v["type"] == "thinking"));
     assert_eq!(messages[1].tool_uses().count(), 2);
     let results: Vec<_> = messages[2].tool_results().collect();
     assert_eq!(results[0].text(), "15 degrees, light rain");
@@ -104,7 +104,7 @@ fn bad_openai_messages_are_errors_naming_the_message() {
 }
 
 fn assistant_calls(ids: &[&str]) -> Message {
-    Message::blocks(
+    Message::from_blocks(
         Role::Assistant,
         ids.iter()
             .map(|id| Block::tool_use(*id, "read_file", json!({ "path": id })))
@@ -113,7 +113,7 @@ fn assistant_calls(ids: &[&str]) -> Message {
 }
 
 fn user_results(ids: &[&str]) -> Message {
-    Message::blocks(
+    Message::from_blocks(
         Role::User,
         ids.iter()
             .map(|id| Block::tool_result(*id, format!("result of {id}"), false))
@@ -126,7 +126,7 @@ fn validate_names_every_violation() {
     let messages = vec![
         Message::user("start"),
         assistant_calls(&["a", "b", "a"]),
-        Message::blocks(
+        Message::from_blocks(
             Role::User,
             vec![
                 Block::text("here you go"),
@@ -176,7 +176,7 @@ fn repair_fixes_each_kind_and_reports_it() {
         user_results(&["before"]),
         Message::user("start"),
         assistant_calls(&["a", "b", "a"]),
-        Message::blocks(
+        Message::from_blocks(
             Role::User,
             vec![
                 Block::text("interjection"),
@@ -201,7 +201,7 @@ fn repair_fixes_each_kind_and_reports_it() {
     assert_eq!(report.empty_messages_removed, 1);
     // The results come first, in call order, then the user's own words.
     let turn: Vec<String> = messages[2]
-        .block_list()
+        .blocks()
         .iter()
         .map(|b| match b {
             Block::ToolResult(r) => format!("result {}", r.tool_use_id),
@@ -368,7 +368,7 @@ fn valid_history() -> impl Strategy<Value = Vec<Message>> {
                 ids.iter()
                     .map(|id| Block::tool_use(id, "tool", json!({ "t": t }))),
             );
-            messages.push(Message::blocks(Role::Assistant, blocks));
+            messages.push(Message::from_blocks(Role::Assistant, blocks));
             let mut results: Vec<Block> = ids
                 .iter()
                 .map(|id| Block::tool_result(id, format!("result {t} {id}"), false))
@@ -376,7 +376,7 @@ fn valid_history() -> impl Strategy<Value = Vec<Message>> {
             if user_text || calls == 0 {
                 results.push(Block::text(format!("user {t}")));
             }
-            messages.push(Message::blocks(Role::User, results));
+            messages.push(Message::from_blocks(Role::User, results));
         }
         messages
     })
@@ -439,7 +439,7 @@ fn apply(messages: &mut Vec<Message>, mutation: &Mutation) {
             let ids: Vec<(usize, usize)> = messages
                 .iter()
                 .enumerate()
-                .flat_map(|(m, msg)| (0..msg.block_list().len()).map(move |k| (m, k)))
+                .flat_map(|(m, msg)| (0..msg.blocks().len()).map(move |k| (m, k)))
                 .collect();
             if ids.len() >= 2 {
                 let (ma, ka) = ids[a % ids.len()];
@@ -450,8 +450,8 @@ fn apply(messages: &mut Vec<Message>, mutation: &Mutation) {
                     _ => None,
                 };
                 let (Some(ia), Some(ib)) = (
-                    id_of(&messages[ma].block_list()[ka]),
-                    id_of(&messages[mb].block_list()[kb]),
+                    id_of(&messages[ma].blocks()[ka]),
+                    id_of(&messages[mb].blocks()[kb]),
                 ) else {
                     return;
                 };
@@ -526,7 +526,7 @@ fn conversation_with_results(sizes: &[usize]) -> Vec<Message> {
     let mut messages = vec![Message::user("start")];
     for (t, &size) in sizes.iter().enumerate() {
         let id = format!("toolu_{t}");
-        messages.push(Message::blocks(
+        messages.push(Message::from_blocks(
             Role::Assistant,
             vec![Block::tool_use(
                 &id,
@@ -546,14 +546,14 @@ fn conversation_with_results(sizes: &[usize]) -> Vec<Message> {
 }
 
 fn user_results_with(id: &str, text: String) -> Message {
-    Message::blocks(Role::User, vec![Block::tool_result(id, text, false)])
+    Message::from_blocks(Role::User, vec![Block::tool_result(id, text, false)])
 }
 
 fn result_text(message: &Message) -> String {
     message
         .tool_results()
         .next()
-        .map(|r| r.text())
+        .map(|r| r.text().into_owned())
         .unwrap_or_default()
 }
 
@@ -614,7 +614,7 @@ fn compacted_forms_change_only_when_they_cross_a_threshold() {
 fn preserved_tools_keep_their_results() {
     let mut messages = vec![
         Message::user("go"),
-        Message::blocks(
+        Message::from_blocks(
             Role::Assistant,
             vec![Block::tool_use("t", "run_command", json!({}))],
         ),
@@ -796,7 +796,7 @@ fn long_conversation() -> Vec<Message> {
     let mut messages = vec![Message::user("start")];
     for t in 0..12 {
         let id = format!("t{t}");
-        messages.push(Message::blocks(
+        messages.push(Message::from_blocks(
             Role::Assistant,
             vec![
                 Block::text("a".repeat(7_000)),
@@ -824,7 +824,7 @@ fn recovery_level_1_halves_budgets_and_cuts_long_texts() {
     assert_eq!(report.messages_dropped, 0);
     assert!(history::validate(&messages).is_empty());
     for message in &messages[1..] {
-        for block in message.block_list() {
+        for block in message.blocks() {
             match block {
                 Block::Text(text) => assert!(text.text.chars().count() <= 5_000),
                 Block::ToolResult(result) => assert!(result.chars() <= 10_000),

@@ -13,14 +13,14 @@ fn validating_a_valid_history_allocates_nothing() {
     let mut messages = vec![Message::user("start")];
     for t in 0..500 {
         let id = format!("toolu_{t}");
-        messages.push(Message::blocks(
+        messages.push(Message::from_blocks(
             Role::Assistant,
             vec![
                 Block::text("let me look"),
                 Block::tool_use(&id, "read_file", json!({ "t": t })),
             ],
         ));
-        messages.push(Message::blocks(
+        messages.push(Message::from_blocks(
             Role::User,
             vec![
                 Block::tool_result(&id, "x".repeat(1_000), false),

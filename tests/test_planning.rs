@@ -144,7 +144,7 @@ impl Tool for SlowHint {
     }
 
     async fn call(&self, _args: Self::Args, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        Ok(format!("ran with {}", cx.budget()).into())
+        Ok(format!("ran with {}", cx.allowance()).into())
     }
 }
 

@@ -510,7 +510,7 @@ impl Tool for Pager {
     async fn call(&self, _: PagerArgs, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
         cx.progress(Audience::User, "halfway");
         cx.progress(Audience::Log, "done");
-        Ok(format!("{:?} budget={}", cx.page(), cx.budget()).into())
+        Ok(format!("{:?} budget={}", cx.page(), cx.allowance()).into())
     }
 }
 

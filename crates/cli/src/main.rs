@@ -469,7 +469,7 @@ fn read_calls(input: &str) -> Result<Vec<ToolCall>, Failure> {
     let blocks: Vec<Block> = match value {
         Value::Array(_) => serde_json::from_value(value),
         Value::Object(ref map) if map.contains_key("content") => {
-            serde_json::from_value::<Message>(value).map(|m| m.block_list().to_vec())
+            serde_json::from_value::<Message>(value).map(|m| m.blocks().to_vec())
         }
         _ => {
             return Err(fail(format!(

@@ -7,7 +7,7 @@
 //!    of the tool's `max_result_chars` and the policy's `per_result_max_chars`. When calls
 //!    estimated their output before running ([`SizeHint`](crate::SizeHint)), the allowances are
 //!    planned over those estimates instead ([`BudgetPolicy::planned_allowances`]). The tool
-//!    sees its allowance as [`ToolContext::budget`](crate::ToolContext::budget).
+//!    sees its allowance as [`ToolContext::allowance`](crate::ToolContext::allowance).
 //! 3. After all calls finish, [`SplitStrategy::FairShare`] hands the allowance the small
 //!    results left unused to the calls that need more, max-min fairly, never past a call's cap;
 //!    [`SplitStrategy::Even`] keeps the allowances of step 2.

@@ -154,7 +154,7 @@ impl ToolContext {
     ///
     /// Output over it is post-trimmed by the registry; a tool that knows its structure may
     /// pre-trim to it at a meaningful boundary instead (a whole line, a whole match).
-    pub fn budget(&self) -> usize {
+    pub fn allowance(&self) -> usize {
         self.budget
     }
 

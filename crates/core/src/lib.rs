@@ -183,7 +183,7 @@ pub use registry::{
 pub use tokens::O200k;
 pub use tokens::{CharsPerToken, TokenCounter};
 pub use tool::{
-    BoxFuture, Derived, DynTool, SizeHint, Tool, ToolAnnotations, ToolArgs, ToolLimits, ToolSpec,
+    ArgsTool, BoxFuture, DynTool, SizeHint, Tool, ToolAnnotations, ToolArgs, ToolLimits, ToolSpec,
     deserialize_args, into_dyn, schema_of, with_spec,
 };
 

@@ -546,7 +546,7 @@ impl ToolResult {
 pub struct ResultMeta {
     /// The call's final allowance in chars: the content never has more.
     pub allowance: usize,
-    /// The allowance the tool saw while running (`ToolContext::budget`).
+    /// The allowance the tool saw while running (`ToolContext::allowance`).
     pub initial_allowance: usize,
     /// Chars of the full output before trimming.
     pub original_chars: usize,

@@ -152,7 +152,7 @@ pub trait DynTool: Send + Sync + 'static {
     /// Use a [`Registry`](crate::Registry) to get budgeted results.
     async fn invoke(&self, args: Value, cx: &ToolContext) -> ToolResult {
         let output = match self.call_json(args, cx).await {
-            Ok(output) => output.collect(cx.budget()).await,
+            Ok(output) => output.collect(cx.allowance()).await,
             Err(error) => Err(error),
         };
         let (content, is_error, error_kind) = match output {
@@ -164,8 +164,8 @@ pub trait DynTool: Send + Sync + 'static {
             call_id: cx.call_id().to_owned(),
             tool: self.spec().name.clone(),
             meta: crate::output::ResultMeta {
-                allowance: cx.budget(),
-                initial_allowance: cx.budget(),
+                allowance: cx.allowance(),
+                initial_allowance: cx.allowance(),
                 original_chars,
                 original_lines: crate::trim::line_count(&content),
                 error_kind,
@@ -456,7 +456,7 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// A tool defined by its arguments type: what `#[derive(Tool)]` and `#[tool]` implement.
 ///
-/// The arguments *are* the tool: [`Derived<A>`] turns such a type into a [`Tool`] whose `Args`
+/// The arguments *are* the tool: [`ArgsTool<A>`] turns such a type into a [`Tool`] whose `Args`
 /// is `A`. Implement it through the macros; by hand, [`Tool`] is simpler.
 pub trait ToolArgs: DeserializeOwned + JsonSchema + Send + Sync + 'static {
     /// The tool's name.
@@ -492,39 +492,39 @@ pub trait ToolArgs: DeserializeOwned + JsonSchema + Send + Sync + 'static {
     fn run_tool(self, cx: &ToolContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>>;
 }
 
-/// The [`Tool`] of a [`ToolArgs`] type: register it with `.tool(Derived::<MyArgs>::new())`, or
+/// The [`Tool`] of a [`ToolArgs`] type: register it with `.tool(ArgsTool::<MyArgs>::new())`, or
 /// with the `MyArgs::tool()` the derive generates.
-pub struct Derived<A>(PhantomData<fn() -> A>);
+pub struct ArgsTool<A>(PhantomData<fn() -> A>);
 
-impl<A> Derived<A> {
+impl<A> ArgsTool<A> {
     /// The tool of `A`.
     pub const fn new() -> Self {
-        Derived(PhantomData)
+        ArgsTool(PhantomData)
     }
 }
 
-impl<A> Default for Derived<A> {
+impl<A> Default for ArgsTool<A> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<A> Clone for Derived<A> {
+impl<A> Clone for ArgsTool<A> {
     fn clone(&self) -> Self {
         *self
     }
 }
 
-impl<A> Copy for Derived<A> {}
+impl<A> Copy for ArgsTool<A> {}
 
-impl<A> fmt::Debug for Derived<A> {
+impl<A> fmt::Debug for ArgsTool<A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Derived<{}>", std::any::type_name::<A>())
+        write!(f, "ArgsTool<{}>", std::any::type_name::<A>())
     }
 }
 
 #[async_trait]
-impl<A: ToolArgs> Tool for Derived<A> {
+impl<A: ToolArgs> Tool for ArgsTool<A> {
     type Args = A;
 
     fn name(&self) -> Cow<'static, str> {

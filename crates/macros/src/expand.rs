@@ -128,8 +128,8 @@ fn expand_derive(
         #[automatically_derived]
         impl #ident {
             /// The tool these arguments define, to register with `Registry::builder().tool(…)`.
-            #vis fn tool() -> #krate::Derived<Self> {
-                #krate::Derived::new()
+            #vis fn tool() -> #krate::ArgsTool<Self> {
+                #krate::ArgsTool::new()
             }
         }
     }
@@ -214,8 +214,8 @@ fn expand_fn(
         #(#fn_docs)*
         ///
         /// Returns the tool, to register with `Registry::builder().tool(…)`.
-        #vis fn #fn_ident() -> #krate::Derived<#args_ident> {
-            #krate::Derived::new()
+        #vis fn #fn_ident() -> #krate::ArgsTool<#args_ident> {
+            #krate::ArgsTool::new()
         }
     }
 }

@@ -22,8 +22,8 @@ pub(crate) fn derive(input: &DeriveInput, krate: &TokenStream) -> TokenStream {
         }
 
         impl #ident {
-            #vis fn tool() -> #krate::Derived<Self> {
-                #krate::Derived::new()
+            #vis fn tool() -> #krate::ArgsTool<Self> {
+                #krate::ArgsTool::new()
             }
         }
     }
@@ -65,8 +65,8 @@ pub(crate) fn tool_fn(item: &ItemFn, name: &str, krate: &TokenStream) -> TokenSt
         }
 
         #[doc = #name]
-        #vis fn #fn_ident() -> #krate::Derived<#args_ident> {
-            #krate::Derived::new()
+        #vis fn #fn_ident() -> #krate::ArgsTool<#args_ident> {
+            #krate::ArgsTool::new()
         }
     }
 }

@@ -60,7 +60,7 @@ impl ReadFile {
         let sandbox = cx.state::<Sandbox>()?;
         let path = sandbox.resolve_existing(&self.path)?;
         let page = cx.page().unwrap_or_default();
-        let budget = cx.budget();
+        let budget = cx.allowance();
         let shown = sandbox.display(&path);
         blocking(move || read_page(&path, &shown, page, budget)).await
     }

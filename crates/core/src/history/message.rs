@@ -155,27 +155,21 @@ impl Block {
 }
 
 impl ToolResultBlock {
-    /// The text of the result: its string, or its text blocks joined by newlines.
-    pub fn text(&self) -> String {
+    /// The text of the result: its string (borrowed), or its text blocks joined by newlines.
+    pub fn text(&self) -> std::borrow::Cow<'_, str> {
         match &self.content {
-            None => String::new(),
-            Some(ResultContent::Text(text)) => text.clone(),
-            Some(ResultContent::Blocks(blocks)) => blocks
-                .iter()
-                .filter_map(|block| match block {
-                    Block::Text(text) => Some(text.text.as_str()),
-                    _ => None,
-                })
-                .collect::<Vec<_>>()
-                .join("\n"),
-        }
-    }
-
-    /// The text of the result, borrowed when the content is a single string.
-    pub fn text_cow(&self) -> std::borrow::Cow<'_, str> {
-        match &self.content {
+            None => std::borrow::Cow::Borrowed(""),
             Some(ResultContent::Text(text)) => std::borrow::Cow::Borrowed(text),
-            _ => std::borrow::Cow::Owned(self.text()),
+            Some(ResultContent::Blocks(blocks)) => std::borrow::Cow::Owned(
+                blocks
+                    .iter()
+                    .filter_map(|block| match block {
+                        Block::Text(text) => Some(text.text.as_str()),
+                        _ => None,
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            ),
         }
     }
 
@@ -226,7 +220,7 @@ impl Message {
     }
 
     /// A message of blocks.
-    pub fn blocks(role: Role, blocks: Vec<Block>) -> Self {
+    pub fn from_blocks(role: Role, blocks: Vec<Block>) -> Self {
         Message {
             role,
             content: Content::Blocks(blocks),
@@ -235,7 +229,7 @@ impl Message {
     }
 
     /// The blocks of the message (a text content reads as no blocks).
-    pub fn block_list(&self) -> &[Block] {
+    pub fn blocks(&self) -> &[Block] {
         match &self.content {
             Content::Blocks(blocks) => blocks,
             Content::Text(_) => &[],
@@ -244,12 +238,12 @@ impl Message {
 
     /// The tool uses of the message, in order.
     pub fn tool_uses(&self) -> impl Iterator<Item = &ToolUseBlock> {
-        self.block_list().iter().filter_map(Block::as_tool_use)
+        self.blocks().iter().filter_map(Block::as_tool_use)
     }
 
     /// The tool results of the message, in order.
     pub fn tool_results(&self) -> impl Iterator<Item = &ToolResultBlock> {
-        self.block_list().iter().filter_map(Block::as_tool_result)
+        self.blocks().iter().filter_map(Block::as_tool_result)
     }
 
     /// Whether the message has no content at all.

@@ -244,7 +244,7 @@ pub fn microcompact(history: &mut [Message], policy: &CompactPolicy) -> CompactR
                 continue;
             }
             let (new, before) = {
-                let text = result.text_cow();
+                let text = result.text();
                 if text.starts_with(SUMMARY_PREFIX) {
                     continue;
                 }

@@ -11,7 +11,7 @@
 //! // An interrupted turn: the call never got its result.
 //! let mut messages = vec![
 //!     Message::user("What is in Cargo.toml?"),
-//!     Message::blocks(Role::Assistant, vec![
+//!     Message::from_blocks(Role::Assistant, vec![
 //!         Block::tool_use("toolu_1", "read_file", json!({ "path": "Cargo.toml" })),
 //!     ]),
 //!     Message::user("Never mind."),

@@ -93,7 +93,7 @@ pub fn from_openai(messages: &[Value]) -> Result<(Option<String>, Vec<Message>),
                         .unwrap_or_else(|_| Value::String(arguments.to_owned()));
                     blocks.push(Block::tool_use(id, name, input));
                 }
-                out.push(Message::blocks(Role::Assistant, blocks));
+                out.push(Message::from_blocks(Role::Assistant, blocks));
             }
             other => return Err(error(&format!("unknown role `{other}`"))),
         }
@@ -191,7 +191,7 @@ fn user_message(blocks: Vec<Block>) -> Message {
     // A lone text reads back as plain string content.
     match blocks.as_slice() {
         [Block::Text(text)] if text.extra.is_empty() => Message::user(text.text.clone()),
-        _ => Message::blocks(Role::User, blocks),
+        _ => Message::from_blocks(Role::User, blocks),
     }
 }
 

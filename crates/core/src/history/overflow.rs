@@ -372,7 +372,7 @@ fn cut_result(result: &mut super::message::ToolResultBlock, chars: usize) -> usi
     if !result.is_text_only() || result.chars() <= chars {
         return 0;
     }
-    let mut text = result.text();
+    let mut text = result.text().into_owned();
     cut_string(&mut text, chars, &TrimStyle::default());
     result.content = Some(ResultContent::Text(text));
     1

@@ -201,7 +201,7 @@ fn visit(history: &[Message], found: &mut dyn FnMut(&dyn Fn() -> Violation)) {
         if message.is_empty() {
             found(&|| Violation::EmptyMessage { message: i });
         }
-        let blocks = message.block_list();
+        let blocks = message.blocks();
         match message.role {
             Role::Assistant => {
                 for (k, block) in blocks.iter().enumerate() {

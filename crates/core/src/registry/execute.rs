@@ -335,7 +335,7 @@ impl Turn {
         }
 
         let mut results = self
-            .budget_results(calls, outcomes, &caps, &initial, &pages, batch_budget)
+            .fit_results(calls, outcomes, &caps, &initial, &pages, batch_budget)
             .await;
         for (result, span) in results.iter_mut().zip(&spans) {
             span.record("original_chars", result.meta.original_chars);
@@ -440,7 +440,7 @@ impl Turn {
     }
 
     /// Turns outcomes into results: final allowances, artifacts for what overflows, post-trim.
-    async fn budget_results(
+    async fn fit_results(
         &self,
         calls: Vec<ToolCall>,
         outcomes: Vec<Option<Outcome>>,
@@ -704,7 +704,7 @@ async fn run_call(
         let _ = events.send(Event::CallStarted {
             call_id: cx.call_id().into(),
             tool: cx.tool_name().into(),
-            allowance: cx.budget(),
+            allowance: cx.allowance(),
         });
     }
     let call = async {

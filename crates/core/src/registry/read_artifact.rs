@@ -92,7 +92,7 @@ impl Tool for ReadArtifact {
             offset: args.offset,
             limit: args.limit,
             // Bytes bound chars from above, so the body fits whatever the text.
-            max_bytes: cx.budget().saturating_sub(HEADER_RESERVE),
+            max_bytes: cx.allowance().saturating_sub(HEADER_RESERVE),
         };
         let store = self.store.clone();
         let read_id = id.clone();
