@@ -43,7 +43,7 @@ fn bench_last_page(c: &mut Criterion) {
             let result = turn
                 .execute([ToolCall::new("bench", "read_file", args.clone())])
                 .await;
-            assert!(!result[0].is_error, "{}", result[0].content);
+            assert!(!result[0].is_error(), "{}", result[0].content);
             black_box(result[0].content.len())
         })
     });

@@ -194,7 +194,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                         "  {} {}: cut off by max_tokens, not run ({})",
                         result.call_id,
                         result.tool,
-                        result.meta.error_kind.unwrap_or("ran")
+                        result
+                            .meta
+                            .error_kind
+                            .map_or("ran", toolsmith::ErrorKind::as_str)
                     );
                 }
                 messages.push(Message::from_blocks(
@@ -240,7 +243,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                         result.tool,
                         result.content_chars(),
                         result.meta.original_chars,
-                        if result.meta.trimmed {
+                        if result.meta.trimmed() {
                             " (trimmed, artifact kept)"
                         } else {
                             ""

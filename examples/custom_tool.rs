@@ -89,7 +89,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     for result in results {
         println!(
             "call {} (error: {}):\n{}\n",
-            result.call_id, result.is_error, result.content
+            result.call_id,
+            result.is_error(),
+            result.content
         );
     }
     Ok(())

@@ -64,11 +64,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!(
             "{} error={} allowance={} original={} shown={} trimmed={} last line: {last}",
             result.call_id,
-            result.is_error,
+            result.is_error(),
             result.meta.allowance,
             result.meta.original_chars,
             result.content_chars(),
-            result.meta.trimmed,
+            result.meta.trimmed(),
         );
         if let Some(marker) = result
             .content

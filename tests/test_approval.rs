@@ -76,7 +76,10 @@ async fn a_denied_call_returns_its_reason_and_runs_nothing() {
         .execute([call("r", "read"), call("w", "write")])
         .await;
     assert_eq!(results[0].content, "ran");
-    assert_eq!(results[1].meta.error_kind, Some("denied"));
+    assert_eq!(
+        results[1].meta.error_kind,
+        Some(toolsmith::ErrorKind::Denied)
+    );
     assert!(
         results[1]
             .content
@@ -192,7 +195,12 @@ async fn an_approver_that_fails_or_hangs_denies() {
             .execute([call("w", "write")])
             .await
             .remove(0);
-        assert_eq!(result.meta.error_kind, Some("denied"), "{}", result.content);
+        assert_eq!(
+            result.meta.error_kind,
+            Some(toolsmith::ErrorKind::Denied),
+            "{}",
+            result.content
+        );
         assert!(result.content.contains(expected), "{}", result.content);
         assert_eq!(write.runs.load(Ordering::SeqCst), 0);
     }

@@ -244,9 +244,12 @@ async fn read_artifact_pages_within_its_budget() {
         )])
         .await;
     let text = &first[0].content;
-    assert!(!first[0].is_error, "{text}");
+    assert!(!first[0].is_error(), "{text}");
     assert!(text.chars().count() <= 3_000);
-    assert!(!first[0].meta.trimmed, "the reader pre-trims to its budget");
+    assert!(
+        !first[0].meta.trimmed(),
+        "the reader pre-trims to its budget"
+    );
     let header = text.lines().next().unwrap();
     assert!(
         header.starts_with(&format!("[artifact {id}: lines 1-")),

@@ -317,7 +317,7 @@ async fn the_registry_cuts_an_oversized_json_result_as_json() {
     assert_eq!(items.last().unwrap()["number"], 2_000);
     assert!(result.content_chars() <= 5_000);
     // Exact figures, and the artifact holds the tool's text as it was.
-    assert!(result.meta.trimmed);
+    assert!(result.meta.trimmed());
     assert_eq!(result.meta.original_chars, whole.chars().count());
     assert_eq!(result.meta.original_lines, whole.lines().count());
     let id = result.meta.artifact.clone().expect("stored");

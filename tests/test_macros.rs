@@ -80,8 +80,8 @@ impl DocFromFile {
 struct Explicit {}
 
 impl Explicit {
-    async fn run(self, _cx: &ToolContext) -> Result<String, String> {
-        Err("it always fails".to_owned())
+    async fn run(self, _cx: &ToolContext) -> Result<String, ToolError> {
+        Err(ToolError::failed("it always fails"))
     }
 }
 
@@ -223,7 +223,7 @@ async fn both_forms_run_through_the_registry() {
     .await;
     assert_eq!(results[0].content, "3");
     assert_eq!(results[1].content, "1: hi\n2: hi");
-    assert!(results[2].is_error);
+    assert!(results[2].is_error());
     assert_eq!(results[2].content, "Error: it always fails");
     assert!(
         results[3].content.contains("unknown field `txt`"),
@@ -257,7 +257,7 @@ async fn an_oversized_page_is_trimmed_with_the_next_offset() {
     )
     .await;
     let result = &results[0];
-    assert!(result.meta.trimmed);
+    assert!(result.meta.trimmed());
     assert!(result.content_chars() <= 600);
     let cut = result.meta.cut.as_ref().unwrap();
     let next = cut.next_offset.unwrap();
@@ -330,7 +330,7 @@ async fn read_file_rejects_large_file() {
     )
     .await;
     let text = &results[0].content;
-    assert!(results[0].is_error);
+    assert!(results[0].is_error());
     assert!(
         text.contains("Error:") && text.contains("exceeds maximum"),
         "{text}"
@@ -385,7 +385,10 @@ async fn a_limit_reads_part_of_a_file_too_large_to_read_whole() {
         )],
     )
     .await;
-    assert_eq!(whole[0].meta.error_kind, Some("too_large"));
+    assert_eq!(
+        whole[0].meta.error_kind,
+        Some(toolsmith::ErrorKind::TooLarge)
+    );
     let part = run(
         &registry,
         vec![ToolCall::new(
@@ -395,10 +398,190 @@ async fn a_limit_reads_part_of_a_file_too_large_to_read_whole() {
         )],
     )
     .await;
-    assert!(!part[0].is_error);
+    assert!(!part[0].is_error());
     assert_eq!(
         part[0].content,
         "Line 19998 of a file much larger than the budget\nLine 19999 of a file much larger than \
          the budget\n"
     );
+}
+
+/// Greets someone (no serde attributes: the macro's default refuses unknown fields).
+#[derive(Deserialize, JsonSchema, Tool)]
+struct Greet {
+    /// Who to greet.
+    name: Option<String>,
+}
+
+impl Greet {
+    async fn run(self, _cx: &ToolContext) -> Result<String, ToolError> {
+        Ok(format!(
+            "hello, {}",
+            self.name.as_deref().unwrap_or("world")
+        ))
+    }
+}
+
+/// Greets someone, ignoring fields it does not know.
+#[tool(allow_unknown_fields)]
+async fn greet_loosely(
+    /// Who to greet.
+    name: Option<String>,
+) -> Result<String, ToolError> {
+    Ok(format!("hello, {}", name.as_deref().unwrap_or("world")))
+}
+
+/// Greets someone, as a function.
+#[tool]
+async fn greet_strictly(
+    /// Who to greet.
+    name: Option<String>,
+) -> Result<String, ToolError> {
+    Ok(format!("hello, {}", name.as_deref().unwrap_or("world")))
+}
+
+#[tokio::test]
+async fn both_forms_refuse_unknown_fields_unless_the_tool_allows_them() {
+    let registry = Registry::builder()
+        .tool(Greet::tool())
+        .tool(greet_strictly())
+        .tool(greet_loosely())
+        .build()
+        .unwrap();
+    // A typo in an optional field's name: without the check, the default would silently run.
+    let typo = json!({ "nmae": "Ada" });
+    let results = run(
+        &registry,
+        vec![
+            ToolCall::new("a", "greet", typo.clone()),
+            ToolCall::new("b", "greet_strictly", typo.clone()),
+            ToolCall::new("c", "greet_loosely", typo),
+            ToolCall::new("d", "greet_strictly", json!({ "name": "Ada" })),
+        ],
+    )
+    .await;
+    for refused in &results[..2] {
+        assert_eq!(
+            refused.meta.error_kind,
+            Some(toolsmith::ErrorKind::InvalidArguments)
+        );
+        assert_eq!(
+            refused.content,
+            "Error: invalid arguments: unknown field `nmae`; the fields are name (string). \
+             Call the tool again with arguments that match its input schema."
+        );
+    }
+    assert_eq!(results[2].content, "hello, world", "allowed: ignored");
+    assert_eq!(results[3].content, "hello, Ada");
+    // The schema tells the model so: closed by default, open when allowed.
+    let schema = |name: &str| registry.get(name).unwrap().spec().input_schema.clone();
+    assert_eq!(schema("greet")["additionalProperties"], json!(false));
+    assert_eq!(
+        schema("greet_strictly")["additionalProperties"],
+        json!(false)
+    );
+    assert_eq!(schema("greet_loosely").get("additionalProperties"), None);
+}
+
+/// Adds two numbers given as text.
+#[tool]
+async fn add_text(
+    /// The first number.
+    a: String,
+    /// The second number.
+    b: String,
+) -> Result<String, ToolError> {
+    // `?` on any error type: ParseIntError is not a toolsmith type.
+    let sum = a.trim().parse::<i64>()? + b.trim().parse::<i64>()?;
+    Ok(sum.to_string())
+}
+
+#[derive(serde::Serialize)]
+struct Issue {
+    number: u32,
+    title: String,
+}
+
+/// Lists issues, as JSON.
+#[tool]
+async fn list_issues(
+    /// How many.
+    count: u32,
+) -> Result<toolsmith::Json<Vec<Issue>>, ToolError> {
+    Ok(toolsmith::Json(
+        (1..=count)
+            .map(|number| Issue {
+                number,
+                title: format!("issue number {number}"),
+            })
+            .collect(),
+    ))
+}
+
+#[tokio::test]
+async fn question_mark_takes_any_error_and_a_serialize_value_is_returned_as_json() {
+    let registry = Registry::builder()
+        .tool(add_text())
+        .tool(list_issues())
+        .budget(BudgetPolicy::default().with_batch_budget_chars(2_000))
+        .build()
+        .unwrap();
+    let results = run(
+        &registry,
+        vec![
+            ToolCall::new("a", "add_text", json!({ "a": "40", "b": " 2" })),
+            ToolCall::new("b", "add_text", json!({ "a": "forty", "b": "2" })),
+            ToolCall::new("c", "list_issues", json!({ "count": 2 })),
+            ToolCall::new("d", "list_issues", json!({ "count": 500 })),
+        ],
+    )
+    .await;
+    assert_eq!(results[0].content, "42");
+    assert_eq!(
+        results[1].meta.error_kind,
+        Some(toolsmith::ErrorKind::Other)
+    );
+    assert_eq!(results[1].content, "Error: invalid digit found in string");
+    assert_eq!(
+        results[2].content,
+        r#"[{"number":1,"title":"issue number 1"},{"number":2,"title":"issue number 2"}]"#
+    );
+    // Over its allowance, the JSON is cut to JSON that still parses.
+    let cut = &results[3];
+    assert!(cut.meta.trimmed(), "{}", cut.content);
+    assert!(cut.content_chars() <= cut.meta.allowance);
+    let (json, _marker) = cut
+        .content
+        .split_once("\n[toolsmith:")
+        .unwrap_or((&cut.content, ""));
+    let parsed: serde_json::Value = serde_json::from_str(json).expect(json);
+    assert!(parsed.is_array() || parsed.is_object(), "{parsed}");
+}
+
+#[test]
+fn a_file_error_names_the_path_and_converts_into_a_standard_error() {
+    let missing = std::fs::read_to_string("no/such/dir/build.log")
+        .map_err(|error| ToolError::io("no/such/dir/build.log", error))
+        .unwrap_err();
+    assert_eq!(missing.kind(), toolsmith::ErrorKind::NotFound);
+    assert_eq!(
+        missing.model_text(),
+        "Error: `no/such/dir/build.log` was not found."
+    );
+    // Without a path, `?` says what kind of thing failed, never the OS's "(os error 2)".
+    let bare: ToolError = std::fs::read("no/such/dir/build.log").unwrap_err().into();
+    assert_eq!(
+        bare.model_text(),
+        "Error: a file or directory the tool needed was not found."
+    );
+    // Code that wants a standard error gets one, with the cause kept.
+    fn read() -> Result<String, Box<dyn std::error::Error + Send + Sync>> {
+        Err(ToolError::failed_with(
+            "the index could not be read",
+            std::io::Error::other("disk on fire"),
+        ))?
+    }
+    let error = read().unwrap_err();
+    assert_eq!(error.to_string(), "the index could not be read");
+    assert_eq!(error.source().unwrap().to_string(), "disk on fire");
 }

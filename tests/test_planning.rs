@@ -49,9 +49,9 @@ async fn a_big_read_beside_a_small_one_gets_what_the_small_one_leaves() {
         ],
     )
     .await;
-    assert!(!results[0].is_error && !results[0].meta.trimmed);
+    assert!(!results[0].is_error() && !results[0].meta.trimmed());
     let big = &results[1];
-    assert!(!big.is_error, "{}", big.content);
+    assert!(!big.is_error(), "{}", big.content);
     // Before the plan, the big read saw its even share (40,000) and stopped there.
     assert!(big.meta.initial_allowance >= 75_000, "{:?}", big.meta);
     assert!(big.content_chars() >= 75_000, "{}", big.content_chars());
@@ -72,8 +72,8 @@ async fn a_30_kb_read_beside_tiny_calls_is_not_refused() {
     calls.extend((0..5).map(|i| ToolCall::new(format!("tiny{i}"), "emit", json!({ "lines": 3 }))));
     let results = run(&registry, calls).await;
     let read = &results[0];
-    assert!(!read.is_error, "{}", read.content);
-    assert!(!read.meta.trimmed, "{:?}", read.meta);
+    assert!(!read.is_error(), "{}", read.content);
+    assert!(!read.meta.trimmed(), "{:?}", read.meta);
     assert!(read.content.contains("   600\t"), "the last line is shown");
     assert!(
         results[1..]
@@ -96,8 +96,11 @@ async fn a_refused_read_leaves_its_allowance_to_the_others() {
     )
     .await;
     let refused = &results[0];
-    assert!(refused.is_error);
-    assert_eq!(refused.meta.error_kind, Some("too_large"));
+    assert!(refused.is_error());
+    assert_eq!(
+        refused.meta.error_kind,
+        Some(toolsmith::ErrorKind::TooLarge)
+    );
     // The refusal is judged against what the plan gave the read: the whole batch, less the
     // half share set aside for the call without an estimate (80,000 - 20,000 chars).
     assert!(
@@ -203,7 +206,7 @@ async fn a_small_file_is_read_whole_at_a_small_allowance() {
     .await;
     let page = &result[0];
     assert!(
-        !page.meta.trimmed,
+        !page.meta.trimmed(),
         "read_file fit its page itself: {}",
         page.content
     );
@@ -266,7 +269,7 @@ async fn refusals_in_a_huge_batch_still_say_why() {
     let results = registry.turn().execute(calls).await;
     assert_eq!(results.len(), 1_000);
     // 80 chars each: the calls past the caps are refused, and each refusal still says so.
-    let refused: Vec<&ToolResult> = results.iter().filter(|r| r.is_error).collect();
+    let refused: Vec<&ToolResult> = results.iter().filter(|r| r.is_error()).collect();
     assert_eq!(refused.len(), 995);
     for result in refused {
         assert!(result.content.chars().count() <= result.meta.allowance);

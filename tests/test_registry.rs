@@ -42,7 +42,7 @@ async fn three_calls_share_the_batch_budget_evenly() {
         assert_eq!(result.call_id, id);
         assert_eq!(result.meta.allowance, 26_666);
         assert_eq!(result.meta.original_chars, emitted_chars(5_000));
-        assert!(result.meta.trimmed);
+        assert!(result.meta.trimmed());
         assert!(result.content_chars() <= 26_666);
         assert!(result.content.starts_with("line 1\n"));
         assert!(result.content.ends_with("line 5000\n"));
@@ -81,7 +81,7 @@ async fn a_result_within_its_allowance_is_untouched() {
     let results = registry.turn().execute([emit("a", 100)]).await;
     let expected: String = (1..=100).map(|i| format!("line {i}\n")).collect();
     assert_eq!(results[0].content, expected);
-    assert!(!results[0].meta.trimmed);
+    assert!(!results[0].meta.trimmed());
 }
 
 #[tokio::test]
@@ -90,7 +90,10 @@ async fn fair_share_gives_a_small_results_slack_to_a_large_one() {
     let calls = || [emit("small", 10), emit("big", big)];
     let fair = Registry::builder().tool(Emit::default()).build().unwrap();
     let results = fair.turn().execute(calls()).await;
-    assert!(!results[1].meta.trimmed, "the big result fits in the slack");
+    assert!(
+        !results[1].meta.trimmed(),
+        "the big result fits in the slack"
+    );
     assert_eq!(results[1].meta.initial_allowance, 40_000);
     assert_eq!(results[1].content_chars(), emitted_chars(big));
     assert!(results[0].content_chars() + results[1].content_chars() <= 80_000);
@@ -101,7 +104,7 @@ async fn fair_share_gives_a_small_results_slack_to_a_large_one() {
         .build()
         .unwrap();
     let results = evenly.turn().execute(calls()).await;
-    assert!(results[1].meta.trimmed, "an even split wastes the slack");
+    assert!(results[1].meta.trimmed(), "an even split wastes the slack");
     assert!(results[1].content_chars() <= 40_000);
 }
 
@@ -176,7 +179,7 @@ async fn a_thousand_concurrent_calls_come_back_in_call_order() {
     assert_eq!(results.len(), 1_000);
     for (i, result) in results.iter().enumerate() {
         assert_eq!(result.call_id, format!("call_{i}"));
-        assert!(!result.is_error, "{}", result.content);
+        assert!(!result.is_error(), "{}", result.content);
         assert_eq!(result.content, format!("slept {} ms", (1_000 - i) / 50));
         assert!(result.content_chars() <= result.meta.allowance);
     }
@@ -198,13 +201,16 @@ async fn a_panicking_tool_does_not_disturb_its_neighbours() {
         ])
         .await;
     assert_eq!(results[0].content, "line 1\nline 2\nline 3\n");
-    assert!(results[1].is_error);
+    assert!(results[1].is_error());
     assert!(
         results[1].content.contains("index out of bounds"),
         "{}",
         results[1].content
     );
-    assert_eq!(results[1].meta.error_kind, Some("panicked"));
+    assert_eq!(
+        results[1].meta.error_kind,
+        Some(toolsmith::ErrorKind::Panicked)
+    );
     assert_eq!(results[2].content, "line 1\nline 2\n");
 }
 
@@ -221,8 +227,11 @@ async fn a_tool_timeout_stops_the_call() {
             ToolCall::new("fast", "sleep", json!({ "ms": 10 })),
         ])
         .await;
-    assert!(results[0].is_error);
-    assert_eq!(results[0].meta.error_kind, Some("timeout"));
+    assert!(results[0].is_error());
+    assert_eq!(
+        results[0].meta.error_kind,
+        Some(toolsmith::ErrorKind::Timeout)
+    );
     assert!(
         results[0].content.contains("did not finish within 1s"),
         "{}",
@@ -242,7 +251,10 @@ async fn the_registry_default_timeout_applies_to_tools_without_one() {
         .turn()
         .execute([ToolCall::new("slow", "sleep", json!({ "ms": 3_000 }))])
         .await;
-    assert_eq!(results[0].meta.error_kind, Some("timeout"));
+    assert_eq!(
+        results[0].meta.error_kind,
+        Some(toolsmith::ErrorKind::Timeout)
+    );
     assert!(results[0].content.contains("within 2s"));
 }
 
@@ -258,12 +270,18 @@ async fn cancelling_a_turn_answers_running_and_later_calls() {
             token.cancel();
         }
     );
-    assert!(results[0].is_error);
-    assert_eq!(results[0].meta.error_kind, Some("cancelled"));
+    assert!(results[0].is_error());
+    assert_eq!(
+        results[0].meta.error_kind,
+        Some(toolsmith::ErrorKind::Cancelled)
+    );
     let later = turn
         .execute([ToolCall::new("next", "sleep", json!({ "ms": 1 }))])
         .await;
-    assert_eq!(later[0].meta.error_kind, Some("cancelled"));
+    assert_eq!(
+        later[0].meta.error_kind,
+        Some(toolsmith::ErrorKind::Cancelled)
+    );
 }
 
 #[tokio::test]
@@ -291,7 +309,7 @@ async fn the_21st_call_of_a_turn_is_refused_with_a_result() {
             1,
         ))
         .await;
-    assert!(first.iter().all(|r| !r.is_error));
+    assert!(first.iter().all(|r| !r.is_error()));
     let second = turn
         .execute(calls(
             &["c", "d", "a", "b", "c", "d", "e", "e", "e", "e", "e"],
@@ -303,9 +321,12 @@ async fn the_21st_call_of_a_turn_is_refused_with_a_result() {
         11,
         "a refused call is answered, never dropped"
     );
-    assert!(second[..10].iter().all(|r| !r.is_error));
-    assert!(second[10].is_error);
-    assert_eq!(second[10].meta.error_kind, Some("cap_exceeded"));
+    assert!(second[..10].iter().all(|r| !r.is_error()));
+    assert!(second[10].is_error());
+    assert_eq!(
+        second[10].meta.error_kind,
+        Some(toolsmith::ErrorKind::CapExceeded)
+    );
     assert!(
         second[10].content.contains("max_calls_per_turn"),
         "{}",
@@ -324,12 +345,12 @@ async fn the_6th_call_of_one_tool_across_batches_is_refused() {
     let first = turn
         .execute((0..3).map(|i| emit(&format!("a{i}"), 1)))
         .await;
-    assert!(first.iter().all(|r| !r.is_error));
+    assert!(first.iter().all(|r| !r.is_error()));
     let second = turn
         .execute((0..3).map(|i| emit(&format!("b{i}"), 1)))
         .await;
-    assert!(!second[0].is_error && !second[1].is_error);
-    assert!(second[2].is_error);
+    assert!(!second[0].is_error() && !second[1].is_error());
+    assert!(second[2].is_error());
     assert!(
         second[2]
             .content
@@ -338,7 +359,7 @@ async fn the_6th_call_of_one_tool_across_batches_is_refused() {
         second[2].content
     );
     // A new turn starts counting afresh.
-    assert!(!registry.turn().execute([emit("c", 1)]).await[0].is_error);
+    assert!(!registry.turn().execute([emit("c", 1)]).await[0].is_error());
 }
 
 #[tokio::test]
@@ -352,7 +373,7 @@ async fn an_unknown_tool_lists_the_known_ones() {
         .turn()
         .execute([ToolCall::new("x", "reed_file", json!({}))])
         .await;
-    assert!(results[0].is_error);
+    assert!(results[0].is_error());
     assert_eq!(
         results[0].content,
         "Error: unknown tool `reed_file`. Available tools: emit, noop."
@@ -391,7 +412,7 @@ async fn arguments_that_are_not_json_or_miss_the_schema_are_errors_with_the_path
     assert!(
         results[..3]
             .iter()
-            .all(|r| r.meta.error_kind == Some("invalid_arguments"))
+            .all(|r| r.meta.error_kind == Some(toolsmith::ErrorKind::InvalidArguments))
     );
     assert_eq!(results[3].content, "line 1\n");
 }
@@ -408,7 +429,7 @@ async fn trimmed_output_is_kept_as_an_artifact_and_readable() {
     let mut turn = registry.turn();
     let results = turn.execute([emit("big", 1_000)]).await;
     let result = &results[0];
-    assert!(result.meta.trimmed);
+    assert!(result.meta.trimmed());
     assert!(result.content_chars() <= 2_000);
     let id = result.meta.artifact.clone().expect("stored");
     assert!(
@@ -426,7 +447,7 @@ async fn trimmed_output_is_kept_as_an_artifact_and_readable() {
             json!({ "id": id.as_str(), "offset": 500, "limit": 3 }),
         )])
         .await;
-    assert!(!page[0].is_error, "{}", page[0].content);
+    assert!(!page[0].is_error(), "{}", page[0].content);
     assert_eq!(
         page[0].content,
         format!(
@@ -461,8 +482,8 @@ async fn a_failing_store_never_fails_the_call() {
     let mut events = registry.subscribe();
     let results = registry.turn().execute([emit("big", 1_000)]).await;
     let result = &results[0];
-    assert!(!result.is_error);
-    assert!(result.meta.trimmed);
+    assert!(!result.is_error());
+    assert!(result.meta.trimmed());
     assert!(result.content_chars() <= 1_000);
     assert!(result.meta.artifact.is_none());
     assert!(

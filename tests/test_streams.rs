@@ -85,7 +85,7 @@ async fn a_stream_that_fits_comes_back_byte_for_byte() {
     let result = call(&registry, args).await;
     let expected: String = (1..=40).map(|i| format!("é😀 ok {i}\n")).collect();
     assert_eq!(result.content, expected);
-    assert!(!result.meta.trimmed && result.meta.artifact.is_none());
+    assert!(!result.meta.trimmed() && result.meta.artifact.is_none());
     assert_eq!(result.meta.original_chars, expected.chars().count());
     assert_eq!(result.meta.original_lines, 40);
 }
@@ -106,7 +106,7 @@ async fn a_long_stream_is_cut_once_with_exact_figures_and_kept_whole() {
     assert!(result.content.ends_with("row é 199999\nrow é 200000\n"));
     assert_eq!(result.meta.original_chars, expected.chars().count());
     assert_eq!(result.meta.original_lines, 200_000);
-    assert!(result.meta.trimmed);
+    assert!(result.meta.trimmed());
     let id = result
         .meta
         .artifact
@@ -135,8 +135,8 @@ async fn a_stream_that_fails_keeps_its_output_and_says_why() {
     let registry = registry(&store, 5_000);
     let args = json!({ "lines": 3, "text": "partial", "chunk": 4, "fail": true });
     let result = call(&registry, args).await;
-    assert!(result.is_error);
-    assert_eq!(result.meta.error_kind, Some("failed"));
+    assert!(result.is_error());
+    assert_eq!(result.meta.error_kind, Some(toolsmith::ErrorKind::Failed));
     assert_eq!(
         result.content,
         "partial 1\npartial 2\npartial 3\nError: the source went away"
@@ -186,7 +186,7 @@ async fn a_short_command_output_is_never_cut_to_make_room_for_a_marker() {
         .await
         .remove(0);
     assert_eq!(result.content, "$ echo hi\nhi\n[exit code: 0]\n");
-    assert!(!result.meta.trimmed);
+    assert!(!result.meta.trimmed());
 
     // An output just under its allowance keeps every line.
     let registry = std_registry(dir.path(), &store, 4_000);
@@ -201,7 +201,7 @@ async fn a_short_command_output_is_never_cut_to_make_room_for_a_marker() {
         )])
         .await
         .remove(0);
-    assert!(!result.meta.trimmed, "{}", result.content);
+    assert!(!result.meta.trimmed(), "{}", result.content);
     assert_eq!(
         result.content,
         format!("$ cat out.txt\n{lines}[exit code: 0]\n")
@@ -233,7 +233,7 @@ async fn a_huge_command_output_has_exact_figures() {
         header.chars().count() + 314_572_800 + 299 + 1 + footer.len()
     );
     assert_eq!(result.meta.original_lines, 1 + 300 + 1);
-    assert!(result.meta.trimmed);
+    assert!(result.meta.trimmed());
     assert!(result.meta.artifact.is_some(), "{:?}", result.meta);
     assert!(result.content_chars() <= 20_000);
     assert!(result.content.ends_with(footer));

@@ -63,10 +63,10 @@ fn symlink(target: &Path, link: &Path) {
 }
 
 fn assert_denied(result: &ToolResult, root: &Path) {
-    assert!(result.is_error, "{}", result.content);
+    assert!(result.is_error(), "{}", result.content);
     assert_eq!(
         result.meta.error_kind,
-        Some("permission_denied"),
+        Some(toolsmith::ErrorKind::PermissionDenied),
         "{}",
         result.content
     );
@@ -149,7 +149,7 @@ async fn a_symlink_loop_is_an_error() {
     symlink(&w.root.join("b"), &w.root.join("a"));
     symlink(&w.root.join("a"), &w.root.join("b"));
     let result = w.call("read_file", json!({ "path": "a" })).await;
-    assert!(result.is_error);
+    assert!(result.is_error());
     assert!(
         result.content.contains("symlink loop"),
         "{}",
@@ -194,7 +194,10 @@ async fn a_very_long_path_and_a_nul_byte_are_invalid_arguments() {
     let w = workspace();
     let long = "a/".repeat(3_000);
     let result = w.call("read_file", json!({ "path": long })).await;
-    assert_eq!(result.meta.error_kind, Some("invalid_arguments"));
+    assert_eq!(
+        result.meta.error_kind,
+        Some(toolsmith::ErrorKind::InvalidArguments)
+    );
     assert!(
         result.content.contains("limited to 4096 bytes"),
         "{}",
@@ -204,11 +207,14 @@ async fn a_very_long_path_and_a_nul_byte_are_invalid_arguments() {
     let result = w
         .call("write_file", json!({ "path": component, "content": "x" }))
         .await;
-    assert!(result.is_error, "{}", result.content);
+    assert!(result.is_error(), "{}", result.content);
     let result = w
         .call("write_file", json!({ "path": "a\u{0}b", "content": "x" }))
         .await;
-    assert_eq!(result.meta.error_kind, Some("invalid_arguments"));
+    assert_eq!(
+        result.meta.error_kind,
+        Some(toolsmith::ErrorKind::InvalidArguments)
+    );
     assert!(result.content.contains("NUL byte"));
     assert_eq!(
         fs::read_dir(&w.root).unwrap().count(),
@@ -228,7 +234,7 @@ async fn a_missing_parent_directory_is_not_created() {
         .await;
     assert_eq!(
         result.meta.error_kind,
-        Some("not_found"),
+        Some(toolsmith::ErrorKind::NotFound),
         "{}",
         result.content
     );
@@ -245,7 +251,7 @@ async fn read_file_rejects_a_200_kb_file_with_its_estimate() {
     let w = workspace();
     fs::write(w.root.join("large.txt"), "x".repeat(200_000)).unwrap();
     let result = w.call("read_file", json!({ "path": "large.txt" })).await;
-    assert!(result.is_error);
+    assert!(result.is_error());
     assert!(result.content.contains("Error:") && result.content.contains("exceeds maximum"));
     // 200,000 bytes in one line, plus 7 chars of line number: ~50,002 tokens, over 20,000
     // (the batch budget of 80,000 chars).
@@ -298,7 +304,7 @@ async fn read_file_refuses_binary_and_reports_invalid_utf8() {
     );
     fs::write(w.root.join("latin1.txt"), b"caf\xe9\nok\n").unwrap();
     let latin = w.call("read_file", json!({ "path": "latin1.txt" })).await;
-    assert!(!latin.is_error);
+    assert!(!latin.is_error());
     assert!(
         latin
             .content
@@ -364,7 +370,7 @@ async fn write_then_edit_and_failed_edits_leave_the_file_as_it_was() {
         "Edited `notes.md`: replaced 1 occurrence at line 2 (1 lines out, 2 in)."
     );
     let all = json!({ "path": "notes.md", "old_string": "alpha", "new_string": "A", "replace_all": true });
-    assert!(!w.call("edit_file", all).await.is_error);
+    assert!(!w.call("edit_file", all).await.is_error());
     assert_eq!(
         fs::read_to_string(w.root.join("notes.md")).unwrap(),
         "A\nb\nb\nA\n"
@@ -438,11 +444,14 @@ async fn grep_finds_lines_with_context_and_refuses_too_many() {
         "notes.txt:1:panic! in notes\n--\nsrc/a.rs-2-    let x = 1;\nsrc/a.rs:3:    panic!(\"boom\");\nsrc/a.rs-4-}\n"
     );
     let bad = w.call("grep", json!({ "pattern": "(" })).await;
-    assert_eq!(bad.meta.error_kind, Some("invalid_arguments"));
+    assert_eq!(
+        bad.meta.error_kind,
+        Some(toolsmith::ErrorKind::InvalidArguments)
+    );
     let lines: String = (0..500).map(|i| format!("match {i}\n")).collect();
     fs::write(w.root.join("big.txt"), lines).unwrap();
     let many = w.call("grep", json!({ "pattern": "match" })).await;
-    assert!(many.is_error, "{}", many.content);
+    assert!(many.is_error(), "{}", many.content);
     assert!(
         many.content.contains("matched 500 lines in 1 files"),
         "{}",
@@ -469,14 +478,14 @@ async fn grep_streams_a_large_result_whole_into_its_artifact() {
             json!({ "pattern": "match", "max_results": 100_000 }),
         )
         .await;
-    assert!(!found.is_error, "{}", found.content);
+    assert!(!found.is_error(), "{}", found.content);
     let expected: String = (0..60_000)
         .map(|i| format!("big.txt:{}:match {i}\n", i + 1))
         .collect();
     // Exact figures for the whole output, which far outgrows grep's 30,000-char cap.
     assert_eq!(found.meta.original_chars, expected.chars().count());
     assert_eq!(found.meta.original_lines, 60_000);
-    assert!(found.meta.trimmed);
+    assert!(found.meta.trimmed());
     assert!(found.content_chars() <= 30_000);
     // Grep keeps its head: the first matches come first.
     assert!(found.content.starts_with("big.txt:1:match 0\n"));
@@ -498,7 +507,7 @@ async fn run_command_reports_exit_codes_and_merges_streams() {
         )
         .await;
     assert!(
-        !result.is_error,
+        !result.is_error(),
         "a failing command is a result, not a tool error"
     );
     assert_eq!(
@@ -548,7 +557,7 @@ async fn a_timeout_kills_the_command_and_its_children() {
             json!({ "command": script, "timeout_secs": 2 }),
         )
         .await;
-    assert!(result.is_error);
+    assert!(result.is_error());
     assert!(
         result.content.contains("did not finish within 2s"),
         "{}",
@@ -633,7 +642,7 @@ async fn a_long_output_keeps_head_and_tail_and_spools_the_rest() {
     assert!(full.ends_with("200000\nerror: the end\n[exit code: 0]\n"));
     assert_eq!(result.meta.original_chars, full.chars().count());
     assert_eq!(result.meta.original_lines, 200_003);
-    assert!(result.meta.trimmed);
+    assert!(result.meta.trimmed());
     assert_eq!(result.meta.artifact, Some(id));
 }
 
@@ -678,8 +687,11 @@ async fn the_tools_need_a_sandbox() {
 async fn arguments_that_are_not_an_object_are_refused_with_the_fields() {
     let w = workspace();
     let result = w.call("write_file", json!(["a.txt", "x"])).await;
-    assert!(result.is_error, "{}", result.content);
-    assert_eq!(result.meta.error_kind, Some("invalid_arguments"));
+    assert!(result.is_error(), "{}", result.content);
+    assert_eq!(
+        result.meta.error_kind,
+        Some(toolsmith::ErrorKind::InvalidArguments)
+    );
     assert!(
         result.content.contains("got an array"),
         "{}",
@@ -697,7 +709,7 @@ async fn arguments_that_are_not_an_object_are_refused_with_the_fields() {
         let result = w.call("read_file", args.clone()).await;
         assert_eq!(
             result.meta.error_kind,
-            Some("invalid_arguments"),
+            Some(toolsmith::ErrorKind::InvalidArguments),
             "{args}: {}",
             result.content
         );
@@ -739,7 +751,7 @@ async fn io_errors_name_the_path_and_what_to_do() {
     let write_dot = w
         .call("write_file", json!({ "path": ".", "content": "x" }))
         .await;
-    assert!(write_dot.is_error);
+    assert!(write_dot.is_error());
     assert!(
         write_dot.content.contains("`.` is a directory"),
         "{}",
@@ -768,7 +780,10 @@ async fn io_errors_name_the_path_and_what_to_do() {
         return;
     }
     let read = w.call("read_file", json!({ "path": "locked.txt" })).await;
-    assert_eq!(read.meta.error_kind, Some("permission_denied"));
+    assert_eq!(
+        read.meta.error_kind,
+        Some(toolsmith::ErrorKind::PermissionDenied)
+    );
     assert!(read.content.contains("`locked.txt`"), "{}", read.content);
     assert!(!read.content.contains("os error"), "{}", read.content);
 }
@@ -806,7 +821,7 @@ async fn a_fifo_is_refused_by_every_file_tool_without_blocking() {
     let write = bounded(&w, "write_file", json!({ "path": "pipe", "content": "x" })).await;
     assert!(write.content.contains("named pipe"), "{}", write.content);
     let grep = bounded(&w, "grep", json!({ "pattern": "x" })).await;
-    assert!(!grep.is_error, "{}", grep.content);
+    assert!(!grep.is_error(), "{}", grep.content);
     // Many at once: none holds a thread for long.
     let calls: Vec<ToolCall> = (0..64)
         .map(|i| ToolCall::new(format!("c{i}"), "read_file", json!({ "path": "pipe" })))
@@ -843,7 +858,7 @@ async fn replace_all_refuses_a_result_over_the_limit_before_building_it() {
             }),
         )
         .await;
-    assert!(result.is_error, "{}", result.content);
+    assert!(result.is_error(), "{}", result.content);
     assert!(
         result
             .content
@@ -866,7 +881,7 @@ async fn grep_holds_a_bounded_part_of_huge_lines() {
     fs::write(w.root.join("long.txt"), &long).unwrap();
     fs::write(w.root.join("short.txt"), "a needle\n").unwrap();
     let found = w.call("grep", json!({ "pattern": "needle" })).await;
-    assert!(!found.is_error, "{}", found.content);
+    assert!(!found.is_error(), "{}", found.content);
     assert!(
         found.content.contains("short.txt:1:a needle\n"),
         "{}",
@@ -952,7 +967,10 @@ async fn a_schema_mismatch_names_the_field_and_lists_the_fields_expected() {
     let result = w
         .call("write_file", json!({ "path": "a.txt", "contnet": "x" }))
         .await;
-    assert_eq!(result.meta.error_kind, Some("invalid_arguments"));
+    assert_eq!(
+        result.meta.error_kind,
+        Some(toolsmith::ErrorKind::InvalidArguments)
+    );
     assert!(result.content.contains("contnet"), "{}", result.content);
     assert!(
         result
@@ -983,11 +1001,11 @@ async fn a_schema_mismatch_names_the_field_and_lists_the_fields_expected() {
     assert!(
         results[..5]
             .iter()
-            .all(|r| r.meta.error_kind == Some("invalid_arguments"))
+            .all(|r| r.meta.error_kind == Some(toolsmith::ErrorKind::InvalidArguments))
     );
     assert_eq!(
         results[5].meta.error_kind,
-        Some("cap_exceeded"),
+        Some(toolsmith::ErrorKind::CapExceeded),
         "{}",
         results[5].content
     );
@@ -1013,10 +1031,13 @@ async fn a_call_cut_off_by_the_output_limit_is_answered_without_running() {
         .execute_response(calls, toolsmith::StopReason::from_provider("max_tokens"))
         .await;
     assert_eq!(results.len(), 2);
-    assert!(!results[0].is_error, "{}", results[0].content);
+    assert!(!results[0].is_error(), "{}", results[0].content);
     assert!(w.root.join("a.txt").exists());
     assert_eq!(results[1].call_id, "c2");
-    assert_eq!(results[1].meta.error_kind, Some("cut_off"));
+    assert_eq!(
+        results[1].meta.error_kind,
+        Some(toolsmith::ErrorKind::CutOff)
+    );
     assert!(
         results[1].content.contains("output token limit")
             && results[1].content.contains("split the work"),
@@ -1039,7 +1060,7 @@ async fn a_call_cut_off_by_the_output_limit_is_answered_without_running() {
     let results = turn
         .execute_response(calls, toolsmith::StopReason::from_provider("tool_use"))
         .await;
-    assert!(!results[0].is_error, "{}", results[0].content);
+    assert!(!results[0].is_error(), "{}", results[0].content);
 }
 
 #[tokio::test]
@@ -1098,7 +1119,7 @@ async fn a_command_reads_only_what_its_policy_lists() {
         )])
         .await
         .remove(0);
-    assert!(!result.is_error, "{}", result.content);
+    assert!(!result.is_error(), "{}", result.content);
     assert!(result.content.contains("inside\n"), "{}", result.content);
     assert!(result.content.contains("listed\n"), "{}", result.content);
     assert!(

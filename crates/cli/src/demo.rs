@@ -144,9 +144,12 @@ fn print_table(results: &[ToolResult]) {
         "call", "tool", "share", "allowance", "original", "lines", "shown"
     );
     for r in results {
-        let artifact = match (&r.meta.artifact, r.is_error) {
+        let artifact = match (&r.meta.artifact, r.is_error()) {
             (Some(id), _) => id.as_str().to_owned(),
-            (None, true) => format!("(error: {})", r.meta.error_kind.unwrap_or("failed")),
+            (None, true) => format!(
+                "(error: {})",
+                r.meta.error_kind.unwrap_or(toolsmith::ErrorKind::Failed)
+            ),
             (None, false) => "-".to_owned(),
         };
         println!(

@@ -240,7 +240,7 @@ async fn run(command: Command) -> Result<ExitCode, Failure> {
                     println!();
                 }
             }
-            Ok(if result.is_error {
+            Ok(if result.is_error() {
                 ExitCode::FAILURE
             } else {
                 ExitCode::SUCCESS
@@ -267,7 +267,7 @@ async fn run(command: Command) -> Result<ExitCode, Failure> {
                         "tool_use_id": r.call_id,
                         "content": r.content,
                     });
-                    if r.is_error {
+                    if r.is_error() {
                         block["is_error"] = json!(true);
                     }
                     block
@@ -414,12 +414,12 @@ fn result_json(result: &ToolResult) -> Value {
     json!({
         "call_id": result.call_id,
         "tool": result.tool,
-        "is_error": result.is_error,
+        "is_error": result.is_error(),
         "content": result.content,
         "allowance": meta.allowance,
         "original_chars": meta.original_chars,
         "original_lines": meta.original_lines,
-        "trimmed": meta.trimmed,
+        "trimmed": meta.trimmed(),
         "kept": kept,
         "artifact": meta.artifact.as_ref().map(|id| id.as_str().to_owned()),
         "artifact_error": meta.artifact_error,
@@ -442,9 +442,12 @@ fn table(results: &[ToolResult]) -> String {
             r.meta.allowance,
             r.meta.original_chars,
             r.content_chars(),
-            match (&r.meta.artifact, r.is_error) {
+            match (&r.meta.artifact, r.is_error()) {
                 (Some(id), _) => id.as_str().to_owned(),
-                (None, true) => format!("(error: {})", r.meta.error_kind.unwrap_or("failed")),
+                (None, true) => format!(
+                    "(error: {})",
+                    r.meta.error_kind.unwrap_or(toolsmith::ErrorKind::Failed)
+                ),
                 (None, false) => "-".to_owned(),
             }
         ));

@@ -479,10 +479,10 @@ async fn client_tools_run_in_a_registry_beside_local_ones_under_its_rules() {
         results[0].content
     );
     assert_eq!(results[1].content, "remote");
-    assert!(results[2].is_error, "{}", results[2].content);
+    assert!(results[2].is_error(), "{}", results[2].content);
     assert_eq!(
         results[2].meta.error_kind,
-        Some("timeout"),
+        Some(toolsmith::ErrorKind::Timeout),
         "{}",
         results[2].content
     );

@@ -99,6 +99,7 @@
 //! | `destructive` | a change it makes may destroy or overwrite data |
 //! | `idempotent` | calling it again with the same arguments changes nothing more |
 //! | `open_world` | it reaches outside a closed domain, such as the network |
+//! | `allow_unknown_fields` | accept argument fields the schema does not list (by default a call naming one is refused as invalid arguments, so a model's typo is caught) |
 //! | `size_hint = path` | `async fn(&Args, &ToolContext) -> Result<Option<SizeHint>, ToolError>` |
 //! | `crate = "path"` | where `toolsmith` is, if it was renamed |
 //!
@@ -132,7 +133,7 @@
 //! for result in turn.execute(calls).await {
 //!     // Four calls share 80,000 chars: each result is trimmed to its 20,000.
 //!     assert!(result.content.chars().count() <= 20_000);
-//!     assert!(result.meta.trimmed);
+//!     assert!(result.meta.trimmed());
 //!     assert!(result.content.contains("[toolsmith: output truncated"));
 //! }
 //! # Ok(())
@@ -174,7 +175,9 @@ pub use artifacts::{
 };
 pub use budget::{BudgetError, BudgetPolicy, SplitStrategy, WindowBudget};
 pub use context::{Audience, CallSummary, Event, Page, State, ToolContext};
-pub use output::{Cap, Confinement, OutputStream, ResultMeta, ToolError, ToolOutput, ToolResult};
+pub use output::{
+    Cap, Confinement, ErrorKind, Json, OutputStream, ResultMeta, ToolError, ToolOutput, ToolResult,
+};
 pub use registry::{
     Arguments, BuildError, READ_ARTIFACT, ReadArtifact, Registry, RegistryBuilder, StopReason,
     ToolCall, Turn, is_valid_tool_name,
@@ -184,7 +187,7 @@ pub use tokens::O200k;
 pub use tokens::{CharsPerToken, TokenCounter};
 pub use tool::{
     ArgsTool, BoxFuture, DynTool, SizeHint, Tool, ToolAnnotations, ToolArgs, ToolLimits, ToolSpec,
-    deserialize_args, into_dyn, schema_of, with_spec,
+    close_schema, deserialize_args, into_dyn, schema_of, with_spec,
 };
 
 #[cfg(feature = "macros")]
@@ -212,7 +215,9 @@ pub mod __private {
     /// What a tool function or `run` method may return.
     #[diagnostic::on_unimplemented(
         message = "a tool must return `Result<T, E>` where `T: Into<ToolOutput>` (a `String`, \
-                   `&str` or `ToolOutput`) and `E: Into<ToolError>`; `{Self}` is not",
+                   `&str`, `ToolOutput` or `Json<_>`) and `E: Into<ToolError>` (a `ToolError`, \
+                   or any `std::error::Error + Send + Sync + 'static`; a message is \
+                   `ToolError::failed(\"…\")`); `{Self}` is not",
         label = "the tool's result"
     )]
     pub trait IntoToolResult {
@@ -227,6 +232,16 @@ pub mod __private {
     {
         fn into_tool_result(self) -> Result<ToolOutput, ToolError> {
             self.map(Into::into).map_err(Into::into)
+        }
+    }
+
+    impl<T, E> IntoToolResult for Result<crate::Json<T>, E>
+    where
+        T: serde::Serialize,
+        E: Into<ToolError>,
+    {
+        fn into_tool_result(self) -> Result<ToolOutput, ToolError> {
+            ToolOutput::json(&self.map_err(Into::into)?.0)
         }
     }
 }

@@ -178,6 +178,29 @@ impl ToolOutput {
     }
 }
 
+/// A tool's result as JSON: a tool function returns `Ok(Json(value))` for any `Serialize`
+/// value, and the model reads it as compact JSON, cut (over its allowance) to JSON that is still
+/// valid, as [`ToolOutput::json`] is.
+///
+/// ```
+/// use serde::Serialize;
+/// use toolsmith::{Json, ToolError, tool};
+///
+/// #[derive(Serialize)]
+/// struct Issue {
+///     number: u32,
+///     title: String,
+/// }
+///
+/// /// Lists the open issues.
+/// #[tool]
+/// async fn open_issues() -> Result<Json<Vec<Issue>>, ToolError> {
+///     Ok(Json(vec![Issue { number: 7, title: "Budget split".into() }]))
+/// }
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Json<T>(pub T);
+
 impl From<String> for ToolOutput {
     fn from(text: String) -> Self {
         ToolOutput::text(text)
@@ -193,20 +216,38 @@ impl From<&str> for ToolOutput {
 /// The failure of one tool call.
 ///
 /// Two texts describe each error: [`Display`](fmt::Display) is for operators (logs, tracing;
-/// it includes sources through [`Error::source`](StdError::source)), and
+/// the underlying error is [`source`](ToolError::source)), and
 /// [`model_text`](ToolError::model_text) is what the model reads in the `is_error` tool result:
 /// what went wrong and what to do next, without internals.
-#[derive(Debug, thiserror::Error)]
+///
+/// `?` converts any error into a `ToolError`: an [`io::Error`](std::io::Error) becomes
+/// `NotFound`, `PermissionDenied` or `Failed` by its kind (a tool that knows the path should
+/// use [`ToolError::io`], which names it); any other `std::error::Error + Send + Sync + 'static`
+/// (a `ParseIntError`, a `serde_json::Error`, your own) becomes [`Other`](ToolError::Other), its
+/// text and causes shown to the model. A message of your own is
+/// [`ToolError::failed`]`("…")`. Like `anyhow::Error`, and for the same reason (that
+/// conversion), `ToolError` does not implement `std::error::Error` itself; it converts into
+/// `Box<dyn Error + Send + Sync>` for code that needs one.
+///
+/// ```
+/// use toolsmith::{ErrorKind, ToolError};
+///
+/// fn parse(count: &str) -> Result<u32, ToolError> {
+///     Ok(count.parse::<u32>()?)
+/// }
+/// let error = parse("twelve").unwrap_err();
+/// assert_eq!(error.kind(), ErrorKind::Other);
+/// assert_eq!(error.model_text(), "Error: invalid digit found in string");
+/// ```
+#[derive(Debug)]
 #[non_exhaustive]
 pub enum ToolError {
     /// The arguments are not JSON, or do not match the tool's input schema.
-    #[error("invalid arguments: {message}")]
     InvalidArguments {
         /// What is wrong, with the field path when there is one (`path.offset: invalid type …`).
         message: String,
     },
     /// The work would produce more than the allowance; refused before it was done.
-    #[error("{what} (~{estimated_tokens} tokens) exceeds the cap of {max_tokens} tokens")]
     TooLarge {
         /// What is too large, capitalised: `File content`, `Command output`.
         what: String,
@@ -218,34 +259,27 @@ pub enum ToolError {
         suggestion: String,
     },
     /// Something the call names does not exist.
-    #[error("not found: {what}")]
     NotFound {
         /// What was not found, e.g. ``file `src/lib.rs` ``.
         what: String,
     },
     /// The call asked for something outside what the tool may touch.
-    #[error("permission denied: {message}")]
     PermissionDenied {
         /// What was refused and why, e.g. the workspace root a path escapes.
         message: String,
     },
     /// The call did not finish within its timeout and was stopped.
-    #[error("timed out after {}", DisplayDuration(*.0))]
     Timeout(Duration),
     /// The call was cancelled (its turn was cancelled) before it finished.
-    #[error("cancelled")]
     Cancelled,
     /// The tool failed for any other reason.
-    #[error("{message}")]
     Failed {
         /// A model-readable account of the failure.
         message: String,
         /// The underlying error, for operators.
-        #[source]
         source: Option<Box<dyn StdError + Send + Sync>>,
     },
     /// The model named a tool the registry does not have. Produced by the registry.
-    #[error("unknown tool `{name}`")]
     UnknownTool {
         /// The name the model used.
         name: String,
@@ -253,13 +287,11 @@ pub enum ToolError {
         known: Vec<String>,
     },
     /// The tool panicked. Produced by the registry; the other calls of the batch are unaffected.
-    #[error("tool panicked: {message}")]
     Panicked {
         /// The panic message, when it was a string.
         message: String,
     },
     /// A per-turn call cap was reached, so this call was not run. Produced by the registry.
-    #[error("{cap} reached ({limit} calls)")]
     CapExceeded {
         /// Which cap.
         cap: Cap,
@@ -269,10 +301,10 @@ pub enum ToolError {
     /// The model's response stopped on its output limit while writing this call, so its
     /// arguments may be cut short; it was not run. Produced by the registry (see
     /// [`Turn::execute_response`](crate::Turn::execute_response)).
-    #[error("cut off by the output limit; not run")]
     CutOff,
+    /// Any other error, converted by `?`: its text and its causes are what the model reads.
+    Other(Box<dyn StdError + Send + Sync>),
     /// The approval policy denied the call, so it was not run. Produced by the registry.
-    #[error("denied: {reason}")]
     Denied {
         /// Why, as the model reads it.
         reason: String,
@@ -399,6 +431,7 @@ impl ToolError {
                 "Error: the call was cancelled before it finished; it returned nothing.".to_owned()
             }
             ToolError::Failed { message, .. } => format!("Error: {message}"),
+            ToolError::Other(error) => format!("Error: {}", Chain(&**error)),
             ToolError::UnknownTool { name, known } => {
                 if known.is_empty() {
                     format!("Error: unknown tool `{name}`; no tools are available.")
@@ -437,44 +470,214 @@ impl ToolError {
         }
     }
 
-    /// A short, stable name of the error's kind, for logs and metrics: `invalid_arguments`,
-    /// `too_large`, `not_found`, `permission_denied`, `timeout`, `cancelled`, `failed`,
-    /// `unknown_tool`, `panicked`, `cap_exceeded`, `cut_off`, `denied`.
-    pub fn kind(&self) -> &'static str {
+    /// The error's kind, for logs, metrics and code that reacts to it.
+    pub fn kind(&self) -> ErrorKind {
         match self {
-            ToolError::InvalidArguments { .. } => "invalid_arguments",
-            ToolError::TooLarge { .. } => "too_large",
-            ToolError::NotFound { .. } => "not_found",
-            ToolError::PermissionDenied { .. } => "permission_denied",
-            ToolError::Timeout(_) => "timeout",
-            ToolError::Cancelled => "cancelled",
-            ToolError::Failed { .. } => "failed",
-            ToolError::UnknownTool { .. } => "unknown_tool",
-            ToolError::Panicked { .. } => "panicked",
-            ToolError::CapExceeded { .. } => "cap_exceeded",
-            ToolError::CutOff => "cut_off",
-            ToolError::Denied { .. } => "denied",
+            ToolError::InvalidArguments { .. } => ErrorKind::InvalidArguments,
+            ToolError::TooLarge { .. } => ErrorKind::TooLarge,
+            ToolError::NotFound { .. } => ErrorKind::NotFound,
+            ToolError::PermissionDenied { .. } => ErrorKind::PermissionDenied,
+            ToolError::Timeout(_) => ErrorKind::Timeout,
+            ToolError::Cancelled => ErrorKind::Cancelled,
+            ToolError::Failed { .. } => ErrorKind::Failed,
+            ToolError::Other(_) => ErrorKind::Other,
+            ToolError::UnknownTool { .. } => ErrorKind::UnknownTool,
+            ToolError::Panicked { .. } => ErrorKind::Panicked,
+            ToolError::CapExceeded { .. } => ErrorKind::CapExceeded,
+            ToolError::CutOff => ErrorKind::CutOff,
+            ToolError::Denied { .. } => ErrorKind::Denied,
+        }
+    }
+
+    /// The underlying error, for operators: the source of [`Failed`](ToolError::Failed), the
+    /// error of [`Other`](ToolError::Other).
+    pub fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        match self {
+            ToolError::Failed {
+                source: Some(source),
+                ..
+            } => Some(&**source),
+            ToolError::Other(error) => Some(&**error),
+            _ => None,
+        }
+    }
+
+    /// A file operation's failure, naming the path the model gave: `` `notes.md` was not
+    /// found``, the operating system denying access to it (and what to do), `` `src` is a
+    /// directory``, or the OS's own words (without its `(os error N)` suffix). The error is kept
+    /// as the source.
+    ///
+    /// ```
+    /// use toolsmith::ToolError;
+    ///
+    /// let missing = std::fs::read_to_string("no/such/file.log")
+    ///     .map_err(|error| ToolError::io("no/such/file.log", error))
+    ///     .unwrap_err();
+    /// assert_eq!(missing.model_text(), "Error: `no/such/file.log` was not found.");
+    /// ```
+    pub fn io(path: impl fmt::Display, error: std::io::Error) -> Self {
+        use std::io::ErrorKind as Io;
+        match error.kind() {
+            Io::NotFound => ToolError::not_found(format!("`{path}`")),
+            Io::PermissionDenied => ToolError::permission_denied(format!(
+                "the operating system denies access to `{path}`; its permissions do not allow \
+                 it. Use another file, or ask the user to change them"
+            )),
+            Io::IsADirectory => {
+                ToolError::invalid_arguments(format!("path: `{path}` is a directory, not a file"))
+            }
+            _ => ToolError::failed_with(format!("`{path}`: {}", os_words(&error)), error),
         }
     }
 }
 
-impl From<String> for ToolError {
-    fn from(message: String) -> Self {
-        ToolError::failed(message)
+/// What kind of failure a [`ToolError`] is: stable across releases, for logs, metrics and code
+/// that reacts to an error (the registry retries nothing; a caller may).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// [`ToolError::InvalidArguments`].
+    InvalidArguments,
+    /// [`ToolError::TooLarge`].
+    TooLarge,
+    /// [`ToolError::NotFound`].
+    NotFound,
+    /// [`ToolError::PermissionDenied`].
+    PermissionDenied,
+    /// [`ToolError::Timeout`].
+    Timeout,
+    /// [`ToolError::Cancelled`].
+    Cancelled,
+    /// [`ToolError::Failed`].
+    Failed,
+    /// [`ToolError::Other`]: an error converted by `?`.
+    Other,
+    /// [`ToolError::UnknownTool`].
+    UnknownTool,
+    /// [`ToolError::Panicked`].
+    Panicked,
+    /// [`ToolError::CapExceeded`].
+    CapExceeded,
+    /// [`ToolError::CutOff`].
+    CutOff,
+    /// [`ToolError::Denied`].
+    Denied,
+}
+
+impl ErrorKind {
+    /// The kind's name in snake case, as `--json`, tracing and MCP report it: `invalid_arguments`,
+    /// `too_large`, `not_found`, `permission_denied`, `timeout`, `cancelled`, `failed`, `other`,
+    /// `unknown_tool`, `panicked`, `cap_exceeded`, `cut_off`, `denied`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::InvalidArguments => "invalid_arguments",
+            ErrorKind::TooLarge => "too_large",
+            ErrorKind::NotFound => "not_found",
+            ErrorKind::PermissionDenied => "permission_denied",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Cancelled => "cancelled",
+            ErrorKind::Failed => "failed",
+            ErrorKind::Other => "other",
+            ErrorKind::UnknownTool => "unknown_tool",
+            ErrorKind::Panicked => "panicked",
+            ErrorKind::CapExceeded => "cap_exceeded",
+            ErrorKind::CutOff => "cut_off",
+            ErrorKind::Denied => "denied",
+        }
     }
 }
 
-impl From<&str> for ToolError {
-    fn from(message: &str) -> Self {
-        ToolError::failed(message)
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
-/// An I/O error without a path: tools that know the path should name it in their own error;
-/// this conversion (what `?` uses) says what kind of thing failed without repeating the OS's
-/// wording, and keeps the error as the source for operators.
-impl From<std::io::Error> for ToolError {
-    fn from(error: std::io::Error) -> Self {
+impl serde::Serialize for ErrorKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ToolError::InvalidArguments { message } => write!(f, "invalid arguments: {message}"),
+            ToolError::TooLarge {
+                what,
+                estimated_tokens,
+                max_tokens,
+                ..
+            } => write!(
+                f,
+                "{what} (~{estimated_tokens} tokens) exceeds the cap of {max_tokens} tokens"
+            ),
+            ToolError::NotFound { what } => write!(f, "not found: {what}"),
+            ToolError::PermissionDenied { message } => write!(f, "permission denied: {message}"),
+            ToolError::Timeout(after) => write!(f, "timed out after {}", DisplayDuration(*after)),
+            ToolError::Cancelled => f.write_str("cancelled"),
+            ToolError::Failed { message, .. } => f.write_str(message),
+            ToolError::Other(error) => fmt::Display::fmt(error, f),
+            ToolError::UnknownTool { name, .. } => write!(f, "unknown tool `{name}`"),
+            ToolError::Panicked { message } => write!(f, "tool panicked: {message}"),
+            ToolError::CapExceeded { cap, limit } => write!(f, "{cap} reached ({limit} calls)"),
+            ToolError::CutOff => f.write_str("cut off by the output limit; not run"),
+            ToolError::Denied { reason } => write!(f, "denied: {reason}"),
+        }
+    }
+}
+
+/// An error and its causes, `: `-separated, each without an `(os error N)` suffix.
+struct Chain<'a>(&'a (dyn StdError + 'static));
+
+impl fmt::Display for Chain<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut next = Some(self.0);
+        let mut first = true;
+        while let Some(error) = next {
+            let text = without_os_code(error.to_string());
+            if !first {
+                f.write_str(": ")?;
+            }
+            f.write_str(&text)?;
+            first = false;
+            next = error.source();
+        }
+        Ok(())
+    }
+}
+
+/// An OS error's words, without the `(os error N)` suffix that tells the model nothing.
+pub(crate) fn os_words(error: &std::io::Error) -> String {
+    without_os_code(error.to_string())
+}
+
+fn without_os_code(text: String) -> String {
+    match text.find(" (os error ") {
+        Some(at) => text[..at].to_owned(),
+        None => text,
+    }
+}
+
+/// `?` on any error: an [`io::Error`](std::io::Error) by its kind (see [`ToolError::io`] for the
+/// form that names the path), anything else as [`ToolError::Other`].
+impl<E> From<E> for ToolError
+where
+    E: StdError + Send + Sync + 'static,
+{
+    fn from(error: E) -> Self {
+        let error: Box<dyn StdError + Send + Sync> = Box::new(error);
+        match error.downcast::<std::io::Error>() {
+            Ok(io) => ToolError::from_io(*io),
+            Err(other) => ToolError::Other(other),
+        }
+    }
+}
+
+impl ToolError {
+    /// An I/O error without a path: what kind of thing failed, in words, the error kept as the
+    /// source for operators.
+    fn from_io(error: std::io::Error) -> Self {
         match error.kind() {
             std::io::ErrorKind::NotFound => ToolError::NotFound {
                 what: "a file or directory the tool needed".to_owned(),
@@ -484,15 +687,41 @@ impl From<std::io::Error> for ToolError {
                           needed"
                     .to_owned(),
             },
-            _ => {
-                let text = error.to_string();
-                let text = match text.find(" (os error ") {
-                    Some(at) => text[..at].to_owned(),
-                    None => text,
-                };
-                ToolError::failed_with(format!("an I/O operation failed: {text}"), error)
-            }
+            _ => ToolError::failed_with(
+                format!("an I/O operation failed: {}", os_words(&error)),
+                error,
+            ),
         }
+    }
+}
+
+/// A `ToolError` where a standard error is expected (`main`'s `Box<dyn Error>`, an error
+/// type's `#[from]`): its text is the operator text ([`Display`](fmt::Display)), its source the
+/// underlying error.
+#[derive(Debug)]
+struct StdToolError(ToolError);
+
+impl fmt::Display for StdToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl StdError for StdToolError {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        self.0.source()
+    }
+}
+
+impl From<ToolError> for Box<dyn StdError + Send + Sync> {
+    fn from(error: ToolError) -> Self {
+        Box::new(StdToolError(error))
+    }
+}
+
+impl From<ToolError> for Box<dyn StdError> {
+    fn from(error: ToolError) -> Self {
+        Box::new(StdToolError(error))
     }
 }
 
@@ -522,13 +751,16 @@ pub struct ToolResult {
     pub tool: String,
     /// The text the model sees: the output, trimmed with a marker if it exceeded its allowance.
     pub content: String,
-    /// Whether this is an error result.
-    pub is_error: bool,
     /// How the content was budgeted.
     pub meta: ResultMeta,
 }
 
 impl ToolResult {
+    /// Whether this is an error result: [`meta.error_kind`](ResultMeta::error_kind) says which.
+    pub fn is_error(&self) -> bool {
+        self.meta.error_kind.is_some()
+    }
+
     /// The chars (Unicode scalar values) of the content.
     pub fn content_chars(&self) -> usize {
         self.content.chars().count()
@@ -536,7 +768,7 @@ impl ToolResult {
 
     /// The `tool_result` block that answers the call in the conversation.
     pub fn to_block(&self) -> crate::history::Block {
-        crate::history::Block::tool_result(&self.call_id, &self.content, self.is_error)
+        crate::history::Block::tool_result(&self.call_id, &self.content, self.is_error())
     }
 }
 
@@ -552,20 +784,25 @@ pub struct ResultMeta {
     pub original_chars: usize,
     /// Lines of the full output before trimming.
     pub original_lines: usize,
-    /// Whether the registry trimmed the output.
-    pub trimmed: bool,
     /// What the trim kept (line spans, byte lengths), when the output was trimmed.
     pub cut: Option<Cut>,
     /// The artifact holding the full output, when it was trimmed and stored.
     pub artifact: Option<ArtifactId>,
     /// Why the full output could not be stored, when storing failed.
     pub artifact_error: Option<String>,
-    /// The error kind (see [`ToolError::kind`]) when this is an error result.
-    pub error_kind: Option<&'static str>,
+    /// The error's kind when this is an error result; `None` for a success.
+    pub error_kind: Option<ErrorKind>,
     /// How long the call ran (zero for calls refused before running).
     pub duration: Duration,
     /// How far the kernel confined what the call ran, when the tool says (run_command).
     pub confinement: Option<Confinement>,
+}
+
+impl ResultMeta {
+    /// Whether the registry trimmed the output: [`cut`](Self::cut) says what it kept.
+    pub fn trimmed(&self) -> bool {
+        self.cut.is_some()
+    }
 }
 
 #[cfg(test)]

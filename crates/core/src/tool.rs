@@ -155,9 +155,9 @@ pub trait DynTool: Send + Sync + 'static {
             Ok(output) => output.collect(cx.allowance()).await,
             Err(error) => Err(error),
         };
-        let (content, is_error, error_kind) = match output {
-            Ok(text) => (text, false, None),
-            Err(error) => (error.model_text(), true, Some(error.kind())),
+        let (content, error_kind) = match output {
+            Ok(text) => (text, None),
+            Err(error) => (error.model_text(), Some(error.kind())),
         };
         let original_chars = content.chars().count();
         ToolResult {
@@ -172,7 +172,6 @@ pub trait DynTool: Send + Sync + 'static {
                 ..Default::default()
             },
             content,
-            is_error,
         }
     }
 }
@@ -266,6 +265,12 @@ struct Typed<T> {
 impl<T: Tool> Typed<T> {
     /// The typed arguments of `args`, without the framework's page fields.
     fn args_of(&self, mut args: Value) -> Result<T::Args, ToolError> {
+        if let Some(unknown) = unknown_field(&self.spec.input_schema, &args) {
+            return Err(ToolError::invalid_arguments(format!(
+                "unknown field `{unknown}`; {}",
+                expected_fields(&self.spec.input_schema)
+            )));
+        }
         if self.strip_page
             && let Value::Object(map) = &mut args
         {
@@ -627,6 +632,44 @@ pub fn deserialize_args<A: DeserializeOwned>(args: Value) -> Result<A, ToolError
 /// The JSON schema schemars generates for `A`, as a value.
 pub fn schema_of<A: JsonSchema>() -> Value {
     schemars::schema_for!(A).to_value()
+}
+
+/// Closes an object schema (`"additionalProperties": false`) so that a call naming a field the
+/// schema does not list is refused: what the macros do unless `allow_unknown_fields` is given.
+///
+/// A schema whose root is not a plain object of `properties` (one that already says what
+/// additional properties may be, or composes subschemas with `allOf`, `anyOf`, `oneOf` or
+/// `$ref`) is left as it is: its fields are not all listed in one place.
+pub fn close_schema(mut schema: Value) -> Value {
+    if let Some(object) = schema.as_object_mut()
+        && object.get("properties").is_some_and(Value::is_object)
+        && ![
+            "additionalProperties",
+            "patternProperties",
+            "unevaluatedProperties",
+            "allOf",
+            "anyOf",
+            "oneOf",
+            "$ref",
+        ]
+        .iter()
+        .any(|key| object.contains_key(*key))
+    {
+        object.insert("additionalProperties".to_owned(), Value::Bool(false));
+    }
+    schema
+}
+
+/// The first field of `args` a closed schema (`"additionalProperties": false`) does not list.
+fn unknown_field<'a>(schema: &Value, args: &'a Value) -> Option<&'a str> {
+    if schema.get("additionalProperties") != Some(&Value::Bool(false)) {
+        return None;
+    }
+    let properties = schema.get("properties")?.as_object()?;
+    args.as_object()?
+        .keys()
+        .find(|key| !properties.contains_key(*key))
+        .map(String::as_str)
 }
 
 /// What the registry and the model know of a tool.

@@ -11,7 +11,7 @@ use crate::ctxt::Ctxt;
 /// Every key `#[tool(...)]` accepts, as the unknown-key error lists them.
 const KEYS: &str = "`name`, `description`, `max_result_chars`, `max_result_lines`, `paginate`, \
                     `head_ratio`, `timeout`, `preserve`, `read_only`, `destructive`, \
-                    `idempotent`, `open_world`, `size_hint`, `crate`";
+                    `idempotent`, `open_world`, `allow_unknown_fields`, `size_hint`, `crate`";
 
 /// A value and the tokens it came from (for spans of later errors).
 pub(crate) struct Spanned<T> {
@@ -34,6 +34,7 @@ pub(crate) struct ToolAttrs {
     pub(crate) destructive: Option<Span>,
     pub(crate) idempotent: Option<Span>,
     pub(crate) open_world: Option<Span>,
+    pub(crate) allow_unknown_fields: Option<Span>,
     pub(crate) size_hint: Option<syn::Path>,
     pub(crate) krate: Option<syn::Path>,
 }
@@ -128,6 +129,11 @@ impl ToolAttrs {
             "idempotent" => {
                 flag(cx, &meta, "idempotent")?;
                 set_flag(&mut self.idempotent, key.span(), duplicate, cx);
+            }
+            // #[tool(allow_unknown_fields)]
+            "allow_unknown_fields" => {
+                flag(cx, &meta, "allow_unknown_fields")?;
+                set_flag(&mut self.allow_unknown_fields, key.span(), duplicate, cx);
             }
             // #[tool(open_world)]
             "open_world" => {

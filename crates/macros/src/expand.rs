@@ -254,6 +254,13 @@ fn tool_args_methods(
     };
     let limits = limits(attrs, krate);
     let annotations = annotations(attrs, krate);
+    // Unknown argument fields are refused unless the tool allows them: a model's typo in a
+    // field name is then an error it can fix, not a default silently used.
+    let schema = if attrs.allow_unknown_fields.is_some() {
+        quote!(#krate::schema_of::<Self>())
+    } else {
+        quote!(#krate::close_schema(#krate::schema_of::<Self>()))
+    };
     let size_hint = attrs.size_hint.as_ref().map(|path| {
         quote! {
             fn size_hint<'__toolsmith>(
@@ -290,7 +297,7 @@ fn tool_args_methods(
             // Computed once per type.
             static SCHEMA: #krate::__private::OnceLock<#krate::__private::serde_json::Value> =
                 #krate::__private::OnceLock::new();
-            ::core::clone::Clone::clone(SCHEMA.get_or_init(#krate::schema_of::<Self>))
+            ::core::clone::Clone::clone(SCHEMA.get_or_init(|| #schema))
         }
 
         #size_hint

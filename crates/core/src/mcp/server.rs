@@ -228,8 +228,9 @@ impl ServerHandler for McpServer {
         let result = results.pop().ok_or_else(|| {
             McpError::internal_error("the registry returned no result for the call", None)
         })?;
+        let is_error = result.is_error();
         let content = vec![ContentBlock::text(result.content)];
-        Ok(if result.is_error {
+        Ok(if is_error {
             CallToolResult::error(content)
         } else {
             CallToolResult::success(content)

@@ -16,7 +16,7 @@ use crate::artifacts::{ArtifactError, SpoolSlot, spool_to, store_text};
 use crate::budget::{BudgetError, BudgetPolicy};
 use crate::context::{CallSummary, Event, Page, ToolContext};
 use crate::output::{
-    Body, Cap, Confinement, OutputStream, ResultMeta, ToolError, ToolOutput, ToolResult,
+    Body, Cap, Confinement, ErrorKind, OutputStream, ResultMeta, ToolError, ToolOutput, ToolResult,
 };
 use crate::tool::DynTool;
 use crate::trim::{self, Capture, Captured, CapturedParts, Continuation, FullOutput, TrimStyle};
@@ -57,7 +57,7 @@ struct Produced {
     confinement: Option<Confinement>,
     /// Set when a stream ended with an error: the body is the output until then, followed by
     /// the error's text.
-    error_kind: Option<&'static str>,
+    error_kind: Option<ErrorKind>,
 }
 
 enum ProducedBody {
@@ -339,8 +339,8 @@ impl Turn {
             .await;
         for (result, span) in results.iter_mut().zip(&spans) {
             span.record("original_chars", result.meta.original_chars);
-            span.record("trimmed", result.meta.trimmed);
-            span.record("is_error", result.is_error);
+            span.record("trimmed", result.meta.trimmed());
+            span.record("is_error", result.is_error());
             if let Some(artifact) = &result.meta.artifact {
                 span.record("artifact", artifact.as_str());
             }
@@ -354,9 +354,9 @@ impl Turn {
                 duration: result.meta.duration,
                 allowance: result.meta.allowance,
                 original_chars: result.meta.original_chars,
-                trimmed: result.meta.trimmed,
+                trimmed: result.meta.trimmed(),
                 artifact: result.meta.artifact.clone(),
-                is_error: result.is_error,
+                is_error: result.is_error(),
             }));
         }
         results
@@ -599,14 +599,12 @@ impl Turn {
             results.push(ToolResult {
                 call_id: call.id,
                 tool: call.name,
-                is_error: error_kind.is_some(),
                 content,
                 meta: ResultMeta {
                     allowance: allowances[i],
                     initial_allowance: initial[i],
                     original_chars: demands[i],
                     original_lines: lines[i],
-                    trimmed: cut.is_some(),
                     artifact: artifact.filter(|_| cut.is_some()),
                     cut,
                     artifact_error,
@@ -738,7 +736,7 @@ async fn run_call(
     };
     let timed_out = match &result {
         Err(ToolError::Timeout(_)) => true,
-        Ok(produced) => produced.error_kind == Some("timeout"),
+        Ok(produced) => produced.error_kind == Some(ErrorKind::Timeout),
         Err(_) => false,
     };
     if timed_out {

@@ -145,7 +145,7 @@ impl From<&crate::history::ToolUseBlock> for ToolCall {
 ///     ])
 ///     .await;
 /// assert_eq!(results[0].content, "hello");
-/// assert!(results[1].is_error);
+/// assert!(results[1].is_error());
 /// # Ok(())
 /// # }
 /// ```
