@@ -665,21 +665,21 @@ async fn run_command_refuses_bad_arguments() {
 }
 
 #[tokio::test]
-async fn the_tools_need_a_sandbox() {
-    let registry = toolsmith_std::register(Registry::builder())
-        .budget(BudgetPolicy::default())
+async fn a_tool_registered_alone_without_its_sandbox_says_what_to_add() {
+    // Registered one by one (not through `tools()`), the tool states no need; its first call
+    // says what is missing, by the type's own name.
+    let registry = Registry::builder()
+        .tool(toolsmith_std::ReadFile::tool())
         .build()
         .unwrap();
     let result = registry
         .turn()
         .execute([ToolCall::new("a", "read_file", json!({ "path": "x" }))])
         .await;
-    assert!(
-        result[0]
-            .content
-            .contains("the registry has no `toolsmith_std::sandbox::Sandbox`"),
-        "{}",
-        result[0].content
+    assert_eq!(
+        result[0].content,
+        "Error: the tool `read_file` is not set up: the registry has no `Sandbox` (add it with \
+         `Registry::builder().state(…)`)"
     );
 }
 
@@ -1209,4 +1209,26 @@ async fn commands_cannot_read_the_artifact_store() {
     );
     // Files beside the store are readable: only the store is left out.
     assert!(result.content.contains("top secret"), "{}", result.content);
+}
+
+#[test]
+fn a_registry_without_the_sandbox_is_refused_at_build_naming_it_in_words() {
+    let error = toolsmith_std::register(Registry::builder())
+        .build()
+        .expect_err("the standard tools need a sandbox");
+    let text = error.to_string();
+    assert!(
+        matches!(&error, toolsmith::BuildError::MissingState { tool, .. } if tool == "read_file"),
+        "{text}"
+    );
+    assert_eq!(
+        text,
+        "the tool `read_file` needs a sandbox (the workspace directory the standard tools work \
+         in), and the registry has none: add it with \
+         `.state(toolsmith_std::Sandbox::new(workspace)?)`"
+    );
+    assert!(
+        !text.contains("toolsmith_std::sandbox::"),
+        "no private path"
+    );
 }

@@ -1,6 +1,7 @@
 //! What a running tool can see and do: its budget, its page, progress, cancellation.
 
 use std::any::{Any, TypeId};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
@@ -34,6 +35,81 @@ impl State {
     /// The value of type `T`, if any.
     pub fn get<T: Any + Send + Sync>(&self) -> Option<&T> {
         self.values.get(&TypeId::of::<T>())?.downcast_ref()
+    }
+
+    /// Whether the state holds what `need` asks for.
+    pub fn satisfies(&self, need: &StateNeed) -> bool {
+        self.values.contains_key(&need.type_id)
+    }
+}
+
+/// `Sandbox` for `toolsmith_std::sandbox::Sandbox`: a type as its user writes it, not the
+/// module path it is defined in (generic arguments shortened the same way).
+fn short_type_name(full: &str) -> String {
+    let mut out = String::with_capacity(full.len());
+    let mut segment_start = 0;
+    for (at, c) in full.char_indices() {
+        if c == ':' {
+            segment_start = at + 1;
+        } else if matches!(c, '<' | '>' | ',' | ' ' | '&' | '(' | ')' | '[' | ']' | ';') {
+            out.push_str(&full[segment_start..at]);
+            out.push(c);
+            segment_start = at + c.len_utf8();
+        }
+    }
+    out.push_str(&full[segment_start..]);
+    out
+}
+
+/// A value a tool needs in the registry's state (a sandbox, a connection), stated in its
+/// [`ToolSpec`](crate::ToolSpec) so that [`RegistryBuilder::build`](crate::RegistryBuilder::build)
+/// refuses a registry without it, in words, before the model's first call.
+///
+/// ```
+/// use toolsmith::StateNeed;
+///
+/// struct Database;
+/// let need = StateNeed::of::<Database>(
+///     "the database connection it queries",
+///     "`.state(Database::connect(url)?)`",
+/// );
+/// assert_eq!(need.what(), "the database connection it queries");
+/// ```
+#[derive(Debug, Clone)]
+pub struct StateNeed {
+    type_id: TypeId,
+    what: Cow<'static, str>,
+    fix: Cow<'static, str>,
+}
+
+impl StateNeed {
+    /// A need for the value of type `T`: `what` it is in words (``the workspace it works in``)
+    /// and the `fix`, the builder call that adds it (`` `.state(Sandbox::new(root)?)` ``).
+    pub fn of<T: Any + Send + Sync>(
+        what: impl Into<Cow<'static, str>>,
+        fix: impl Into<Cow<'static, str>>,
+    ) -> Self {
+        StateNeed {
+            type_id: TypeId::of::<T>(),
+            what: what.into(),
+            fix: fix.into(),
+        }
+    }
+
+    /// What is needed, in words.
+    pub fn what(&self) -> &str {
+        &self.what
+    }
+
+    /// How to add it: the builder call.
+    pub fn fix(&self) -> &str {
+        &self.fix
+    }
+}
+
+impl PartialEq for StateNeed {
+    fn eq(&self, other: &Self) -> bool {
+        self.type_id == other.type_id
     }
 }
 
@@ -103,7 +179,7 @@ impl ToolContext {
                 "the tool `{}` is not set up: the registry has no `{}` (add it with \
                  `Registry::builder().state(…)`)",
                 self.tool,
-                std::any::type_name::<T>()
+                short_type_name(std::any::type_name::<T>())
             ))
         })
     }
@@ -270,4 +346,23 @@ pub struct CallSummary {
     pub artifact: Option<ArtifactId>,
     /// Whether the result is an error.
     pub is_error: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn type_names_lose_their_module_paths() {
+        assert_eq!(
+            short_type_name("toolsmith_std::sandbox::Sandbox"),
+            "Sandbox"
+        );
+        assert_eq!(
+            short_type_name("std::sync::Arc<my::db::Pool<u8>>"),
+            "Arc<Pool<u8>>"
+        );
+        assert_eq!(short_type_name("(a::B, &c::D)"), "(B, &D)");
+        assert_eq!(short_type_name("u32"), "u32");
+    }
 }

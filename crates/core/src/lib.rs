@@ -174,7 +174,7 @@ pub use artifacts::{
     DirStoreBuilder, MemoryStore, PageRequest, Retention,
 };
 pub use budget::{BudgetError, BudgetPolicy, SplitStrategy, WindowBudget};
-pub use context::{Audience, CallSummary, Event, Page, State, ToolContext};
+pub use context::{Audience, CallSummary, Event, Page, State, StateNeed, ToolContext};
 pub use output::{
     Cap, Confinement, ErrorKind, Json, OutputStream, ResultMeta, ToolError, ToolOutput, ToolResult,
 };

@@ -195,6 +195,7 @@ pub fn into_dyn<T: Tool>(tool: T) -> Arc<dyn DynTool> {
         limits,
         annotations: tool.annotations(),
         type_name: Some(std::any::type_name::<T>()),
+        needs: Vec::new(),
     };
     Arc::new(Typed {
         tool,
@@ -688,6 +689,8 @@ pub struct ToolSpec {
     pub annotations: ToolAnnotations,
     /// The Rust type behind it, when known (named in duplicate-name errors).
     pub type_name: Option<&'static str>,
+    /// What it needs in the registry's state; the registry refuses to build without it.
+    pub needs: Vec<crate::StateNeed>,
 }
 
 impl ToolSpec {
@@ -704,7 +707,15 @@ impl ToolSpec {
             limits: ToolLimits::default(),
             annotations: ToolAnnotations::default(),
             type_name: None,
+            needs: Vec::new(),
         }
+    }
+
+    /// Adds a value the tool needs in the registry's state.
+    #[must_use]
+    pub fn with_need(mut self, need: crate::StateNeed) -> Self {
+        self.needs.push(need);
+        self
     }
 
     /// Sets the limits.

@@ -37,7 +37,7 @@ mod write;
 use std::sync::Arc;
 
 use toolsmith::trim::grouped;
-use toolsmith::{DynTool, RegistryBuilder, ToolError, into_dyn};
+use toolsmith::{DynTool, RegistryBuilder, StateNeed, ToolError, into_dyn};
 
 pub use command::RunCommand;
 pub use confine::{CommandPolicy, SYSTEM_READABLE};
@@ -47,18 +47,28 @@ pub use read::ReadFile;
 pub use sandbox::Sandbox;
 pub use write::{EditFile, WriteFile};
 
-/// The seven standard tools, ready to register (they need a [`Sandbox`] in the registry's
-/// state).
+/// The seven standard tools, ready to register. Each states in its spec that it needs a
+/// [`Sandbox`] in the registry's state, so a registry without one is refused at `build()`.
 pub fn tools() -> Vec<Arc<dyn DynTool>> {
     vec![
-        into_dyn(ReadFile::tool()),
-        into_dyn(WriteFile::tool()),
-        into_dyn(EditFile::tool()),
-        into_dyn(ListDirectory::tool()),
-        into_dyn(Glob::tool()),
-        into_dyn(Grep::tool()),
-        run_command(),
+        needs_sandbox(into_dyn(ReadFile::tool())),
+        needs_sandbox(into_dyn(WriteFile::tool())),
+        needs_sandbox(into_dyn(EditFile::tool())),
+        needs_sandbox(into_dyn(ListDirectory::tool())),
+        needs_sandbox(into_dyn(Glob::tool())),
+        needs_sandbox(into_dyn(Grep::tool())),
+        needs_sandbox(run_command()),
     ]
+}
+
+/// `tool`, its spec stating that it needs the [`Sandbox`].
+fn needs_sandbox(tool: Arc<dyn DynTool>) -> Arc<dyn DynTool> {
+    toolsmith::with_spec(tool, |spec| {
+        spec.needs.push(StateNeed::of::<Sandbox>(
+            "a sandbox (the workspace directory the standard tools work in)",
+            "`.state(toolsmith_std::Sandbox::new(workspace)?)`",
+        ));
+    })
 }
 
 /// `run_command`, its description saying so when this system cannot confine commands.

@@ -388,8 +388,9 @@ impl RegistryBuilder {
     /// # Errors
     ///
     /// [`BuildError`] for two tools with one name (naming both), a name the providers refuse,
-    /// an input schema whose root is not an object, a tool limit out of range, or an invalid
-    /// budget or cap.
+    /// an input schema whose root is not an object, a tool limit out of range, an invalid
+    /// budget or cap, or a value a tool needs missing from the state (naming the tool, what it
+    /// needs and how to add it).
     pub fn build(mut self) -> Result<Registry, BuildError> {
         self.budget.validate()?;
         if self.max_calls_per_turn == 0 {
@@ -429,6 +430,13 @@ impl RegistryBuilder {
                 });
             }
             by_name.insert(spec.name.clone(), i);
+            if let Some(need) = spec.needs.iter().find(|need| !self.state.satisfies(need)) {
+                return Err(BuildError::MissingState {
+                    tool: spec.name.clone(),
+                    what: need.what().to_owned(),
+                    fix: need.fix().to_owned(),
+                });
+            }
         }
         if let Some(unknown) = self
             .approval
@@ -550,6 +558,17 @@ pub enum BuildError {
     /// An invalid budget policy.
     #[error("invalid budget: {0}")]
     Budget(#[from] BudgetError),
+    /// A tool needs a value in the registry's state (see [`StateNeed`](crate::StateNeed)) that
+    /// was not added.
+    #[error("the tool `{tool}` needs {what}, and the registry has none: add it with {fix}")]
+    MissingState {
+        /// The tool.
+        tool: String,
+        /// What it needs, in words.
+        what: String,
+        /// The builder call that adds it.
+        fix: String,
+    },
     /// The approval policy has a rule for a tool the registry does not have.
     #[error(
         "the approval policy names `{tool}`, which is not a tool of this registry (its tools: {known})"
