@@ -6,7 +6,7 @@ use std::os::unix::fs::FileTypeExt as _;
 use std::path::Path;
 
 use serde_json::{Value, json};
-use toolsmith::{BudgetPolicy, MemoryStore, Registry, ToolCall, ToolResult};
+use toolsmith::{MemoryStore, Registry, ToolCall, ToolResult};
 use toolsmith_std::Sandbox;
 
 struct Workspace {
