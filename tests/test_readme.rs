@@ -1,0 +1,123 @@
+//! The README's "Use it in your crate" section, taken at its word: a new crate made of its
+//! `Cargo.toml` lines and its `src/main.rs`, built and run, so that the way in cannot rot.
+//!
+//! The crate depends on this workspace by path (the README's `../toolsmith/` prefix points here)
+//! and builds offline, with this workspace's lock file, into a directory of this workspace's
+//! target directory (kept between runs, so a rebuild is incremental).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The README section named `heading`, up to the next section of the same level.
+fn section<'a>(readme: &'a str, heading: &str) -> &'a str {
+    let start = readme
+        .find(heading)
+        .unwrap_or_else(|| panic!("the README has no `{heading}` section"));
+    let rest = &readme[start + heading.len()..];
+    let end = rest.find("\n## ").unwrap_or(rest.len());
+    &rest[..end]
+}
+
+/// The first fenced code block of `language` in `text`.
+fn code_block<'a>(text: &'a str, language: &str) -> &'a str {
+    let fence = format!("```{language}\n");
+    let start = text
+        .find(&fence)
+        .unwrap_or_else(|| panic!("no ```{language} block in the section"))
+        + fence.len();
+    let end = text[start..].find("```").expect("an unclosed code block") + start;
+    &text[start..end]
+}
+
+fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `target/readme-crate`, beside the workspace's own builds.
+fn readme_target_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("the target directory")
+        .join("readme-crate")
+}
+
+#[test]
+fn the_readme_crate_builds_and_runs() {
+    let readme = std::fs::read_to_string(workspace_root().join("README.md")).unwrap();
+    let section = section(&readme, "## Use it in your crate\n");
+    let dependencies = code_block(section, "toml");
+    let main = code_block(section, "rust");
+    assert!(
+        dependencies.starts_with("[dependencies]\n"),
+        "the toml block is the [dependencies] table:\n{dependencies}"
+    );
+    assert!(
+        dependencies.contains("\"../toolsmith/crates/core\""),
+        "the README names the path this test replaces:\n{dependencies}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let root = workspace_root();
+    let manifest = format!(
+        "[package]\nname = \"readme-agent\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\
+         publish = false\n\n[workspace]\n\n{}",
+        dependencies.replace("../toolsmith/", &format!("{}/", root.display()))
+    );
+    std::fs::write(dir.path().join("Cargo.toml"), manifest).unwrap();
+    std::fs::create_dir(dir.path().join("src")).unwrap();
+    std::fs::write(dir.path().join("src/main.rs"), main).unwrap();
+    // The workspace's versions, already downloaded: the build needs no network.
+    std::fs::copy(root.join("Cargo.lock"), dir.path().join("Cargo.lock")).unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let output = Command::new(cargo)
+        .args(["run", "--quiet", "--offline"])
+        .current_dir(dir.path())
+        .env("CARGO_TARGET_DIR", readme_target_dir())
+        .env("TMPDIR", &tmp)
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .output()
+        .expect("cargo runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "the README's crate failed ({}):\n{stderr}\n{stdout}",
+        output.status
+    );
+
+    // Seven standard tools, two of the README's own, and read_artifact.
+    assert!(
+        stdout.starts_with("10 tools offered to the model\n"),
+        "{stdout}"
+    );
+    for line in [
+        "toolu_01 count_words: 1 of ",
+        "toolu_02 add: 2 of ",
+        "toolu_03 list_directory: ",
+    ] {
+        assert!(stdout.contains(line), "no `{line}` in:\n{stdout}");
+    }
+    let json_start = stdout.find('{').expect("the tool_result message");
+    let answer: serde_json::Value = serde_json::from_str(&stdout[json_start..]).expect(&stdout);
+    assert_eq!(answer["role"], "user");
+    let blocks = answer["content"].as_array().unwrap();
+    assert_eq!(blocks.len(), 3, "one result per call");
+    let ids: Vec<&str> = blocks
+        .iter()
+        .map(|b| b["tool_use_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["toolu_01", "toolu_02", "toolu_03"], "in call order");
+    assert_eq!(blocks[0]["content"], "3");
+    assert_eq!(blocks[1]["content"], "42");
+    let listing = blocks[2]["content"].as_str().unwrap();
+    assert!(
+        listing.contains("Cargo.toml") && listing.contains("src"),
+        "{listing}"
+    );
+    // The program's artifact store was its own, removed when it ended.
+    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0);
+}
