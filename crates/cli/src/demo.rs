@@ -24,47 +24,65 @@ pub(crate) async fn run(
         .max_by_key(|(_, size)| *size)
         .map(|(path, _)| display(root, path));
 
-    let mut calls = vec![ToolCall::new(
-        "toolu_01",
-        "list_directory",
-        json!({ "path": "." }),
+    // Each call, and what it shows.
+    let mut planned = vec![(
+        ToolCall::new("toolu_01", "list_directory", json!({ "path": "." })),
+        "what is here: small, returned whole",
     )];
     if let Some(small) = &small {
-        calls.push(ToolCall::new(
-            "toolu_02",
-            "read_file",
-            json!({ "path": small, "limit": 12 }),
+        planned.push((
+            ToolCall::new(
+                "toolu_02",
+                "read_file",
+                json!({ "path": small, "limit": 12 }),
+            ),
+            "a page of a file: 12 lines",
         ));
     }
     if let Some(largest) = &largest {
-        calls.push(ToolCall::new(
-            "toolu_03",
-            "read_file",
-            json!({ "path": largest }),
+        planned.push((
+            ToolCall::new("toolu_03", "read_file", json!({ "path": largest })),
+            "the largest file, whole: refused before reading, with how to page it",
         ));
     }
-    calls.push(ToolCall::new(
-        "toolu_04",
-        "grep",
-        json!({ "pattern": "fn |def |func |function ", "max_results": 2000 }),
+    planned.push((
+        ToolCall::new(
+            "toolu_04",
+            "grep",
+            json!({ "pattern": "fn |def |func |function ", "max_results": 2000 }),
+        ),
+        "far more matches than fit: head kept, all of it stored as an artifact",
     ));
-    calls.push(ToolCall::new(
-        "toolu_05",
-        "run_command",
-        json!({ "command": "find . -type f -not -path '*/target/*' -not -path '*/.git/*' | sort; echo 'error: the last line survives'" }),
+    planned.push((
+        ToolCall::new(
+            "toolu_05",
+            "run_command",
+            json!({ "command": "find . -type f -not -path '*/target/*' -not -path '*/.git/*' | sort; echo 'error: the last line survives'" }),
+        ),
+        "a command: its output, then its exit code (over budget, its tail would be kept)",
     ));
-    calls.push(ToolCall::new(
-        "toolu_06",
-        "read_file",
-        json!({ "path": "../../etc/passwd" }),
+    planned.push((
+        ToolCall::new(
+            "toolu_06",
+            "read_file",
+            json!({ "path": "../../etc/passwd" }),
+        ),
+        "an escape attempt, as a prompt-injected model might make: refused",
     ));
 
     println!(
-        "toolsmith demo: {} parallel calls of the standard tools over {}, batch budget {budget} \
-         chars (fair share)\n",
-        calls.len(),
+        "toolsmith demo: {} calls of the standard tools in one batch over {}; batch budget \
+         {budget} chars, split by fair share\n",
+        planned.len(),
         root.display()
     );
+    println!("The calls, as the model sent them:");
+    for (call, purpose) in &planned {
+        println!("  {} {} {}", call.id, call.name, arguments(call));
+        println!("      {purpose}");
+    }
+    println!();
+    let calls = planned.into_iter().map(|(call, _)| call);
     let mut turn = registry.turn();
     let results = turn.execute(calls).await;
     print_table(&results);
@@ -138,10 +156,24 @@ fn display(root: &Path, path: &Path) -> String {
         .to_string()
 }
 
+/// A call's arguments as compact JSON.
+fn arguments(call: &ToolCall) -> String {
+    match &call.arguments {
+        toolsmith::Arguments::Json(value) => value.to_string(),
+        toolsmith::Arguments::Raw(raw) => raw.clone(),
+        _ => "(arguments)".to_owned(),
+    }
+}
+
 fn print_table(results: &[ToolResult]) {
+    // Sizes in chars (Unicode scalar values), as the budget counts them.
     println!(
-        "{:<9} {:<15} {:>6} {:>9} {:>9} {:>7} {:>7}  artifact",
-        "call", "tool", "share", "allowance", "original", "lines", "shown"
+        "{:<9} {:<15} {:>9} {:>9} {:>9} {:>7} {:>9}  artifact",
+        "", "", "planned", "final", "original", "original", "shown"
+    );
+    println!(
+        "{:<9} {:<15} {:>9} {:>9} {:>9} {:>7} {:>9}",
+        "call", "tool", "chars", "chars", "chars", "lines", "chars"
     );
     for r in results {
         let artifact = match (&r.meta.artifact, r.is_error()) {
@@ -153,7 +185,7 @@ fn print_table(results: &[ToolResult]) {
             (None, false) => "-".to_owned(),
         };
         println!(
-            "{:<9} {:<15} {:>6} {:>9} {:>9} {:>7} {:>7}  {artifact}",
+            "{:<9} {:<15} {:>9} {:>9} {:>9} {:>7} {:>9}  {artifact}",
             r.call_id,
             r.tool,
             r.meta.initial_allowance,
@@ -163,12 +195,25 @@ fn print_table(results: &[ToolResult]) {
             r.content_chars(),
         );
     }
+    println!(
+        "(planned: the allowance the tool saw while running; final: after unused room was handed \
+         on; shown: what the model reads)"
+    );
     println!();
 }
 
-/// The first lines, the marker and the last lines of what the model sees.
+/// What the model sees of a result: an error in full; a trimmed one around its marker; any
+/// other by its first and last lines.
 fn print_result(result: &ToolResult) {
     println!("── {} ({}) ──", result.call_id, result.tool);
+    if result.is_error() {
+        // An error is short and every word of it counts: shown whole, wrapped.
+        for line in wrap(&result.content, 98) {
+            println!("  {line}");
+        }
+        println!();
+        return;
+    }
     let lines: Vec<&str> = result.content.lines().collect();
     let marker = lines.iter().position(|l| l.starts_with("[toolsmith:"));
     let show = |range: std::ops::Range<usize>| {
@@ -176,9 +221,11 @@ fn print_result(result: &ToolResult) {
             // Markers in full; other lines shortened to keep the page readable.
             if line.starts_with("[toolsmith:") {
                 println!("  {line}");
+            } else if line.chars().count() > 98 {
+                let short: String = line.chars().take(97).collect();
+                println!("  {short}…");
             } else {
-                let short: String = line.chars().take(100).collect();
-                println!("  {short}");
+                println!("  {line}");
             }
         }
     };
@@ -187,12 +234,50 @@ fn print_result(result: &ToolResult) {
             show(at.saturating_sub(2)..at + 1);
             show((at + 1).min(lines.len())..(at + 3).min(lines.len()));
         }
+        None if lines.len() <= 5 => show(0..lines.len()),
         None => {
-            show(0..lines.len().min(3));
-            if lines.len() > 3 {
-                println!("  … ({} lines in all, untouched)", lines.len());
-            }
+            show(0..2);
+            println!("  … ({} lines in all, untouched)", lines.len());
+            show(lines.len() - 2..lines.len());
         }
     }
     println!();
+}
+
+/// `text` in lines of at most `width` chars, broken between words (a longer word stands alone).
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    for paragraph in text.lines() {
+        let mut line = String::new();
+        for word in paragraph.split(' ') {
+            let needed =
+                line.chars().count() + usize::from(!line.is_empty()) + word.chars().count();
+            if !line.is_empty() && needed > width {
+                lines.push(std::mem::take(&mut line));
+            }
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+        lines.push(line);
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap;
+
+    #[test]
+    fn wrapping_breaks_between_words_and_keeps_every_word() {
+        let text = "Error: permission denied: `../../etc/passwd` is outside the workspace root";
+        let lines = wrap(text, 30);
+        assert!(
+            lines.iter().all(|line| line.chars().count() <= 30),
+            "{lines:?}"
+        );
+        assert_eq!(lines.join(" "), text);
+        assert_eq!(wrap("short", 30), ["short"]);
+    }
 }

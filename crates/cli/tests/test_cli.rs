@@ -310,7 +310,30 @@ fn demo_shows_the_budget_at_work() {
     let run = toolsmith(&["demo"], dir.path(), None);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
-        run.stdout.starts_with("toolsmith demo: 6 parallel calls"),
+        run.stdout
+            .starts_with("toolsmith demo: 6 calls of the standard tools in one batch"),
+        "{}",
+        run.stdout
+    );
+    // Each call's arguments are shown, so the escape attempt reads as one.
+    assert!(
+        run.stdout.contains(
+            "  toolu_06 read_file {\"path\":\"../../etc/passwd\"}\n      an escape attempt"
+        ),
+        "{}",
+        run.stdout
+    );
+    // The columns say their unit.
+    assert!(
+        run.stdout
+            .contains("call      tool                chars     chars     chars   lines"),
+        "{}",
+        run.stdout
+    );
+    // An error is shown whole (wrapped): its last words are there, not cut mid-sentence.
+    let words = run.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.contains("or use grep to search it.") && words.contains("use a path inside it"),
         "{}",
         run.stdout
     );
