@@ -1,5 +1,5 @@
 //! The macros end to end: generated specs and schemas, doc comments as descriptions, derived
-//! and fn tools through the registry with budget and pagination, and 002's pre-validation tests
+//! and fn tools through the registry with budget and pagination, and read_file's pre-validation
 //! against a macro-written read tool.
 
 use std::io::Write as _;

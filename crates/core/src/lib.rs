@@ -2,8 +2,8 @@
 //!
 //! Every tool call an agent makes returns a string that lands in the model's next prompt.
 //! toolsmith makes every such string fit: a [`Registry`] runs a batch of tool calls (those of
-//! read-only tools concurrently, the others one at a time in call order), splits the batch's budget among them ([`BudgetPolicy`]), and post-trims any
-//! result that still overflows with [`trim::fit`] — keeping the full output as an artifact the
+//! read-only tools concurrently, the others one at a time in call order), splits the batch's
+//! budget among them ([`BudgetPolicy`]), and post-trims any result that still overflows with [`trim::fit`] — keeping the full output as an artifact the
 //! model can page through with the built-in `read_artifact` tool — so the model gets exactly
 //! one result per call, in call order, each within its allowance.
 //!
@@ -11,9 +11,10 @@
 //!
 //! The quickest way is an async function. Its parameters become the arguments (their doc
 //! comments the descriptions, `Option<T>` ones optional); a `&ToolContext` parameter gives the
-//! call's budget, page, progress and cancellation; it returns `Result<T, E>` where `T` converts
-//! into a [`ToolOutput`] (`String`, `&str`) and `E` into a [`ToolError`]. The macro leaves a
-//! function of the same name that returns the tool.
+//! call's allowance, page, progress and cancellation; it returns `Result<T, E>` where `T`
+//! converts into a [`ToolOutput`] (`String`, `&str`, or [`Json`] of any `Serialize` value) and
+//! `E` into a [`ToolError`] (`?` converts any standard error; a message of your own is
+//! [`ToolError::failed`]). The macro leaves a function of the same name that returns the tool.
 //!
 //! ```
 //! use toolsmith::{ToolContext, ToolError, tool};
@@ -140,7 +141,30 @@
 //! # }
 //! ```
 //!
-//! The budget contract, the marker grammar and the defaults are in the project's
+//! # Defaults, and how to change them
+//!
+//! | what | default | change it with |
+//! |---|---|---|
+//! | budget of one batch | 80,000 chars, split by fair share | [`RegistryBuilder::budget`] with a [`BudgetPolicy`] |
+//! | calls in one turn | 20 (more are answered "not run") | [`RegistryBuilder::max_calls_per_turn`] |
+//! | calls of one tool in one turn | 5 | [`RegistryBuilder::max_calls_per_tool`] |
+//! | time one call may run | 2 minutes | [`RegistryBuilder::default_timeout`], or a tool's `timeout` key |
+//! | unknown argument fields | refused | a tool's `allow_unknown_fields` key |
+//!
+//! ```
+//! use std::time::Duration;
+//! use toolsmith::{BudgetPolicy, Registry};
+//!
+//! let registry = Registry::builder()
+//!     .budget(BudgetPolicy::default().with_batch_budget_chars(120_000))
+//!     .max_calls_per_turn(50)
+//!     .max_calls_per_tool(20)
+//!     .default_timeout(Some(Duration::from_secs(300)))
+//!     .build()?;
+//! # Ok::<(), toolsmith::BuildError>(())
+//! ```
+//!
+//! The budget contract, the marker grammar and the design behind them are in the project's
 //! `docs/design.md` and `docs/budget.md`.
 
 #![forbid(unsafe_code)]
