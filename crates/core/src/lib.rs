@@ -195,7 +195,7 @@ pub mod trim;
 pub use approval::{Approval, ApprovalPolicy, ApprovalRequest, Approver, Rule};
 pub use artifacts::{
     ArtifactError, ArtifactId, ArtifactPage, ArtifactStore, ArtifactWriter, DirStore,
-    DirStoreBuilder, MemoryStore, PageRequest, Retention,
+    DirStoreBuilder, MemoryStore, PageRequest, READ_ARTIFACT, Retention,
 };
 pub use budget::{BudgetError, BudgetPolicy, SplitStrategy, WindowBudget};
 pub use context::{Audience, CallSummary, Event, Page, State, StateNeed, ToolContext};
@@ -203,8 +203,8 @@ pub use output::{
     Cap, Confinement, ErrorKind, Json, OutputStream, ResultMeta, ToolError, ToolOutput, ToolResult,
 };
 pub use registry::{
-    Arguments, BuildError, READ_ARTIFACT, ReadArtifact, Registry, RegistryBuilder, StopReason,
-    ToolCall, Turn, is_valid_tool_name,
+    Arguments, BuildError, ReadArtifact, Registry, RegistryBuilder, StopReason, ToolCall, Turn,
+    is_valid_tool_name,
 };
 #[cfg(feature = "tiktoken")]
 pub use tokens::O200k;

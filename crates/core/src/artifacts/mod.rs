@@ -17,6 +17,10 @@ use std::time::Duration;
 
 pub use dir::{DirStore, DirStoreBuilder};
 pub use memory::MemoryStore;
+
+/// The name of the built-in artifact reader, as markers and compacted history cite it (the
+/// registry registers the tool itself, `ReadArtifact`, with an artifact store).
+pub const READ_ARTIFACT: &str = "read_artifact";
 pub(crate) use spool::{SpoolSlot, spool_to};
 
 /// The id of a stored artifact: 32 lowercase hex digits (128 random bits).

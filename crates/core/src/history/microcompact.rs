@@ -342,7 +342,7 @@ fn truncate(text: &str, figures: &Figures, policy: &CompactPolicy) -> Option<Str
     let full = match &figures.artifact {
         Some(id) => FullOutput::Stored {
             id,
-            reader: crate::READ_ARTIFACT,
+            reader: crate::artifacts::READ_ARTIFACT,
         },
         None => FullOutput::NotKept,
     };

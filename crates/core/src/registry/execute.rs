@@ -10,9 +10,9 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
-use super::{Arguments, READ_ARTIFACT, Registry, StopReason, ToolCall};
+use super::{Arguments, Registry, StopReason, ToolCall};
 use crate::approval::{ApprovalPolicy, ApprovalRequest};
-use crate::artifacts::{ArtifactError, SpoolSlot, spool_to, store_text};
+use crate::artifacts::{ArtifactError, READ_ARTIFACT, SpoolSlot, spool_to, store_text};
 use crate::budget::{BudgetError, BudgetPolicy};
 use crate::context::{CallSummary, Event, Page, ToolContext};
 use crate::output::{

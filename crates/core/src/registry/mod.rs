@@ -18,7 +18,7 @@ use crate::context::{Event, State};
 use crate::tool::{DynTool, Tool, into_dyn};
 
 pub use execute::Turn;
-pub use read_artifact::{READ_ARTIFACT, ReadArtifact};
+pub use read_artifact::ReadArtifact;
 
 /// One tool call, as the model made it.
 #[derive(Debug, Clone, PartialEq)]
@@ -412,7 +412,10 @@ impl RegistryBuilder {
             });
         }
         if let Some(store) = &self.artifacts {
-            let user_has_one = self.tools.iter().any(|t| t.spec().name == READ_ARTIFACT);
+            let user_has_one = self
+                .tools
+                .iter()
+                .any(|t| t.spec().name == crate::artifacts::READ_ARTIFACT);
             if !user_has_one {
                 self.tools.push(into_dyn(ReadArtifact::new(store.clone())));
             }

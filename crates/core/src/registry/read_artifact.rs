@@ -8,14 +8,11 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::artifacts::{ArtifactError, ArtifactId, ArtifactStore, PageRequest};
+use crate::artifacts::{ArtifactError, ArtifactId, ArtifactStore, PageRequest, READ_ARTIFACT};
 use crate::context::ToolContext;
 use crate::output::{ToolError, ToolOutput};
 use crate::tool::{Tool, ToolAnnotations, ToolLimits};
 use crate::trim::grouped;
-
-/// The name of the built-in artifact reader, as markers cite it.
-pub const READ_ARTIFACT: &str = "read_artifact";
 
 /// Room kept for the page header (`[artifact …: lines 1-120 of 5,000; next: offset=120]`,
 /// with a note when the artifact was capped).
