@@ -86,7 +86,7 @@ impl Proxy {
             .into_iter()
             .collect::<Result<Vec<_>, _>>()?;
 
-        let store = crate::artifact_store(self.artifacts.as_ref())?;
+        let store = crate::wiring::artifact_store(self.artifacts.as_ref())?;
         let budget = BudgetPolicy::default()
             .with_batch_budget_chars(self.max_result_chars)
             .with_per_result_max_chars(Some(self.max_result_chars));

@@ -23,21 +23,22 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod escalation;
 mod message;
 mod microcompact;
 mod openai;
 mod overflow;
 mod pairing;
 
+pub use escalation::{CONTINUATION_TEXT, Escalation, MaxTokensEscalation};
 pub use message::{
     Block, Content, Message, ResultContent, Role, TextBlock, ToolResultBlock, ToolUseBlock,
 };
 pub use microcompact::{CompactPolicy, CompactReport, ContentKind, detect, microcompact};
 pub use openai::{ConversionError, from_openai, to_openai};
 pub use overflow::{
-    CONTINUATION_TEXT, DROPPED_NOTE, Escalation, MaxTokensEscalation, ProviderErrorKind,
-    RecoveryLevel, RecoveryPolicy, RecoveryReport, classify_provider_error, is_context_overflow,
-    recover,
+    DROPPED_NOTE, ProviderErrorKind, RecoveryLevel, RecoveryPolicy, RecoveryReport,
+    classify_provider_error, is_context_overflow, recover,
 };
 pub use pairing::{
     MISSING_RESULT_TEXT, RepairReport, Violation, is_valid, is_valid_tool_use_id, repair, validate,

@@ -23,11 +23,11 @@ pub struct ToolSpec {
     /// The Rust type behind it, when known (named in duplicate-name errors).
     pub type_name: Option<&'static str>,
     /// What it needs in the registry's state; the registry refuses to build without it.
-    pub needs: Vec<crate::StateNeed>,
+    pub needs: Vec<crate::context::StateNeed>,
 }
 
 impl ToolSpec {
-    /// A spec for a [`DynTool`] implemented by hand.
+    /// A spec for a [`DynTool`](super::DynTool) implemented by hand.
     pub fn new(
         name: impl Into<String>,
         description: impl Into<String>,
@@ -46,7 +46,7 @@ impl ToolSpec {
 
     /// Adds a value the tool needs in the registry's state.
     #[must_use]
-    pub fn with_need(mut self, need: crate::StateNeed) -> Self {
+    pub fn with_need(mut self, need: crate::context::StateNeed) -> Self {
         self.needs.push(need);
         self
     }

@@ -1,0 +1,142 @@
+//! The command line: the commands, their options and their help.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use toolsmith::schema::Dialect;
+
+use crate::approve::Approve;
+use crate::proxy;
+
+/// Budgeted tools for LLM agents: run the standard tools as a model would, see what it sees.
+#[derive(Debug, Parser)]
+#[command(name = "toolsmith", version, about, long_about = None)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+/// Options every command that runs tools shares.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Workspace {
+    /// The workspace the file tools may touch.
+    #[arg(long, default_value = ".")]
+    pub(crate) root: PathBuf,
+    /// Where full outputs of trimmed results are kept: a private directory (mode 0700, yours,
+    /// not a symlink) that is new, empty or already a store's. Default: `toolsmith/artifacts`
+    /// in your cache directory (`~/.cache` on Linux), so a later `call read_artifact` finds
+    /// them.
+    #[arg(long)]
+    pub(crate) artifacts: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Print the standard tools' definitions as JSON, in a provider's dialect.
+    Schema {
+        /// The dialect.
+        #[arg(long, value_enum, default_value_t = Format::Anthropic)]
+        format: Format,
+        #[command(flatten)]
+        workspace: Workspace,
+    },
+    /// Run one tool call and print what the model would see.
+    Call {
+        /// The tool, e.g. read_file.
+        tool: String,
+        /// The arguments, as JSON.
+        #[arg(default_value = "{}")]
+        args: String,
+        /// The call's budget in chars (the batch budget of a batch of one).
+        #[arg(long)]
+        budget: Option<usize>,
+        /// Print the result with its figures, as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Calls of tools that change something: run, refuse, or ask on the terminal.
+        #[arg(long, value_enum, default_value_t = Approve::Allow)]
+        approve: Approve,
+        #[command(flatten)]
+        workspace: Workspace,
+    },
+    /// Run a batch of tool calls (an Anthropic assistant message, or a JSON array of tool_use
+    /// blocks) and print the tool_result blocks as JSON; a table of the budget on stderr.
+    Batch {
+        /// The file to read, or - for standard input.
+        input: String,
+        /// The batch budget in chars.
+        #[arg(long)]
+        budget: Option<usize>,
+        /// How the budget is split.
+        #[arg(long, value_enum, default_value_t = Split::Fair)]
+        split: Split,
+        /// Calls of tools that change something: run, refuse, or ask on the terminal.
+        #[arg(long, value_enum, default_value_t = Approve::Allow)]
+        approve: Approve,
+        #[command(flatten)]
+        workspace: Workspace,
+    },
+    /// Serve the standard tools over MCP on stdio.
+    Serve {
+        /// Calls of tools that change something: run them, refuse them, or ask the client's
+        /// user (by MCP elicitation; refused when the client cannot ask).
+        #[arg(long, value_enum, default_value_t = Approve::Allow)]
+        approve: Approve,
+        #[command(flatten)]
+        workspace: Workspace,
+    },
+    /// Serve another MCP server's tools on stdio with every result within a cap: oversized
+    /// results are cut, kept whole as artifacts, and read back with read_artifact.
+    Proxy(proxy::Proxy),
+    /// Repair tool_use/tool_result pairing of a history (Anthropic messages JSON) and print it.
+    Repair {
+        /// The file to read, or - for standard input.
+        input: String,
+    },
+    /// Microcompact old tool results of a history (Anthropic messages JSON) and print it.
+    Compact {
+        /// The file to read, or - for standard input.
+        input: String,
+        /// Tools whose results are never compacted.
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "write_file,edit_file,run_command"
+        )]
+        preserve: Vec<String>,
+    },
+    /// Show the registry at work: a batch of parallel calls over the workspace that overflows
+    /// its budget, with the split, the refusals, the trims, the markers and the artifacts.
+    Demo {
+        /// The batch budget in chars.
+        #[arg(long, default_value_t = 24_000)]
+        budget: usize,
+        #[command(flatten)]
+        workspace: Workspace,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum Format {
+    Anthropic,
+    Openai,
+    Mcp,
+    Gemini,
+}
+
+impl Format {
+    pub(crate) fn dialect(self) -> Dialect {
+        match self {
+            Format::Anthropic => Dialect::Anthropic,
+            Format::Openai => Dialect::OpenAiStrict,
+            Format::Mcp => Dialect::Mcp,
+            Format::Gemini => Dialect::Gemini,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum Split {
+    Even,
+    Fair,
+}
