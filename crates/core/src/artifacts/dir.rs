@@ -218,7 +218,10 @@ impl DirStore {
     pub fn new_session() -> Result<Self, ArtifactError> {
         let temp = std::env::temp_dir();
         let dir = loop {
-            let name = format!("toolsmith-artifacts-{}", &ArtifactId::generate()?.0[..16]);
+            let name = format!(
+                "toolsmith-artifacts-{}",
+                &ArtifactId::generate()?.as_str()[..16]
+            );
             let dir = temp.join(name);
             // A fresh name, never an existing directory: nobody else can have prepared it.
             match private_dir_builder().create(&dir) {

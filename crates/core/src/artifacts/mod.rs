@@ -6,73 +6,25 @@
 //! for tests and short-lived agents.
 
 mod dir;
+mod id;
 mod memory;
 mod page;
+mod retention;
 mod spool;
 
 use std::fmt;
 use std::io::{self, Write};
 use std::path::PathBuf;
-use std::time::Duration;
 
 pub use dir::{DirStore, DirStoreBuilder};
+pub use id::ArtifactId;
 pub use memory::MemoryStore;
+pub use retention::Retention;
 
 /// The name of the built-in artifact reader, as markers and compacted history cite it (the
 /// registry registers the tool itself, `ReadArtifact`, with an artifact store).
 pub const READ_ARTIFACT: &str = "read_artifact";
 pub(crate) use spool::{SpoolSlot, spool_to};
-
-/// The id of a stored artifact: 32 lowercase hex digits (128 random bits).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ArtifactId(String);
-
-impl ArtifactId {
-    const LEN: usize = 32;
-
-    /// A new random id.
-    ///
-    /// # Errors
-    ///
-    /// [`ArtifactError::Io`] if the operating system's random source fails.
-    pub fn generate() -> Result<Self, ArtifactError> {
-        let mut bytes = [0u8; Self::LEN / 2];
-        getrandom::fill(&mut bytes)
-            .map_err(|error| ArtifactError::Io(io::Error::other(error.to_string())))?;
-        let mut id = String::with_capacity(Self::LEN);
-        for byte in bytes {
-            use fmt::Write as _;
-            let _ = write!(id, "{byte:02x}");
-        }
-        Ok(ArtifactId(id))
-    }
-
-    /// Parses an id as the model writes it, refusing anything that is not 32 hex digits (so an
-    /// id can never name a path outside the store).
-    ///
-    /// # Errors
-    ///
-    /// [`ArtifactError::InvalidId`] naming what was given.
-    pub fn parse(id: &str) -> Result<Self, ArtifactError> {
-        let id = id.trim();
-        if id.len() == Self::LEN && id.bytes().all(|b| b.is_ascii_hexdigit()) {
-            Ok(ArtifactId(id.to_ascii_lowercase()))
-        } else {
-            Err(ArtifactError::InvalidId(id.chars().take(80).collect()))
-        }
-    }
-
-    /// The id as text.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Display for ArtifactId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
 
 /// An artifact store failure.
 #[derive(Debug, thiserror::Error)]
@@ -210,65 +162,4 @@ pub(crate) fn store_text(
     writer.write_all(text.as_bytes())?;
     let omitted = writer.omitted_bytes();
     Ok((writer.commit()?, omitted))
-}
-
-/// How long artifacts of a [`DirStore`] are kept.
-///
-/// By default: 24 hours, and 1 GiB in all (the oldest go first). The total is kept up to date
-/// as artifacts are committed, so applying it costs nothing per artifact beyond what it removes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Retention {
-    /// Artifacts older than this are removed. `None` means no age limit.
-    pub max_age: Option<Duration>,
-    /// When the artifacts' total size exceeds this, the oldest are removed until it does not
-    /// (the newest artifact is always kept). `None` means no size limit.
-    pub max_total_bytes: Option<u64>,
-}
-
-impl Default for Retention {
-    fn default() -> Self {
-        Retention {
-            max_age: Some(Duration::from_secs(24 * 60 * 60)),
-            max_total_bytes: Some(1 << 30),
-        }
-    }
-}
-
-impl Retention {
-    /// Keep everything.
-    pub fn forever() -> Self {
-        Retention {
-            max_age: None,
-            max_total_bytes: None,
-        }
-    }
-
-    /// Sets [`max_age`](Self::max_age).
-    #[must_use]
-    pub fn with_max_age(mut self, max_age: Option<Duration>) -> Self {
-        self.max_age = max_age;
-        self
-    }
-
-    /// Sets [`max_total_bytes`](Self::max_total_bytes).
-    #[must_use]
-    pub fn with_max_total_bytes(mut self, max: Option<u64>) -> Self {
-        self.max_total_bytes = max;
-        self
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ids_are_hex_and_refuse_paths() {
-        let id = ArtifactId::generate().unwrap();
-        assert_eq!(ArtifactId::parse(id.as_str()).unwrap(), id);
-        assert!(ArtifactId::parse("../../etc/passwd").is_err());
-        assert!(ArtifactId::parse("").is_err());
-        assert_ne!(ArtifactId::generate().unwrap(), id);
-    }
 }

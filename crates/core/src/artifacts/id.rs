@@ -1,0 +1,71 @@
+//! [`ArtifactId`]: 128 random bits as 32 lowercase hex digits, the only name an artifact has.
+
+use std::fmt;
+use std::io;
+
+use super::ArtifactError;
+
+/// The id of a stored artifact: 32 lowercase hex digits (128 random bits).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ArtifactId(String);
+
+impl ArtifactId {
+    const LEN: usize = 32;
+
+    /// A new random id.
+    ///
+    /// # Errors
+    ///
+    /// [`ArtifactError::Io`] if the operating system's random source fails.
+    pub fn generate() -> Result<Self, ArtifactError> {
+        let mut bytes = [0u8; Self::LEN / 2];
+        getrandom::fill(&mut bytes)
+            .map_err(|error| ArtifactError::Io(io::Error::other(error.to_string())))?;
+        let mut id = String::with_capacity(Self::LEN);
+        for byte in bytes {
+            use fmt::Write as _;
+            let _ = write!(id, "{byte:02x}");
+        }
+        Ok(ArtifactId(id))
+    }
+
+    /// Parses an id as the model writes it, refusing anything that is not 32 hex digits (so an
+    /// id can never name a path outside the store).
+    ///
+    /// # Errors
+    ///
+    /// [`ArtifactError::InvalidId`] naming what was given.
+    pub fn parse(id: &str) -> Result<Self, ArtifactError> {
+        let id = id.trim();
+        if id.len() == Self::LEN && id.bytes().all(|b| b.is_ascii_hexdigit()) {
+            Ok(ArtifactId(id.to_ascii_lowercase()))
+        } else {
+            Err(ArtifactError::InvalidId(id.chars().take(80).collect()))
+        }
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for ArtifactId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_hex_and_refuse_paths() {
+        let id = ArtifactId::generate().unwrap();
+        assert_eq!(ArtifactId::parse(id.as_str()).unwrap(), id);
+        assert!(ArtifactId::parse("../../etc/passwd").is_err());
+        assert!(ArtifactId::parse("").is_err());
+        assert_ne!(ArtifactId::generate().unwrap(), id);
+    }
+}
