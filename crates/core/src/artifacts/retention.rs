@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-/// How long artifacts of a [`DirStore`] are kept.
+/// How long artifacts of a [`DirStore`](super::DirStore) are kept.
 ///
 /// By default: 24 hours, and 1 GiB in all (the oldest go first). The total is kept up to date
 /// as artifacts are committed, so applying it costs nothing per artifact beyond what it removes.
