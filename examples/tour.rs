@@ -19,7 +19,9 @@ async fn tail_log(
         Audience::Log,
         format!("reading {path} with {} chars allowed", cx.allowance()),
     );
-    Ok(tokio::fs::read_to_string(&path).await?)
+    // ToolError::io names the path: "Error: `build.log` was not found."
+    let log = tokio::fs::read_to_string(&path).await;
+    log.map_err(|error| ToolError::io(&path, error))
 }
 
 #[tokio::main]

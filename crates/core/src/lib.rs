@@ -67,13 +67,15 @@
 //! impl ReadText {
 //!     /// The file's length, from its metadata: nothing is read.
 //!     async fn estimate(&self, _cx: &ToolContext) -> Result<Option<SizeHint>, ToolError> {
-//!         let bytes = std::fs::metadata(&self.path)?.len();
+//!         let meta = std::fs::metadata(&self.path);
+//!         let bytes = meta.map_err(|error| ToolError::io(self.path.display(), error))?.len();
 //!         Ok(Some(SizeHint::new("File content", bytes).with_alternative("search it instead")))
 //!     }
 //!
 //!     async fn run(self, cx: &ToolContext) -> Result<String, ToolError> {
 //!         let page = cx.page().unwrap_or_default();
-//!         let text = std::fs::read_to_string(&self.path)?;
+//!         let read = std::fs::read_to_string(&self.path);
+//!         let text = read.map_err(|error| ToolError::io(self.path.display(), error))?;
 //!         let lines = text.lines().skip(page.offset).take(page.limit.unwrap_or(usize::MAX));
 //!         Ok(lines.map(|line| format!("{line}\n")).collect())
 //!     }
