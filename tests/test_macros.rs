@@ -574,6 +574,13 @@ fn a_file_error_names_the_path_and_converts_into_a_standard_error() {
         bare.model_text(),
         "Error: a file or directory the tool needed was not found."
     );
+    // A boxed error converts too, by what it holds.
+    let parse: Box<dyn std::error::Error + Send + Sync> = "7x".parse::<u8>().unwrap_err().into();
+    let parse = ToolError::boxed(parse);
+    assert_eq!(parse.kind(), toolsmith::ErrorKind::Other);
+    assert_eq!(parse.model_text(), "Error: invalid digit found in string");
+    let io = ToolError::boxed(Box::new(std::io::Error::from(std::io::ErrorKind::NotFound)));
+    assert_eq!(io.kind(), toolsmith::ErrorKind::NotFound);
     // Code that wants a standard error gets one, with the cause kept.
     fn read() -> Result<String, Box<dyn std::error::Error + Send + Sync>> {
         Err(ToolError::failed_with(

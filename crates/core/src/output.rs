@@ -339,6 +339,16 @@ impl ToolError {
         }
     }
 
+    /// A boxed error (what functions returning `Box<dyn Error + Send + Sync>` give), as
+    /// [`ToolError::Other`], or by its kind when it is an I/O error. `?` cannot convert it by
+    /// itself (a box of an error is not an error); `.map_err(ToolError::boxed)?` does.
+    pub fn boxed(error: Box<dyn StdError + Send + Sync>) -> Self {
+        match error.downcast::<std::io::Error>() {
+            Ok(io) => ToolError::from_io(*io),
+            Err(other) => ToolError::Other(other),
+        }
+    }
+
     /// A failure with a model-readable message and the underlying error for operators.
     pub fn failed_with(
         message: impl Into<String>,
@@ -666,11 +676,7 @@ where
     E: StdError + Send + Sync + 'static,
 {
     fn from(error: E) -> Self {
-        let error: Box<dyn StdError + Send + Sync> = Box::new(error);
-        match error.downcast::<std::io::Error>() {
-            Ok(io) => ToolError::from_io(*io),
-            Err(other) => ToolError::Other(other),
-        }
+        ToolError::boxed(Box::new(error))
     }
 }
 
