@@ -592,3 +592,60 @@ fn a_file_error_names_the_path_and_converts_into_a_standard_error() {
     assert_eq!(error.to_string(), "the index could not be read");
     assert_eq!(error.source().unwrap().to_string(), "disk on fire");
 }
+
+/// A shared counter, as an agent would put in the registry's state.
+struct Counter(AtomicUsize);
+
+/// Counts its calls, in the registry's counter.
+#[tool(state = Counter)]
+async fn tick(cx: &ToolContext) -> Result<String, ToolError> {
+    let counter = cx.state::<Counter>()?;
+    Ok((counter.0.fetch_add(1, Ordering::Relaxed) + 1).to_string())
+}
+
+/// Counts its calls too, as a struct.
+#[derive(Deserialize, JsonSchema, Tool)]
+#[tool(state = Counter)]
+struct Tock {}
+
+impl Tock {
+    async fn run(self, cx: &ToolContext) -> Result<String, ToolError> {
+        let counter = cx.state::<Counter>()?;
+        Ok((counter.0.fetch_add(1, Ordering::Relaxed) + 1).to_string())
+    }
+}
+
+#[tokio::test]
+async fn a_tool_states_the_state_it_needs_and_build_checks_it() {
+    for tool in [
+        toolsmith::into_dyn(tick()),
+        toolsmith::into_dyn(Tock::tool()),
+    ] {
+        let name = tool.spec().name.clone();
+        let error = Registry::builder().dyn_tool(tool).build().unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "the tool `{name}` needs a `Counter`, and the registry has none: add it with \
+                 `Registry::builder().state(…)` and a `Counter`"
+            )
+        );
+    }
+    let registry = Registry::builder()
+        .tool(tick())
+        .tool(Tock::tool())
+        .state(Counter(AtomicUsize::new(0)))
+        .build()
+        .unwrap();
+    let results = run(
+        &registry,
+        vec![
+            ToolCall::new("a", "tick", json!({})),
+            ToolCall::new("b", "tock", json!({})),
+        ],
+    )
+    .await;
+    let mut counts: Vec<&str> = results.iter().map(|r| r.content.as_str()).collect();
+    counts.sort_unstable();
+    assert_eq!(counts, ["1", "2"], "both read the one counter");
+}

@@ -664,23 +664,25 @@ async fn run_command_refuses_bad_arguments() {
     assert!(empty.content.contains("command: is empty"));
 }
 
-#[tokio::test]
-async fn a_tool_registered_alone_without_its_sandbox_says_what_to_add() {
-    // Registered one by one (not through `tools()`), the tool states no need; its first call
-    // says what is missing, by the type's own name.
-    let registry = Registry::builder()
+#[test]
+fn a_tool_registered_alone_states_its_sandbox_too() {
+    // Registered one by one (not through `tools()`), the tool still states its need (the
+    // `state = Sandbox` key), by the type's name.
+    let error = Registry::builder()
         .tool(toolsmith_std::ReadFile::tool())
         .build()
-        .unwrap();
-    let result = registry
-        .turn()
-        .execute([ToolCall::new("a", "read_file", json!({ "path": "x" }))])
-        .await;
+        .expect_err("read_file needs a sandbox");
     assert_eq!(
-        result[0].content,
-        "Error: the tool `read_file` is not set up: the registry has no `Sandbox` (add it with \
-         `Registry::builder().state(…)`)"
+        error.to_string(),
+        "the tool `read_file` needs a `Sandbox`, and the registry has none: add it with \
+         `Registry::builder().state(…)` and a `Sandbox`"
     );
+    let workspace = tempfile::tempdir().unwrap();
+    let built = Registry::builder()
+        .tool(toolsmith_std::ReadFile::tool())
+        .state(Sandbox::new(workspace.path()).unwrap())
+        .build();
+    assert!(built.is_ok(), "with the sandbox it builds");
 }
 
 #[tokio::test]

@@ -96,6 +96,17 @@ impl StateNeed {
         }
     }
 
+    /// A need for the value of type `T`, described by the type's name (what the macros'
+    /// `state = T` key states): "a `Database`", added with `` `.state(…)` `` holding one.
+    pub fn of_type<T: Any + Send + Sync>() -> Self {
+        let name = short_type_name(std::any::type_name::<T>());
+        StateNeed {
+            type_id: TypeId::of::<T>(),
+            what: format!("a `{name}`").into(),
+            fix: format!("`Registry::builder().state(…)` and a `{name}`").into(),
+        }
+    }
+
     /// What is needed, in words.
     pub fn what(&self) -> &str {
         &self.what

@@ -103,6 +103,7 @@
 //! | `idempotent` | calling it again with the same arguments changes nothing more |
 //! | `open_world` | it reaches outside a closed domain, such as the network |
 //! | `allow_unknown_fields` | accept argument fields the schema does not list (by default a call naming one is refused as invalid arguments, so a model's typo is caught) |
+//! | `state = Type` | the tool reads a `Type` with [`ToolContext::state`]: `build()` refuses a registry without one (repeat the key for several types) |
 //! | `size_hint = path` | `async fn(&Args, &ToolContext) -> Result<Option<SizeHint>, ToolError>` |
 //! | `crate = "path"` | where `toolsmith` is, if it was renamed |
 //!

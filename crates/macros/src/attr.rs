@@ -11,7 +11,8 @@ use crate::ctxt::Ctxt;
 /// Every key `#[tool(...)]` accepts, as the unknown-key error lists them.
 const KEYS: &str = "`name`, `description`, `max_result_chars`, `max_result_lines`, `paginate`, \
                     `head_ratio`, `timeout`, `preserve`, `read_only`, `destructive`, \
-                    `idempotent`, `open_world`, `allow_unknown_fields`, `size_hint`, `crate`";
+                    `idempotent`, `open_world`, `allow_unknown_fields`, `state`, `size_hint`, \
+                    `crate`";
 
 /// A value and the tokens it came from (for spans of later errors).
 pub(crate) struct Spanned<T> {
@@ -36,6 +37,8 @@ pub(crate) struct ToolAttrs {
     pub(crate) open_world: Option<Span>,
     pub(crate) allow_unknown_fields: Option<Span>,
     pub(crate) size_hint: Option<syn::Path>,
+    /// `state = Type`, once per type the tool reads with `cx.state::<Type>()`.
+    pub(crate) state: Vec<syn::Type>,
     pub(crate) krate: Option<syn::Path>,
 }
 
@@ -151,6 +154,11 @@ impl ToolAttrs {
                 if let Some(value) = timeout(cx, &meta)? {
                     set(cx, &mut self.timeout_ms, value, duplicate);
                 }
+            }
+            // #[tool(state = Database)]: the tool needs a `Database` in the registry's state
+            "state" => {
+                let ty: syn::Type = meta.value()?.parse()?;
+                self.state.push(ty);
             }
             // #[tool(size_hint = Self::estimate)] or size_hint = "Self::estimate"
             "size_hint" => {

@@ -261,6 +261,14 @@ fn tool_args_methods(
     } else {
         quote!(#krate::close_schema(#krate::schema_of::<Self>()))
     };
+    let needs = (!attrs.state.is_empty()).then(|| {
+        let types = &attrs.state;
+        quote! {
+            fn tool_needs() -> ::std::vec::Vec<#krate::StateNeed> {
+                ::std::vec![#(#krate::StateNeed::of_type::<#types>()),*]
+            }
+        }
+    });
     let size_hint = attrs.size_hint.as_ref().map(|path| {
         quote! {
             fn size_hint<'__toolsmith>(
@@ -299,6 +307,8 @@ fn tool_args_methods(
                 #krate::__private::OnceLock::new();
             ::core::clone::Clone::clone(SCHEMA.get_or_init(|| #schema))
         }
+
+        #needs
 
         #size_hint
     }

@@ -43,6 +43,7 @@ const PROGRESS_EVERY: Duration = Duration::from_secs(2);
 #[derive(Debug, Deserialize, JsonSchema, Tool)]
 #[serde(deny_unknown_fields)]
 #[tool(
+    state = Sandbox,
     name = "run_command",
     destructive,
     open_world,

@@ -31,6 +31,7 @@ const MAX_LINE_CHARS: usize = 1_000;
 #[derive(Debug, Deserialize, JsonSchema, Tool)]
 #[serde(deny_unknown_fields)]
 #[tool(
+    state = Sandbox,
     name = "grep",
     read_only,
     max_result_chars = 30_000,

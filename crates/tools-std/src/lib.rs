@@ -61,13 +61,16 @@ pub fn tools() -> Vec<Arc<dyn DynTool>> {
     ]
 }
 
-/// `tool`, its spec stating that it needs the [`Sandbox`].
+/// `tool`, its need of the [`Sandbox`] (which its `state = Sandbox` key states by the type's
+/// name) said in words, with the call that adds one.
 fn needs_sandbox(tool: Arc<dyn DynTool>) -> Arc<dyn DynTool> {
     toolsmith::with_spec(tool, |spec| {
-        spec.needs.push(StateNeed::of::<Sandbox>(
+        let need = StateNeed::of::<Sandbox>(
             "a sandbox (the workspace directory the standard tools work in)",
             "`.state(toolsmith_std::Sandbox::new(workspace)?)`",
-        ));
+        );
+        spec.needs.retain(|stated| stated != &need);
+        spec.needs.push(need);
     })
 }
 

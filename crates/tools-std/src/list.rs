@@ -25,6 +25,7 @@ const MAX_DEPTH: usize = 8;
 #[derive(Debug, Deserialize, JsonSchema, Tool)]
 #[serde(deny_unknown_fields)]
 #[tool(
+    state = Sandbox,
     name = "list_directory",
     read_only,
     max_result_chars = 10_000,
@@ -113,6 +114,7 @@ impl ListDirectory {
 #[derive(Debug, Deserialize, JsonSchema, Tool)]
 #[serde(deny_unknown_fields)]
 #[tool(
+    state = Sandbox,
     name = "glob",
     read_only,
     max_result_chars = 10_000,

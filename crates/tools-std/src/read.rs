@@ -25,6 +25,7 @@ const SAMPLE_BYTES: usize = 64 * 1024;
 #[derive(Debug, Deserialize, JsonSchema, Tool)]
 #[serde(deny_unknown_fields)]
 #[tool(
+    state = Sandbox,
     name = "read_file",
     read_only,
     paginate,

@@ -21,6 +21,7 @@ const MAX_EDIT_BYTES: u64 = 16 * 1024 * 1024;
 #[derive(Debug, Deserialize, JsonSchema, Tool)]
 #[serde(deny_unknown_fields)]
 #[tool(
+    state = Sandbox,
     name = "write_file",
     preserve,
     destructive,
@@ -63,7 +64,7 @@ impl WriteFile {
 /// `replace_all` is set; otherwise nothing is changed and the error says where the matches are.
 #[derive(Debug, Deserialize, JsonSchema, Tool)]
 #[serde(deny_unknown_fields)]
-#[tool(name = "edit_file", preserve, destructive, max_result_chars = 2_000)]
+#[tool(state = Sandbox, name = "edit_file", preserve, destructive, max_result_chars = 2_000)]
 pub struct EditFile {
     /// The file, relative to the workspace root.
     pub path: String,

@@ -14,7 +14,7 @@ use super::schema::schema_of;
 use super::size_hint::SizeHint;
 use super::spec::{ToolAnnotations, ToolLimits};
 use super::{BoxFuture, Tool};
-use crate::context::ToolContext;
+use crate::context::{StateNeed, ToolContext};
 use crate::output::{ToolError, ToolOutput};
 
 /// A tool defined by its arguments type: what `#[derive(Tool)]` and `#[tool]` implement.
@@ -36,6 +36,11 @@ pub trait ToolArgs: DeserializeOwned + JsonSchema + Send + Sync + 'static {
     /// The tool's annotations. By default none is stated.
     fn tool_annotations() -> ToolAnnotations {
         ToolAnnotations::default()
+    }
+
+    /// What the tool needs in the registry's state (the `state = T` key). By default nothing.
+    fn tool_needs() -> Vec<StateNeed> {
+        Vec::new()
     }
 
     /// The input schema. By default, schemars' schema of `Self`.
@@ -108,6 +113,10 @@ impl<A: ToolArgs> Tool for ArgsTool<A> {
 
     fn input_schema(&self) -> Value {
         A::tool_input_schema()
+    }
+
+    fn needs(&self) -> Vec<StateNeed> {
+        A::tool_needs()
     }
 
     fn size_hint<'a>(

@@ -11,7 +11,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::context::ToolContext;
+use crate::context::{StateNeed, ToolContext};
 use crate::output::{ToolError, ToolOutput, ToolResult};
 
 mod args_tool;
@@ -90,6 +90,12 @@ pub trait Tool: Send + Sync + 'static {
     /// The JSON schema of the input. By default, schemars' schema of [`Tool::Args`].
     fn input_schema(&self) -> Value {
         schema_of::<Self::Args>()
+    }
+
+    /// What the tool needs in the registry's state ([`ToolContext::state`]): the registry
+    /// refuses to build without it. By default nothing.
+    fn needs(&self) -> Vec<StateNeed> {
+        Vec::new()
     }
 
     /// Estimates the size of the result before doing the work (a file's length from its

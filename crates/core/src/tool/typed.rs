@@ -33,7 +33,7 @@ pub fn into_dyn<T: Tool>(tool: T) -> Arc<dyn DynTool> {
         limits,
         annotations: tool.annotations(),
         type_name: Some(std::any::type_name::<T>()),
-        needs: Vec::new(),
+        needs: tool.needs(),
     };
     Arc::new(Typed {
         tool,
