@@ -162,6 +162,9 @@ pub struct McpClientBuilder {
     init_timeout: Duration,
     max_message_bytes: usize,
     limits: ToolLimits,
+    /// A builder call that does not apply to the target (`arg` on an HTTP server), refused at
+    /// `connect` rather than silently ignored.
+    misuse: Option<&'static str>,
 }
 
 impl McpClientBuilder {
@@ -173,31 +176,43 @@ impl McpClientBuilder {
             init_timeout: DEFAULT_INIT_TIMEOUT,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             limits: ToolLimits::default(),
+            misuse: None,
         }
     }
 
-    /// Adds an argument to the server's command.
+    /// The command's target, or `None` (the call recorded as a misuse) for an HTTP server.
+    #[cfg_attr(not(feature = "mcp-http"), allow(unused_variables))]
+    fn for_command(&mut self, call: &'static str) -> Option<&mut Target> {
+        match &mut self.target {
+            target @ Target::Stdio { .. } => Some(target),
+            #[cfg(feature = "mcp-http")]
+            Target::Http { .. } => {
+                self.misuse.get_or_insert(call);
+                None
+            }
+        }
+    }
+
+    /// Adds an argument to the server's command. (A server reached over HTTP has no command:
+    /// [`connect`](Self::connect) refuses the builder.)
     pub fn arg(mut self, arg: impl Into<String>) -> Self {
-        #[allow(irrefutable_let_patterns)] // one target without the `mcp-http` feature
-        if let Target::Stdio { args, .. } = &mut self.target {
+        if let Some(Target::Stdio { args, .. }) = self.for_command("arg") {
             args.push(arg.into());
         }
         self
     }
 
-    /// Adds arguments to the server's command.
+    /// Adds arguments to the server's command. (Not for a server reached over HTTP.)
     pub fn args(mut self, more: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        #[allow(irrefutable_let_patterns)]
-        if let Target::Stdio { args, .. } = &mut self.target {
+        if let Some(Target::Stdio { args, .. }) = self.for_command("args") {
             args.extend(more.into_iter().map(Into::into));
         }
         self
     }
 
-    /// Sets a variable of the server's environment.
+    /// Sets a variable of the server's environment. (Not for a server reached over HTTP.)
     pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        #[allow(irrefutable_let_patterns)]
-        if let Target::Stdio { env, .. } = &mut self.target {
+        if let Some(Target::Stdio { env, .. }) = self.for_command("env") {
             env.insert(key.into(), value.into());
         }
         self
@@ -236,8 +251,16 @@ impl McpClientBuilder {
     /// # Errors
     ///
     /// [`McpClientError`] naming the server and what failed: the command could not start, the
-    /// server did not answer `initialize` or `tools/list` within the init timeout, or ended.
+    /// server did not answer `initialize` or `tools/list` within the init timeout, or ended; or
+    /// the builder was given a command's `arg`, `args` or `env` for a server reached over HTTP.
     pub async fn connect(self) -> Result<McpClient, McpClientError> {
+        if let Some(call) = self.misuse {
+            return Err(McpClientError::Config(format!(
+                "MCP server `{}` is reached over HTTP, so `{call}` (for a command the client \
+                 starts) does not apply; give the server its settings where it runs",
+                self.name
+            )));
+        }
         let inner = Arc::new(Inner {
             name: self.name,
             target: self.target,
@@ -851,5 +874,26 @@ impl DynTool for RemoteTool {
                 .ended(&session, &self.remote, "its connection closed")
                 .await),
         }
+    }
+}
+
+#[cfg(all(test, feature = "mcp-http"))]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_command_setting_on_an_http_server_is_refused_not_ignored() {
+        // Refused before any connection is tried: the address is never reached.
+        let error = McpClient::http("remote", "http://127.0.0.1:9/mcp")
+            .env("TOKEN", "secret")
+            .arg("--verbose")
+            .connect()
+            .await
+            .expect_err("refused");
+        assert_eq!(
+            error.to_string(),
+            "MCP server `remote` is reached over HTTP, so `env` (for a command the client \
+             starts) does not apply; give the server its settings where it runs"
+        );
     }
 }
