@@ -6,10 +6,10 @@
 //! `-- --hang` reads its input and never answers (a server stuck before `initialize`).
 //!
 //! Tools: `echo` (read-only), `big` (a numbered text of N chars), `fail` (an `isError`
-//! result), `slow` (progress every 50 ms for N seconds; writes `cancelled` to a file if the call
-//! is cancelled), `die` (the process exits mid-call), `image` (an image beside text),
-//! `structured` (only `structuredContent`), `pid` (the server's process id), `odd` (a schema
-//! with `patternProperties`) and `rendezvous`
+//! result), `flood` (progress notifications in bulk), `slow` (progress every 50 ms for N
+//! seconds; writes `cancelled` to a file if the call is cancelled), `die` (the process exits
+//! mid-call), `image` (an image beside text), `structured` (only `structuredContent`), `pid`
+//! (the server's process id), `odd` (a schema with `patternProperties`) and `rendezvous`
 //! (waits until `n` calls have arrived: concurrent calls meet, serialized ones do not).
 
 use std::sync::Arc;
@@ -96,6 +96,11 @@ impl ServerHandler for Fixture {
                 json!({ "tags": { "type": "object", "patternProperties": { "^x-": { "type": "string" } } } }),
             ),
             tool(
+                "flood",
+                "Sends `count` progress notifications of `chars` chars each, at once, then answers.",
+                json!({ "count": { "type": "integer" }, "chars": { "type": "integer" } }),
+            ),
+            tool(
                 "rendezvous",
                 "Waits until `n` calls of it have arrived (10 s at most).",
                 json!({ "n": { "type": "integer" } }),
@@ -159,6 +164,22 @@ impl ServerHandler for Fixture {
                     }
                 }
                 Ok(text("done"))
+            }
+            "flood" => {
+                let count = number(&arguments, "count", 1_000);
+                let chars = usize::try_from(number(&arguments, "chars", 10)).unwrap_or(10);
+                if let Some(token) = context.meta.get_progress_token() {
+                    for step in 0..count {
+                        let _ = context
+                            .peer
+                            .notify_progress(
+                                ProgressNotificationParam::new(token.clone(), step as f64)
+                                    .with_message(format!("{step} {}", "p".repeat(chars))),
+                            )
+                            .await;
+                    }
+                }
+                Ok(text("flooded"))
             }
             "die" => std::process::exit(3),
             "image" => Ok(CallToolResult::success(vec![

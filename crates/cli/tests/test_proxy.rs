@@ -497,3 +497,40 @@ async fn client_tools_run_in_a_registry_beside_local_ones_under_its_rules() {
         "the server was not told the call timed out"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_progress_is_bounded_and_the_call_still_answers() {
+    use toolsmith::mcp::McpClient;
+    use toolsmith::{Event, Registry, ToolCall};
+
+    let client = McpClient::stdio("fixture", fixture().to_str().unwrap())
+        .connect()
+        .await
+        .unwrap();
+    let registry = Registry::builder().tools(client.tools()).build().unwrap();
+    let mut events = registry.subscribe();
+    // 3,000 notifications of 20,000 chars each (60 MB), sent as fast as the server can.
+    let results = registry
+        .turn()
+        .execute([ToolCall::new(
+            "a",
+            "flood",
+            json!({ "count": 3_000, "chars": 20_000 }),
+        )])
+        .await;
+    assert_eq!(results[0].content, "flooded");
+    let mut forwarded = 0;
+    loop {
+        match events.try_recv() {
+            Ok(Event::Progress { message, .. }) => {
+                forwarded += 1;
+                // Each message is cut to 1,000 chars and an ellipsis.
+                assert!(message.chars().count() <= 1_001, "{}", message.len());
+                assert!(message.ends_with('…'));
+            }
+            Ok(_) | Err(tokio::sync::broadcast::error::TryRecvError::Lagged(_)) => {}
+            Err(_) => break,
+        }
+    }
+    assert!(forwarded > 0, "some progress passes");
+}

@@ -415,7 +415,13 @@ struct Inner {
     session: tokio::sync::Mutex<Option<Arc<Session>>>,
 }
 
-type Progress = Arc<Mutex<HashMap<ProgressToken, mpsc::UnboundedSender<String>>>>;
+type Progress = Arc<Mutex<HashMap<ProgressToken, mpsc::Sender<String>>>>;
+
+/// Progress messages waiting for their call, at most: a server that floods notifications loses
+/// the excess (progress is best-effort), it does not grow the client's memory.
+const PROGRESS_BACKLOG: usize = 64;
+/// The longest progress message passed on, in chars; a longer one is cut with `…`.
+const MAX_PROGRESS_CHARS: usize = 1_000;
 
 /// One session with the server: the service and, for a command, its process.
 struct Session {
@@ -596,12 +602,17 @@ impl ClientHandler for Handler {
             .get(&params.progress_token)
             .cloned();
         if let Some(sender) = sender {
-            let message = match (params.message, params.total) {
+            let mut message = match (params.message, params.total) {
                 (Some(message), _) => message,
                 (None, Some(total)) => format!("{} of {total}", params.progress),
                 (None, None) => format!("{}", params.progress),
             };
-            let _ = sender.send(message);
+            if let Some((cut, _)) = message.char_indices().nth(MAX_PROGRESS_CHARS) {
+                message.truncate(cut);
+                message.push('…');
+            }
+            // Full: the call is behind on its progress, and this message is dropped.
+            let _ = sender.try_send(message);
         }
     }
 
@@ -830,7 +841,7 @@ impl DynTool for RemoteTool {
                     .await);
             }
         };
-        let (sender, mut progress) = mpsc::unbounded_channel();
+        let (sender, mut progress) = mpsc::channel(PROGRESS_BACKLOG);
         self.inner
             .progress
             .lock()
