@@ -534,3 +534,40 @@ async fn a_flood_of_progress_is_bounded_and_the_call_still_answers() {
     }
     assert!(forwarded > 0, "some progress passes");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_over_the_message_limit_fails_its_call_at_once_and_the_session_goes_on() {
+    use toolsmith::mcp::McpClient;
+    use toolsmith::{Registry, ToolCall, ToolLimits};
+
+    let client = McpClient::stdio("fixture", fixture().to_str().unwrap())
+        .max_message_bytes(1_000_000)
+        // Long enough that a call waiting for a dropped answer would end as a timeout.
+        .limits(ToolLimits::default().with_timeout(Some(Duration::from_secs(60))))
+        .connect()
+        .await
+        .unwrap();
+    let registry = Registry::builder().tools(client.tools()).build().unwrap();
+    let results = registry
+        .turn()
+        .execute([ToolCall::new("a", "big", json!({ "chars": 3_000_000 }))])
+        .await;
+    assert_eq!(
+        results[0].meta.error_kind,
+        Some(toolsmith::ErrorKind::Failed),
+        "{}",
+        results[0].content
+    );
+    assert_eq!(
+        results[0].content,
+        "Error: the MCP server `fixture` answered `big` with a message over the client's limit \
+         of 1,000,000 bytes, so it was not read. Ask for less in one call (a narrower query, a \
+         smaller page)"
+    );
+    // The same session answers the next call.
+    let results = registry
+        .turn()
+        .execute([ToolCall::new("b", "echo", json!({ "text": "still here" }))])
+        .await;
+    assert_eq!(results[0].content, "still here");
+}

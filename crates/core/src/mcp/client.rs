@@ -28,11 +28,14 @@ use rmcp::{ClientHandler, ServiceExt as _};
 use serde::Deserialize;
 use serde_json::Value;
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
+use super::transport::{ANSWER_TOO_LARGE, LineTransport};
 use crate::context::{Audience, ToolContext};
 use crate::output::{ToolError, ToolOutput};
 use crate::registry::is_valid_tool_name;
 use crate::tool::{DynTool, ToolAnnotations, ToolLimits, ToolSpec};
+use crate::trim::grouped;
 
 /// How long a server has to answer `initialize` (and `tools/list`) by default.
 const DEFAULT_INIT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -233,7 +236,7 @@ impl McpClientBuilder {
     }
 
     /// The longest message read from a stdio server, in bytes (256 MiB by default). A longer
-    /// one is dropped and its call fails at its timeout.
+    /// answer is not read: its call fails at once, saying so, and the session goes on.
     pub fn max_message_bytes(mut self, bytes: usize) -> Self {
         self.max_message_bytes = bytes;
         self
@@ -504,11 +507,8 @@ impl Inner {
                 let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
                     return Err(self.handshake("gave no pipes to talk on".to_owned()));
                 };
-                let transport =
-                    rmcp::transport::async_rw::AsyncRwTransport::<RoleClient, _, _>::new(
-                        stdout, stdin,
-                    )
-                    .with_max_line_length(self.max_message_bytes);
+                let transport = LineTransport::new(stdout, stdin, CancellationToken::new())
+                    .with_max_line(self.max_message_bytes);
                 let mut session = Session {
                     service: match tokio::time::timeout(timeout, handler.serve(transport)).await {
                         Ok(Ok(service)) => service,
@@ -872,6 +872,16 @@ impl DynTool for RemoteTool {
                 "the MCP server `{}` answered `{}` with something other than a tool result",
                 self.inner.name, self.remote
             ))),
+            Ok(Err(ServiceError::McpError(error))) if error.code.0 == ANSWER_TOO_LARGE => {
+                Err(ToolError::failed(format!(
+                    "the MCP server `{}` answered `{}` with a message over the client's limit of \
+                     {} bytes, so it was not read. Ask for less in one call (a narrower query, \
+                     a smaller page)",
+                    self.inner.name,
+                    self.remote,
+                    grouped(self.inner.max_message_bytes)
+                )))
+            }
             Ok(Err(ServiceError::McpError(error))) => Err(ToolError::failed(format!(
                 "the MCP server `{}` refused the call: {}",
                 self.inner.name, error.message

@@ -1,16 +1,18 @@
-//! The stdio transport of [`serve_stdio`](super::serve_stdio): one JSON-RPC message a line,
-//! each line bounded, every bad message answered.
+//! The stdio transport of [`serve_stdio`](super::serve_stdio) and of the client's child
+//! servers: one JSON-RPC message a line, each line bounded, every bad message answered.
 //!
 //! rmcp's own stdio transport drops a line over its limit without a word (the client then waits
 //! forever for an answer) and routes a request without its required `params` to "method not
-//! found". This transport answers both with the JSON-RPC error they call for, and reports the
-//! end of input so in-flight calls can be cancelled at once instead of drained.
+//! found". As a server, this transport answers both with the JSON-RPC error they call for, and
+//! reports the end of input so in-flight calls can be cancelled at once instead of drained. As a
+//! client, it turns an answer over the limit into an error answer to the request it belongs to
+//! ([`ANSWER_TOO_LARGE`]), so the call fails at once instead of at its timeout.
 
 use std::sync::Arc;
 
-use rmcp::RoleServer;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
+use rmcp::{RoleClient, RoleServer};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader};
 use tokio_util::sync::CancellationToken;
@@ -21,6 +23,10 @@ use crate::trim::grouped;
 pub(crate) const MAX_MESSAGE_BYTES: usize = 16 << 20;
 /// How much of an oversized line is kept to find its request id.
 const ID_PREFIX_BYTES: usize = 4096;
+
+/// The error code of an answer the client did not read because it was over its limit (in the
+/// range JSON-RPC leaves to implementations).
+pub(crate) const ANSWER_TOO_LARGE: i32 = -32_099;
 
 /// JSON-RPC 2.0 error codes.
 const PARSE_ERROR: i64 = -32700;
@@ -63,6 +69,12 @@ where
             discarding: None,
             closed,
         }
+    }
+
+    /// Sets the longest line read, in bytes.
+    pub(crate) fn with_max_line(mut self, bytes: usize) -> Self {
+        self.max_line = bytes;
+        self
     }
 
     /// Reads one line into `self.line` without letting it grow past the limit. Cancel-safe:
@@ -188,6 +200,73 @@ where
                                 self.reply_error(id.clone(), INVALID_REQUEST, message).await;
                             }
                         }
+                    }
+                }
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.closed.cancel();
+        Ok(())
+    }
+}
+
+/// A client's side of a server it started: what the server sends, bounded.
+impl<R, W> Transport<RoleClient> for LineTransport<R, W>
+where
+    R: AsyncRead + Unpin + Send + Sync,
+    W: AsyncWrite + Unpin + Send + Sync + 'static,
+{
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let write = self.write.clone();
+        async move { write_line(&write, &item).await }
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        loop {
+            match self.read_line().await {
+                Line::End => {
+                    self.closed.cancel();
+                    return None;
+                }
+                Line::Oversized(prefix) => {
+                    // An answer names its request first (`{"jsonrpc":"2.0","id":7,…`): fail
+                    // that request now. A notification over the limit is dropped.
+                    let id = id_in_prefix(&prefix);
+                    if id.is_null() {
+                        continue;
+                    }
+                    let answer = json!({
+                        "jsonrpc": "2.0",
+                        "id": id,
+                        "error": {
+                            "code": ANSWER_TOO_LARGE,
+                            "message": format!(
+                                "the answer is over the client's limit of {} bytes and was \
+                                 not read",
+                                grouped(self.max_line)
+                            ),
+                        },
+                    });
+                    if let Ok(message) = serde_json::from_value(answer) {
+                        return Some(message);
+                    }
+                }
+                Line::Complete => {
+                    let line = std::mem::take(&mut self.line);
+                    let text = line.strip_suffix(b"\r").unwrap_or(&line);
+                    if text.iter().all(u8::is_ascii_whitespace) {
+                        continue;
+                    }
+                    // What does not parse is skipped: a server's stray output is not an answer.
+                    if let Ok(message) = serde_json::from_slice(text) {
+                        return Some(message);
                     }
                 }
             }
