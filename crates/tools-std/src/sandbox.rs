@@ -227,17 +227,10 @@ enum Access {
     Write,
 }
 
-/// A file operation's failure as the model should read it: the path, what happened, what to do.
+/// A file operation's failure as the model should read it: the path, what happened, what to do
+/// (the core's one wording of it).
 pub(crate) fn io_error(shown: &str, error: io::Error) -> ToolError {
-    match error.kind() {
-        io::ErrorKind::NotFound => ToolError::not_found(format!("`{shown}`")),
-        io::ErrorKind::PermissionDenied => ToolError::permission_denied(format!(
-            "the operating system denies access to `{shown}`; its permissions do not allow \
-             it. Use another file, or ask the user to change them"
-        )),
-        _ if error.raw_os_error() == Some(nix::libc::EISDIR) => is_a_directory(shown),
-        _ => ToolError::failed_with(format!("`{shown}`: {}", describe_io(&error)), error),
-    }
+    ToolError::io(shown, error)
 }
 
 /// Opens a file the model named for reading, refusing anything but a regular file (a FIFO,
@@ -279,15 +272,6 @@ pub(crate) fn not_a_regular_file(shown: &str, meta: &fs::Metadata) -> ToolError 
     ToolError::invalid_arguments(format!(
         "path: `{shown}` is {what}; the file tools read and write regular files only"
     ))
-}
-
-/// An OS error without its `(os error N)` suffix, which tells the model nothing.
-fn describe_io(error: &io::Error) -> String {
-    let text = error.to_string();
-    match text.find(" (os error ") {
-        Some(at) => text[..at].to_owned(),
-        None => text,
-    }
 }
 
 fn is_a_directory(path: &str) -> ToolError {
