@@ -9,7 +9,7 @@ use serde::Deserialize;
 use toolsmith::lines::{LineReader, without_newline};
 use toolsmith::{Page, SizeHint, Tool, ToolContext, ToolError};
 
-use crate::sandbox::{Sandbox, io_error, open_regular};
+use crate::sandbox::{Sandbox, open_regular};
 use crate::{blocking, grouped};
 
 /// Chars a line number adds: a right-aligned number of six and a tab.
@@ -73,7 +73,7 @@ fn estimate_file(path: &Path, shown: &str) -> Result<(u64, u64), ToolError> {
     let mut sample = Vec::with_capacity(SAMPLE_BYTES);
     file.take(SAMPLE_BYTES as u64)
         .read_to_end(&mut sample)
-        .map_err(|error| io_error(shown, error))?;
+        .map_err(|error| ToolError::io(shown, error))?;
     if memchr::memchr(0, &sample).is_some() {
         return Err(is_binary(shown));
     }
@@ -120,7 +120,7 @@ pub(crate) fn read_page(
 ) -> Result<String, ToolError> {
     read_page_of(path, shown, page, budget).map_err(|error| match error {
         PageError::Tool(error) => error,
-        PageError::Io(error) => io_error(shown, error),
+        PageError::Io(error) => ToolError::io(shown, error),
     })
 }
 

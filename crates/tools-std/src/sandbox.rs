@@ -208,7 +208,7 @@ impl Sandbox {
 
     fn io_error(&self, path: &str, error: io::Error) -> ToolError {
         match error.kind() {
-            io::ErrorKind::NotFound | io::ErrorKind::PermissionDenied => io_error(path, error),
+            io::ErrorKind::NotFound | io::ErrorKind::PermissionDenied => ToolError::io(path, error),
             // ELOOP: too many levels of symbolic links.
             _ if error.raw_os_error() == Some(nix::libc::ELOOP) => ToolError::permission_denied(
                 format!("`{path}` is a symlink loop (too many levels of symbolic links)"),
@@ -227,12 +227,6 @@ enum Access {
     Write,
 }
 
-/// A file operation's failure as the model should read it: the path, what happened, what to do
-/// (the core's one wording of it).
-pub(crate) fn io_error(shown: &str, error: io::Error) -> ToolError {
-    ToolError::io(shown, error)
-}
-
 /// Opens a file the model named for reading, refusing anything but a regular file (a FIFO,
 /// socket or device could block the reader forever or never end) before a byte is read.
 ///
@@ -243,8 +237,10 @@ pub(crate) fn open_regular(path: &Path, shown: &str) -> Result<(File, fs::Metada
         .read(true)
         .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY)
         .open(path)
-        .map_err(|error| io_error(shown, error))?;
-    let meta = file.metadata().map_err(|error| io_error(shown, error))?;
+        .map_err(|error| ToolError::io(shown, error))?;
+    let meta = file
+        .metadata()
+        .map_err(|error| ToolError::io(shown, error))?;
     if meta.is_dir() {
         return Err(ToolError::invalid_arguments(format!(
             "path: `{shown}` is a directory; use list_directory to see what it holds"

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use toolsmith::{Tool, ToolContext, ToolError};
 
-use crate::sandbox::{Sandbox, io_error, not_a_regular_file, open_regular};
+use crate::sandbox::{Sandbox, not_a_regular_file, open_regular};
 use crate::{blocking, grouped};
 
 /// The largest file `edit_file` edits (it holds the file in memory).
@@ -116,7 +116,7 @@ impl EditFile {
         (&mut file)
             .take(MAX_EDIT_BYTES + 1)
             .read_to_end(&mut bytes)
-            .map_err(|error| io_error(shown, error))?;
+            .map_err(|error| ToolError::io(shown, error))?;
         let text = String::from_utf8(bytes).map_err(|_| {
             ToolError::invalid_arguments(format!(
                 "path: `{shown}` is not valid UTF-8 text; edit_file edits text files"
