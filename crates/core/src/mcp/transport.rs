@@ -45,6 +45,14 @@ pub(crate) struct LineTransport<R, W> {
     closed: CancellationToken,
 }
 
+/// The next message's line, as [`LineTransport::next_line`] gives it.
+enum Next {
+    /// A line with something on it, without its `\r`.
+    Text(Vec<u8>),
+    /// A line over the limit was skipped; its first bytes.
+    Oversized(Vec<u8>),
+}
+
 /// What one bounded read of a line found.
 enum Line {
     /// A whole line is in `line`.
@@ -117,6 +125,29 @@ where
         }
     }
 
+    /// The next line that holds something, or an oversized line's first bytes; `None` at the
+    /// end of the input, which also cancels `closed`.
+    async fn next_line(&mut self) -> Option<Next> {
+        loop {
+            match self.read_line().await {
+                Line::End => {
+                    self.closed.cancel();
+                    return None;
+                }
+                Line::Oversized(prefix) => return Some(Next::Oversized(prefix)),
+                Line::Complete => {
+                    let mut line = std::mem::take(&mut self.line);
+                    if line.last() == Some(&b'\r') {
+                        line.pop();
+                    }
+                    if !line.iter().all(u8::is_ascii_whitespace) {
+                        return Some(Next::Text(line));
+                    }
+                }
+            }
+        }
+    }
+
     /// Writes a JSON-RPC error response.
     async fn reply_error(&self, id: Value, code: i64, message: String) {
         let response = json!({
@@ -156,13 +187,9 @@ where
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
-        loop {
-            match self.read_line().await {
-                Line::End => {
-                    self.closed.cancel();
-                    return None;
-                }
-                Line::Oversized(prefix) => {
+        while let Some(next) = self.next_line().await {
+            match next {
+                Next::Oversized(prefix) => {
                     let message = format!(
                         "the message is over the server's limit of {} bytes and was not read; \
                          send smaller messages (large inputs belong in files)",
@@ -171,13 +198,8 @@ where
                     self.reply_error(id_in_prefix(&prefix), INVALID_REQUEST, message)
                         .await;
                 }
-                Line::Complete => {
-                    let line = std::mem::take(&mut self.line);
-                    let text = line.strip_suffix(b"\r").unwrap_or(&line);
-                    if text.iter().all(u8::is_ascii_whitespace) {
-                        continue;
-                    }
-                    let value: Value = match serde_json::from_slice(text) {
+                Next::Text(text) => {
+                    let value: Value = match serde_json::from_slice(&text) {
                         Ok(value) => value,
                         Err(error) => {
                             let message = format!("parse error: the message is not JSON ({error})");
@@ -204,6 +226,7 @@ where
                 }
             }
         }
+        None
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
@@ -229,13 +252,9 @@ where
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
-        loop {
-            match self.read_line().await {
-                Line::End => {
-                    self.closed.cancel();
-                    return None;
-                }
-                Line::Oversized(prefix) => {
+        while let Some(next) = self.next_line().await {
+            match next {
+                Next::Oversized(prefix) => {
                     // An answer names its request first (`{"jsonrpc":"2.0","id":7,…`): fail
                     // that request now. A notification over the limit is dropped.
                     let id = id_in_prefix(&prefix);
@@ -258,19 +277,15 @@ where
                         return Some(message);
                     }
                 }
-                Line::Complete => {
-                    let line = std::mem::take(&mut self.line);
-                    let text = line.strip_suffix(b"\r").unwrap_or(&line);
-                    if text.iter().all(u8::is_ascii_whitespace) {
-                        continue;
-                    }
+                Next::Text(text) => {
                     // What does not parse is skipped: a server's stray output is not an answer.
-                    if let Ok(message) = serde_json::from_slice(text) {
+                    if let Ok(message) = serde_json::from_slice(&text) {
                         return Some(message);
                     }
                 }
             }
         }
+        None
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
