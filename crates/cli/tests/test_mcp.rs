@@ -4,10 +4,13 @@
 use std::time::Duration;
 
 use rmcp::ServiceExt as _;
-use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult};
+use rmcp::model::{CallToolRequestParams, CallToolResponse};
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
+
+mod common;
+use common::{call, text};
 
 type Client = RunningService<RoleClient, ()>;
 
@@ -23,29 +26,6 @@ async fn connect(root: &std::path::Path) -> Client {
     ().serve(transport)
         .await
         .expect("the MCP session initializes")
-}
-
-async fn call(client: &Client, tool: &str, args: Value) -> CallToolResult {
-    let Value::Object(arguments) = args else {
-        panic!("arguments are an object");
-    };
-    let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
-    match client
-        .call_tool_once(params)
-        .await
-        .expect("the call is answered")
-    {
-        CallToolResponse::Complete(result) => result,
-        other => panic!("expected a complete result, got {other:?}"),
-    }
-}
-
-fn text(result: &CallToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|block| block.as_text().map(|t| t.text.clone()))
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

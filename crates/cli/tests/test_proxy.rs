@@ -9,13 +9,16 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResponse, CallToolResult, ClientRequest,
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest,
     ProgressNotificationParam,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RoleClient, RunningService};
 use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, ServiceExt as _};
 use serde_json::{Value, json};
+
+mod common;
+use common::text;
 
 /// The fixture server, built by `cargo test` with the other examples of this package.
 fn fixture() -> PathBuf {
@@ -94,28 +97,8 @@ async fn start_fixture(options: &[&str]) -> Proxy {
 
 impl Proxy {
     async fn call(&self, tool: &str, args: Value) -> CallToolResult {
-        let Value::Object(arguments) = args else {
-            panic!("arguments are an object");
-        };
-        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
-        match self
-            .client
-            .call_tool_once(params)
-            .await
-            .expect("the call is answered")
-        {
-            CallToolResponse::Complete(result) => result,
-            other => panic!("expected a complete result, got {other:?}"),
-        }
+        common::call(&self.client, tool, args).await
     }
-}
-
-fn text(result: &CallToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|block| block.as_text().map(|t| t.text.clone()))
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
