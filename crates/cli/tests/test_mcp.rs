@@ -10,7 +10,7 @@ use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
 
 mod common;
-use common::{call, text};
+use common::{alive, call, text};
 
 type Client = RunningService<RoleClient, ()>;
 
@@ -136,17 +136,6 @@ async fn a_real_mcp_client_sees_well_formed_results_for_every_tool() {
     assert!(text(&unknown).starts_with("Error: unknown tool `no_such_tool`"));
 
     client.cancel().await.unwrap();
-}
-
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        !stat
-            .rsplit(')')
-            .next()
-            .unwrap_or("")
-            .trim_start()
-            .starts_with('Z')
-    })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -18,7 +18,7 @@ use rmcp::{ClientHandler, ServiceExt as _};
 use serde_json::{Value, json};
 
 mod common;
-use common::text;
+use common::{alive, text};
 
 /// The fixture server, built by `cargo test` with the other examples of this package.
 fn fixture() -> PathBuf {
@@ -259,7 +259,7 @@ async fn calls_in_flight_together_run_together() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn closing_stdin_ends_the_proxy_and_its_upstream() {
     let proxy = start_fixture(&[]).await;
-    let pid: i32 = text(&proxy.call("pid", json!({})).await).parse().unwrap();
+    let pid: u32 = text(&proxy.call("pid", json!({})).await).parse().unwrap();
     assert!(alive(pid));
     proxy.client.cancel().await.unwrap();
     for _ in 0..200 {
@@ -269,18 +269,6 @@ async fn closing_stdin_ends_the_proxy_and_its_upstream() {
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
     assert!(!alive(pid), "the upstream outlived the proxy");
-}
-
-/// Whether process `pid` is running (a zombie counts as ended).
-fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        !stat
-            .rsplit(')')
-            .next()
-            .unwrap_or("")
-            .trim_start()
-            .starts_with('Z')
-    })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,4 +1,5 @@
-//! What the MCP tests share: a call through rmcp's client, and a result's text.
+//! What the MCP tests share: a call through rmcp's client, a result's text, and whether a
+//! process still runs.
 
 use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult};
 use rmcp::service::{Peer, RoleClient};
@@ -27,4 +28,16 @@ pub(crate) fn text(result: &CallToolResult) -> String {
         .iter()
         .filter_map(|block| block.as_text().map(|t| t.text.clone()))
         .collect()
+}
+
+/// Whether process `pid` is running (a zombie counts as ended).
+pub(crate) fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    })
 }
