@@ -8,7 +8,8 @@
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use toolsmith::{ArtifactId, BudgetPolicy, DirStore, Registry, ToolCall};
+use toolsmith::artifacts::ArtifactId;
+use toolsmith::{BudgetPolicy, DirStore, Registry, ToolCall};
 use toolsmith_workspace::Emit;
 
 const CALLS: usize = 1_000;

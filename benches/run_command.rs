@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use common::peak_resident_mib;
 use serde_json::json;
-use toolsmith::{DirStore, Registry, Retention, ToolCall};
+use toolsmith::artifacts::Retention;
+use toolsmith::{DirStore, Registry, ToolCall};
 use toolsmith_std::Sandbox;
 
 const FILE_BYTES: usize = 1 << 30;

@@ -12,9 +12,10 @@ use std::time::{Duration, Instant};
 
 use common::peak_resident_mib;
 use serde_json::json;
+use toolsmith::artifacts::Retention;
+use toolsmith::tool::ToolAnnotations;
 use toolsmith::{
-    DirStore, Registry, Retention, Tool, ToolAnnotations, ToolCall, ToolContext, ToolError,
-    ToolOutput, async_trait,
+    DirStore, Registry, Tool, ToolCall, ToolContext, ToolError, ToolOutput, async_trait,
 };
 
 const TOTAL_BYTES: usize = 1 << 30;
@@ -115,7 +116,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .meta
             .artifact
             .as_ref()
-            .map(toolsmith::ArtifactId::as_str)
+            .map(toolsmith::artifacts::ArtifactId::as_str)
     );
     Ok(())
 }

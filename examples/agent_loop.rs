@@ -13,7 +13,8 @@ use toolsmith::history::{
     self, Block, CompactPolicy, Escalation, MaxTokensEscalation, Message, RecoveryLevel,
     RecoveryPolicy, Role,
 };
-use toolsmith::{DirStore, Registry, StopReason, ToolCall};
+use toolsmith::registry::StopReason;
+use toolsmith::{DirStore, Registry, ToolCall};
 use toolsmith_std::Sandbox;
 
 /// What a provider answers.
@@ -156,7 +157,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         if !compacted.is_empty() {
             println!("  microcompact: {compacted}");
         }
-        let usage = history::usage(&messages, &toolsmith::CharsPerToken::default());
+        let usage = history::usage(&messages, &toolsmith::tokens::CharsPerToken::default());
         println!(
             "request {}: {} messages, ~{} tokens ({:.1}% of a 200k window)",
             model.step + 1,
@@ -197,7 +198,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                         result
                             .meta
                             .error_kind
-                            .map_or("ran", toolsmith::ErrorKind::as_str)
+                            .map_or("ran", toolsmith::tool::ErrorKind::as_str)
                     );
                 }
                 messages.push(Message::from_blocks(

@@ -4,7 +4,8 @@
 //! Run: `cargo run --example custom_tool`
 
 use serde_json::json;
-use toolsmith::{Registry, SizeHint, Tool, ToolCall, ToolContext, ToolError, tool};
+use toolsmith::tool::SizeHint;
+use toolsmith::{Registry, Tool, ToolCall, ToolContext, ToolError, tool};
 
 /// Converts a temperature between Celsius and Fahrenheit.
 #[tool(max_result_chars = 200)]

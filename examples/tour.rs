@@ -3,9 +3,8 @@
 //!
 //! Run: `cargo run --example tour`
 
-use toolsmith::{
-    Audience, BudgetPolicy, DirStore, Registry, ToolCall, ToolContext, ToolError, tool,
-};
+use toolsmith::tool::Audience;
+use toolsmith::{BudgetPolicy, DirStore, Registry, ToolCall, ToolContext, ToolError, tool};
 
 /// Reads a log file.
 #[tool(head_ratio = 0.1, max_result_lines = 200)] // errors come last in a log: keep the tail

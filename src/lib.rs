@@ -8,9 +8,8 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use toolsmith::{
-    Tool, ToolAnnotations, ToolContext, ToolError, ToolLimits, ToolOutput, async_trait,
-};
+use toolsmith::tool::{ToolAnnotations, ToolLimits};
+use toolsmith::{Tool, ToolContext, ToolError, ToolOutput, async_trait};
 
 /// Arguments of [`Emit`].
 #[derive(Debug, Deserialize, JsonSchema)]

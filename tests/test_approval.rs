@@ -6,10 +6,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::json;
-use toolsmith::{
-    Approval, ApprovalPolicy, ApprovalRequest, Approver, BuildError, Registry, Rule, Tool,
-    ToolAnnotations, ToolCall, ToolContext, ToolError, ToolLimits, ToolOutput, async_trait,
-};
+use toolsmith::approval::{Approval, ApprovalPolicy, ApprovalRequest, Approver, Rule};
+use toolsmith::registry::BuildError;
+use toolsmith::tool::{ToolAnnotations, ToolLimits};
+use toolsmith::{Registry, Tool, ToolCall, ToolContext, ToolError, ToolOutput, async_trait};
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 struct Args {}
@@ -78,7 +78,7 @@ async fn a_denied_call_returns_its_reason_and_runs_nothing() {
     assert_eq!(results[0].content, "ran");
     assert_eq!(
         results[1].meta.error_kind,
-        Some(toolsmith::ErrorKind::Denied)
+        Some(toolsmith::tool::ErrorKind::Denied)
     );
     assert!(
         results[1]
@@ -197,7 +197,7 @@ async fn an_approver_that_fails_or_hangs_denies() {
             .remove(0);
         assert_eq!(
             result.meta.error_kind,
-            Some(toolsmith::ErrorKind::Denied),
+            Some(toolsmith::tool::ErrorKind::Denied),
             "{}",
             result.content
         );

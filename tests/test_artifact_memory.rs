@@ -5,7 +5,8 @@
 
 use std::io::Write as _;
 
-use toolsmith::{ArtifactStore, DirStore, PageRequest};
+use toolsmith::DirStore;
+use toolsmith::artifacts::{ArtifactStore, PageRequest};
 
 fn peak_resident_bytes() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();

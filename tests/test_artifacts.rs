@@ -5,10 +5,10 @@ use std::io::Write as _;
 use std::time::{Duration, SystemTime};
 
 use serde_json::json;
-use toolsmith::{
-    ArtifactError, ArtifactId, ArtifactStore, BudgetPolicy, DirStore, MemoryStore, PageRequest,
-    Registry, Retention, ToolCall,
+use toolsmith::artifacts::{
+    ArtifactError, ArtifactId, ArtifactStore, MemoryStore, PageRequest, Retention,
 };
+use toolsmith::{BudgetPolicy, DirStore, Registry, ToolCall};
 use toolsmith_workspace::Emit;
 
 /// The files in `dir`, but the store's own marker file.

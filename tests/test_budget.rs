@@ -1,15 +1,38 @@
 //! The budget contract's worked examples and the fair-share invariants, for any batch.
 
 use proptest::prelude::*;
-use toolsmith::{BudgetPolicy, SplitStrategy};
+use toolsmith::BudgetPolicy;
+use toolsmith::budget::{Claim, Demand, SplitStrategy};
+
+/// Calls with these caps and no estimates.
+fn claims(caps: &[Option<usize>]) -> Vec<Claim> {
+    caps.iter().map(|&cap| Claim::new().with_cap(cap)).collect()
+}
+
+/// The final allowances of calls with these caps that produced `demands`, planned evenly.
+fn settled(
+    policy: &BudgetPolicy,
+    budget: usize,
+    caps: &[Option<usize>],
+    demands: &[usize],
+) -> Vec<usize> {
+    let planned = policy.plan(budget, &claims(caps));
+    let calls: Vec<Demand> = planned
+        .iter()
+        .zip(caps)
+        .zip(demands)
+        .map(|((&planned, &cap), &chars)| Demand::new(planned, chars).with_cap(cap))
+        .collect();
+    policy.settle(budget, &calls)
+}
 
 #[test]
 fn worked_examples() {
     let even = BudgetPolicy::default().with_split(SplitStrategy::Even);
-    assert_eq!(even.allowances(80_000, &[None; 3]), [26_666; 3]);
-    assert_eq!(even.allowances(80_000, &[None; 5]), [16_000; 5]);
-    assert_eq!(even.allowances(80_000, &[Some(20_000)]), [20_000]);
-    assert_eq!(even.allowances(80_000, &[None]), [80_000]);
+    assert_eq!(even.allowances(80_000, &claims(&[None; 3])), [26_666; 3]);
+    assert_eq!(even.allowances(80_000, &claims(&[None; 5])), [16_000; 5]);
+    assert_eq!(even.allowances(80_000, &claims(&[Some(20_000)])), [20_000]);
+    assert_eq!(even.allowances(80_000, &claims(&[None])), [80_000]);
 }
 
 #[test]
@@ -18,12 +41,13 @@ fn a_small_result_frees_room_for_a_large_one() {
     // 3 calls, share 26,666: a 1,000-char result leaves 25,666 unused; with the 2 chars the
     // floor left over, the two big ones share 25,668.
     assert_eq!(
-        fair.final_allowances(80_000, &[None; 3], &[1_000, 60_000, 60_000]),
+        settled(&fair, 80_000, &[None; 3], &[1_000, 60_000, 60_000]),
         [26_666, 39_500, 39_500]
     );
     // A big result whose tool caps it at 30,000 takes no more than that.
     assert_eq!(
-        fair.final_allowances(
+        settled(
+            &fair,
             80_000,
             &[None, Some(30_000), None],
             &[1_000, 60_000, 60_000]
@@ -32,7 +56,7 @@ fn a_small_result_frees_room_for_a_large_one() {
     );
     // When every result fits its share, nothing moves.
     assert_eq!(
-        fair.final_allowances(80_000, &[None; 2], &[10, 20]),
+        settled(&fair, 80_000, &[None; 2], &[10, 20]),
         [40_000, 40_000]
     );
 }
@@ -40,10 +64,10 @@ fn a_small_result_frees_room_for_a_large_one() {
 #[test]
 fn the_session_profile_caps_each_result_at_20000() {
     let profile = BudgetPolicy::session_profile();
-    assert_eq!(profile.allowances(80_000, &[None]), [20_000]);
+    assert_eq!(profile.allowances(80_000, &claims(&[None])), [20_000]);
     // Fair share never lifts a result over the per-result cap.
     assert_eq!(
-        profile.final_allowances(80_000, &[None, None], &[10, 90_000]),
+        settled(&profile, 80_000, &[None, None], &[10, 90_000]),
         [20_000, 20_000]
     );
     assert_eq!(profile.turn_budget_chars, Some(200_000));
@@ -63,8 +87,8 @@ proptest! {
         let policy = BudgetPolicy::default().with_per_result_max_chars(per_result);
         let caps: Vec<Option<usize>> = calls.iter().map(|c| c.0).collect();
         let demands: Vec<usize> = calls.iter().map(|c| c.1).collect();
-        let initial = policy.allowances(budget, &caps);
-        let last = policy.final_allowances(budget, &caps, &demands);
+        let initial = policy.allowances(budget, &claims(&caps));
+        let last = settled(&policy, budget, &caps, &demands);
         let share = budget / calls.len().max(1);
         let limit = |i: usize| {
             caps[i].unwrap_or(usize::MAX).min(per_result.unwrap_or(usize::MAX))
@@ -102,15 +126,16 @@ proptest! {
         let caps: Vec<Option<usize>> = calls.iter().map(|c| c.0).collect();
         let demands: Vec<usize> = calls.iter().map(|c| c.1).collect();
         prop_assert_eq!(
-            policy.final_allowances(budget, &caps, &demands),
-            policy.allowances(budget, &caps)
+            settled(&policy, budget, &caps, &demands),
+            policy.allowances(budget, &claims(&caps))
         );
     }
 }
 
 #[test]
 fn a_window_budget_follows_what_is_left_of_the_window() {
-    use toolsmith::{CharsPerToken, WindowBudget};
+    use toolsmith::budget::WindowBudget;
+    use toolsmith::tokens::CharsPerToken;
     let chars = CharsPerToken::default();
     let window = WindowBudget::new(200_000);
     // (tokens used, batch budget in chars): a quarter of what is left, 4 chars a token,
@@ -140,5 +165,8 @@ fn a_window_budget_follows_what_is_left_of_the_window() {
     let policy = window.apply(turn.budget().clone(), 180_000, &chars);
     turn.set_budget(policy).unwrap();
     assert_eq!(turn.budget().batch_budget_chars, 20_000);
-    assert_eq!(turn.budget().split, toolsmith::SplitStrategy::FairShare);
+    assert_eq!(
+        turn.budget().split,
+        toolsmith::budget::SplitStrategy::FairShare
+    );
 }

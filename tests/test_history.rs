@@ -910,7 +910,7 @@ fn max_tokens_escalates_twice_then_keeps_the_partial_reply() {
 #[test]
 fn usage_counts_a_quarter_of_the_chars() {
     let messages = conversation_with_results(&[4_000]);
-    let usage = history::usage(&messages, &toolsmith::CharsPerToken::default());
+    let usage = history::usage(&messages, &toolsmith::tokens::CharsPerToken::default());
     assert!(usage.tool_result_tokens >= 1_000 && usage.tool_result_tokens < 1_020);
     assert!(usage.tokens > usage.tool_result_tokens);
     assert!((usage.fraction_of(200_000) - usage.tokens as f64 / 200_000.0).abs() < f64::EPSILON);

@@ -275,42 +275,81 @@ fn markers_name_the_artifact() {
     );
 }
 
-/// A tool that returns a JSON list of issues, pretty-printed, as many as asked for.
+fn issues(count: usize) -> Vec<Value> {
+    (0..count)
+        .map(|i| json!({ "number": i + 1, "title": format!("Issue {}", i + 1), "state": "open" }))
+        .collect()
+}
+
+/// A tool that returns a JSON list of issues, as many as asked for: as JSON (what it states
+/// it is) or as pretty-printed text.
 #[toolsmith::tool(read_only)]
 async fn list_issues(
     /// How many issues.
     count: usize,
-    _cx: &toolsmith::ToolContext,
+    /// Return them as indented text instead of JSON.
+    #[serde(default)]
+    as_text: bool,
 ) -> Result<toolsmith::ToolOutput, toolsmith::ToolError> {
-    let issues: Vec<Value> = (0..count)
-        .map(|i| json!({ "number": i + 1, "title": format!("Issue {}", i + 1), "state": "open" }))
-        .collect();
-    Ok(toolsmith::ToolOutput::text(
-        serde_json::to_string_pretty(&issues).unwrap(),
-    ))
+    if as_text {
+        Ok(toolsmith::ToolOutput::text(
+            serde_json::to_string_pretty(&issues(count)).unwrap(),
+        ))
+    } else {
+        toolsmith::ToolOutput::json(&issues(count))
+    }
+}
+
+fn issue_registry(store: &toolsmith::artifacts::MemoryStore) -> toolsmith::Registry {
+    toolsmith::Registry::builder()
+        .tool(list_issues())
+        .artifacts(store.clone())
+        .budget(toolsmith::BudgetPolicy::default().with_batch_budget_chars(5_000))
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_text_that_parses_as_json_is_cut_by_its_lines_not_compacted() {
+    let store = toolsmith::artifacts::MemoryStore::new();
+    let registry = issue_registry(&store);
+    let args = json!({ "count": 2_000, "as_text": true });
+    let result = registry
+        .turn()
+        .execute([toolsmith::ToolCall::new("c", "list_issues", args)])
+        .await
+        .remove(0);
+    let whole = serde_json::to_string_pretty(&issues(2_000)).unwrap();
+    assert!(result.content_chars() <= 5_000);
+    // The head keeps the tool's own lines, indentation and all: a text is the tool's
+    // statement, whatever it looks like.
+    assert!(
+        result.content.starts_with("[\n  {\n    \"number\": 1,\n"),
+        "{}",
+        &result.content[..200]
+    );
+    assert!(
+        result
+            .content
+            .contains("[toolsmith: output truncated, kept ")
+    );
+    assert_eq!(result.meta.original_lines, whole.lines().count());
+    let id = result.meta.artifact.clone().expect("stored");
+    assert_eq!(store.get(&id).unwrap(), whole);
 }
 
 #[tokio::test]
 async fn the_registry_cuts_an_oversized_json_result_as_json() {
-    use toolsmith::{BudgetPolicy, MemoryStore, Registry, ToolCall};
+    use toolsmith::ToolCall;
+    use toolsmith::artifacts::MemoryStore;
     let store = MemoryStore::new();
-    let registry = Registry::builder()
-        .tool(list_issues())
-        .artifacts(store.clone())
-        .budget(BudgetPolicy::default().with_batch_budget_chars(5_000))
-        .build()
-        .unwrap();
+    let registry = issue_registry(&store);
     let result = registry
         .turn()
         .execute([ToolCall::new("c", "list_issues", json!({ "count": 2_000 }))])
         .await
         .remove(0);
-    let whole = serde_json::to_string_pretty(
-        &(0..2_000)
-            .map(|i| json!({ "number": i + 1, "title": format!("Issue {}", i + 1), "state": "open" }))
-            .collect::<Vec<_>>(),
-    )
-    .unwrap();
+    let whole = serde_json::to_string(&issues(2_000)).unwrap();
     let out: Value = serde_json::from_str(&result.content).expect("still JSON");
     let items = out.as_array().unwrap();
     assert_eq!(items[0]["number"], 1);

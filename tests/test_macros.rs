@@ -9,9 +9,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use toolsmith::{
-    BudgetPolicy, Registry, SizeHint, Tool, ToolCall, ToolContext, ToolError, ToolResult, tool,
-};
+use toolsmith::tool::SizeHint;
+use toolsmith::{BudgetPolicy, Registry, Tool, ToolCall, ToolContext, ToolError, ToolResult, tool};
 
 /// Counts words in a text.
 #[derive(Deserialize, JsonSchema, Tool)]
@@ -166,7 +165,7 @@ fn specs_carry_names_descriptions_and_limits() {
     assert!(!count.limits.paginate && !count.limits.preserve);
     assert_eq!(
         count.annotations,
-        toolsmith::ToolAnnotations::new().with_read_only(true)
+        toolsmith::tool::ToolAnnotations::new().with_read_only(true)
     );
 
     let repeat = registry.get("repeat_word").unwrap().spec();
@@ -177,7 +176,7 @@ fn specs_carry_names_descriptions_and_limits() {
     assert!(repeat.limits.paginate && repeat.limits.preserve);
     assert_eq!(
         repeat.annotations,
-        toolsmith::ToolAnnotations::new()
+        toolsmith::tool::ToolAnnotations::new()
             .with_destructive(true)
             .with_idempotent(true)
             .with_open_world(true)
@@ -387,7 +386,7 @@ async fn a_limit_reads_part_of_a_file_too_large_to_read_whole() {
     .await;
     assert_eq!(
         whole[0].meta.error_kind,
-        Some(toolsmith::ErrorKind::TooLarge)
+        Some(toolsmith::tool::ErrorKind::TooLarge)
     );
     let part = run(
         &registry,
@@ -463,7 +462,7 @@ async fn both_forms_refuse_unknown_fields_unless_the_tool_allows_them() {
     for refused in &results[..2] {
         assert_eq!(
             refused.meta.error_kind,
-            Some(toolsmith::ErrorKind::InvalidArguments)
+            Some(toolsmith::tool::ErrorKind::InvalidArguments)
         );
         assert_eq!(
             refused.content,
@@ -539,7 +538,7 @@ async fn question_mark_takes_any_error_and_a_serialize_value_is_returned_as_json
     assert_eq!(results[0].content, "42");
     assert_eq!(
         results[1].meta.error_kind,
-        Some(toolsmith::ErrorKind::Other)
+        Some(toolsmith::tool::ErrorKind::Other)
     );
     assert_eq!(results[1].content, "Error: invalid digit found in string");
     assert_eq!(
@@ -563,7 +562,7 @@ fn a_file_error_names_the_path_and_converts_into_a_standard_error() {
     let missing = std::fs::read_to_string("no/such/dir/build.log")
         .map_err(|error| ToolError::io("no/such/dir/build.log", error))
         .unwrap_err();
-    assert_eq!(missing.kind(), toolsmith::ErrorKind::NotFound);
+    assert_eq!(missing.kind(), toolsmith::tool::ErrorKind::NotFound);
     assert_eq!(
         missing.model_text(),
         "Error: `no/such/dir/build.log` was not found."
@@ -577,10 +576,10 @@ fn a_file_error_names_the_path_and_converts_into_a_standard_error() {
     // A boxed error converts too, by what it holds.
     let parse: Box<dyn std::error::Error + Send + Sync> = "7x".parse::<u8>().unwrap_err().into();
     let parse = ToolError::boxed(parse);
-    assert_eq!(parse.kind(), toolsmith::ErrorKind::Other);
+    assert_eq!(parse.kind(), toolsmith::tool::ErrorKind::Other);
     assert_eq!(parse.model_text(), "Error: invalid digit found in string");
     let io = ToolError::boxed(Box::new(std::io::Error::from(std::io::ErrorKind::NotFound)));
-    assert_eq!(io.kind(), toolsmith::ErrorKind::NotFound);
+    assert_eq!(io.kind(), toolsmith::tool::ErrorKind::NotFound);
     // Code that wants a standard error gets one, with the cause kept.
     fn read() -> Result<String, Box<dyn std::error::Error + Send + Sync>> {
         Err(ToolError::failed_with(
@@ -618,8 +617,8 @@ impl Tock {
 #[tokio::test]
 async fn a_tool_states_the_state_it_needs_and_build_checks_it() {
     for tool in [
-        toolsmith::into_dyn(tick()),
-        toolsmith::into_dyn(Tock::tool()),
+        toolsmith::tool::into_dyn(tick()),
+        toolsmith::tool::into_dyn(Tock::tool()),
     ] {
         let name = tool.spec().name.clone();
         let error = Registry::builder().dyn_tool(tool).build().unwrap_err();

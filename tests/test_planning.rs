@@ -5,9 +5,10 @@ use std::fs;
 use std::time::Duration;
 
 use serde_json::json;
+use toolsmith::tool::{SizeHint, ToolAnnotations};
 use toolsmith::{
-    BudgetPolicy, Registry, SizeHint, Tool, ToolAnnotations, ToolCall, ToolContext, ToolError,
-    ToolOutput, ToolResult, async_trait,
+    BudgetPolicy, Registry, Tool, ToolCall, ToolContext, ToolError, ToolOutput, ToolResult,
+    async_trait,
 };
 use toolsmith_std::Sandbox;
 use toolsmith_workspace::Emit;
@@ -99,7 +100,7 @@ async fn a_refused_read_leaves_its_allowance_to_the_others() {
     assert!(refused.is_error());
     assert_eq!(
         refused.meta.error_kind,
-        Some(toolsmith::ErrorKind::TooLarge)
+        Some(toolsmith::tool::ErrorKind::TooLarge)
     );
     // The refusal is judged against what the plan gave the read: the whole batch, less the
     // half share set aside for the call without an estimate (80,000 - 20,000 chars).
@@ -142,7 +143,7 @@ impl Tool for SlowHint {
         &'a self,
         _args: &'a Self::Args,
         _cx: &'a ToolContext,
-    ) -> Option<toolsmith::BoxFuture<'a, Result<Option<SizeHint>, ToolError>>> {
+    ) -> Option<toolsmith::tool::BoxFuture<'a, Result<Option<SizeHint>, ToolError>>> {
         Some(Box::pin(std::future::pending()))
     }
 

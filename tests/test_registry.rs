@@ -6,10 +6,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
+use toolsmith::artifacts::{
+    ArtifactError, ArtifactId, ArtifactPage, ArtifactStore, ArtifactWriter, MemoryStore,
+    PageRequest,
+};
+use toolsmith::budget::SplitStrategy;
+use toolsmith::registry::BuildError;
+use toolsmith::tool::{Audience, Event, ToolLimits};
 use toolsmith::{
-    ArtifactError, ArtifactId, ArtifactPage, ArtifactStore, ArtifactWriter, Audience, BudgetPolicy,
-    BuildError, Event, MemoryStore, PageRequest, Registry, SplitStrategy, Tool, ToolCall,
-    ToolContext, ToolError, ToolLimits, ToolOutput, async_trait,
+    BudgetPolicy, Registry, Tool, ToolCall, ToolContext, ToolError, ToolOutput, async_trait,
 };
 use toolsmith_workspace::{Emit, Noop, Panic, Sleep};
 
@@ -209,7 +214,7 @@ async fn a_panicking_tool_does_not_disturb_its_neighbours() {
     );
     assert_eq!(
         results[1].meta.error_kind,
-        Some(toolsmith::ErrorKind::Panicked)
+        Some(toolsmith::tool::ErrorKind::Panicked)
     );
     assert_eq!(results[2].content, "line 1\nline 2\n");
 }
@@ -230,7 +235,7 @@ async fn a_tool_timeout_stops_the_call() {
     assert!(results[0].is_error());
     assert_eq!(
         results[0].meta.error_kind,
-        Some(toolsmith::ErrorKind::Timeout)
+        Some(toolsmith::tool::ErrorKind::Timeout)
     );
     assert!(
         results[0].content.contains("did not finish within 1s"),
@@ -253,7 +258,7 @@ async fn the_registry_default_timeout_applies_to_tools_without_one() {
         .await;
     assert_eq!(
         results[0].meta.error_kind,
-        Some(toolsmith::ErrorKind::Timeout)
+        Some(toolsmith::tool::ErrorKind::Timeout)
     );
     assert!(results[0].content.contains("within 2s"));
 }
@@ -273,14 +278,14 @@ async fn cancelling_a_turn_answers_running_and_later_calls() {
     assert!(results[0].is_error());
     assert_eq!(
         results[0].meta.error_kind,
-        Some(toolsmith::ErrorKind::Cancelled)
+        Some(toolsmith::tool::ErrorKind::Cancelled)
     );
     let later = turn
         .execute([ToolCall::new("next", "sleep", json!({ "ms": 1 }))])
         .await;
     assert_eq!(
         later[0].meta.error_kind,
-        Some(toolsmith::ErrorKind::Cancelled)
+        Some(toolsmith::tool::ErrorKind::Cancelled)
     );
 }
 
@@ -325,7 +330,7 @@ async fn the_21st_call_of_a_turn_is_refused_with_a_result() {
     assert!(second[10].is_error());
     assert_eq!(
         second[10].meta.error_kind,
-        Some(toolsmith::ErrorKind::CapExceeded)
+        Some(toolsmith::tool::ErrorKind::CapExceeded)
     );
     assert!(
         second[10].content.contains("max_calls_per_turn"),
@@ -412,7 +417,7 @@ async fn arguments_that_are_not_json_or_miss_the_schema_are_errors_with_the_path
     assert!(
         results[..3]
             .iter()
-            .all(|r| r.meta.error_kind == Some(toolsmith::ErrorKind::InvalidArguments))
+            .all(|r| r.meta.error_kind == Some(toolsmith::tool::ErrorKind::InvalidArguments))
     );
     assert_eq!(results[3].content, "line 1\n");
 }
@@ -725,8 +730,8 @@ impl toolsmith::Tool for Overlap {
         "Detects overlapping calls.".into()
     }
 
-    fn annotations(&self) -> toolsmith::ToolAnnotations {
-        toolsmith::ToolAnnotations::new().with_read_only(self.read_only)
+    fn annotations(&self) -> toolsmith::tool::ToolAnnotations {
+        toolsmith::tool::ToolAnnotations::new().with_read_only(self.read_only)
     }
 
     async fn call(

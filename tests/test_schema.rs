@@ -7,8 +7,9 @@
 use std::path::Path;
 
 use serde_json::{Value, json};
+use toolsmith::Registry;
 use toolsmith::schema::{Dialect, DialectError};
-use toolsmith::{Registry, ToolSpec};
+use toolsmith::tool::ToolSpec;
 use toolsmith_std::Sandbox;
 
 fn registry() -> Registry {

@@ -5,9 +5,11 @@ use std::borrow::Cow;
 use std::fs;
 
 use serde_json::json;
+use toolsmith::artifacts::MemoryStore;
+use toolsmith::tool::ToolAnnotations;
 use toolsmith::{
-    BudgetPolicy, MemoryStore, Registry, Tool, ToolAnnotations, ToolCall, ToolContext, ToolError,
-    ToolOutput, ToolResult, async_trait,
+    BudgetPolicy, Registry, Tool, ToolCall, ToolContext, ToolError, ToolOutput, ToolResult,
+    async_trait,
 };
 use toolsmith_std::Sandbox;
 
@@ -136,7 +138,10 @@ async fn a_stream_that_fails_keeps_its_output_and_says_why() {
     let args = json!({ "lines": 3, "text": "partial", "chunk": 4, "fail": true });
     let result = call(&registry, args).await;
     assert!(result.is_error());
-    assert_eq!(result.meta.error_kind, Some(toolsmith::ErrorKind::Failed));
+    assert_eq!(
+        result.meta.error_kind,
+        Some(toolsmith::tool::ErrorKind::Failed)
+    );
     assert_eq!(
         result.content,
         "partial 1\npartial 2\npartial 3\nError: the source went away"
@@ -144,22 +149,29 @@ async fn a_stream_that_fails_keeps_its_output_and_says_why() {
 }
 
 #[tokio::test]
-async fn a_stream_outside_a_registry_is_collected_within_its_budget() {
+async fn a_stream_is_read_by_the_registry_even_without_an_artifact_store() {
+    // Called directly, the tool hands back its stream unread: only a registry consumes it.
+    let args = StreamArgs {
+        lines: 10_000,
+        text: "x".into(),
+        chunk: 100,
+        fail: false,
+    };
     let output = Streamer
-        .call(
-            StreamArgs {
-                lines: 10_000,
-                text: "x".into(),
-                chunk: 100,
-                fail: false,
-            },
-            &ToolContext::new("c", "stream", 500),
-        )
+        .call(args, &ToolContext::new("c", "stream", 500))
         .await
         .unwrap();
-    let text = output.collect(500).await.unwrap();
-    assert!(text.chars().count() <= 500);
-    assert!(text.ends_with("x 10000\n"));
+    assert!(output.is_stream());
+    let registry = Registry::builder()
+        .tool(Streamer)
+        .budget(BudgetPolicy::default().with_batch_budget_chars(500))
+        .build()
+        .unwrap();
+    let args = json!({ "lines": 10_000, "text": "x", "chunk": 100, "fail": false });
+    let result = call(&registry, args).await;
+    assert!(result.content_chars() <= 500);
+    assert!(result.content.ends_with("x 10000\n"), "{}", result.content);
+    assert!(result.content.contains("full output not kept"));
 }
 
 fn std_registry(root: &std::path::Path, store: &MemoryStore, budget: usize) -> Registry {

@@ -6,7 +6,8 @@ use std::os::unix::fs::FileTypeExt as _;
 use std::path::Path;
 
 use serde_json::{Value, json};
-use toolsmith::{MemoryStore, Registry, ToolCall, ToolResult};
+use toolsmith::artifacts::MemoryStore;
+use toolsmith::{Registry, ToolCall, ToolResult};
 use toolsmith_std::Sandbox;
 
 struct Workspace {
@@ -66,7 +67,7 @@ fn assert_denied(result: &ToolResult, root: &Path) {
     assert!(result.is_error(), "{}", result.content);
     assert_eq!(
         result.meta.error_kind,
-        Some(toolsmith::ErrorKind::PermissionDenied),
+        Some(toolsmith::tool::ErrorKind::PermissionDenied),
         "{}",
         result.content
     );
@@ -196,7 +197,7 @@ async fn a_very_long_path_and_a_nul_byte_are_invalid_arguments() {
     let result = w.call("read_file", json!({ "path": long })).await;
     assert_eq!(
         result.meta.error_kind,
-        Some(toolsmith::ErrorKind::InvalidArguments)
+        Some(toolsmith::tool::ErrorKind::InvalidArguments)
     );
     assert!(
         result.content.contains("limited to 4096 bytes"),
@@ -213,7 +214,7 @@ async fn a_very_long_path_and_a_nul_byte_are_invalid_arguments() {
         .await;
     assert_eq!(
         result.meta.error_kind,
-        Some(toolsmith::ErrorKind::InvalidArguments)
+        Some(toolsmith::tool::ErrorKind::InvalidArguments)
     );
     assert!(result.content.contains("NUL byte"));
     assert_eq!(
@@ -234,7 +235,7 @@ async fn a_missing_parent_directory_is_not_created() {
         .await;
     assert_eq!(
         result.meta.error_kind,
-        Some(toolsmith::ErrorKind::NotFound),
+        Some(toolsmith::tool::ErrorKind::NotFound),
         "{}",
         result.content
     );
@@ -446,7 +447,7 @@ async fn grep_finds_lines_with_context_and_refuses_too_many() {
     let bad = w.call("grep", json!({ "pattern": "(" })).await;
     assert_eq!(
         bad.meta.error_kind,
-        Some(toolsmith::ErrorKind::InvalidArguments)
+        Some(toolsmith::tool::ErrorKind::InvalidArguments)
     );
     let lines: String = (0..500).map(|i| format!("match {i}\n")).collect();
     fs::write(w.root.join("big.txt"), lines).unwrap();
@@ -635,7 +636,7 @@ async fn a_long_output_keeps_head_and_tail_and_spools_the_rest() {
     else {
         panic!("the marker names no artifact: {marker}")
     };
-    let id = toolsmith::ArtifactId::parse(&id).unwrap();
+    let id = toolsmith::artifacts::ArtifactId::parse(&id).unwrap();
     let full = w.store.get(&id).unwrap();
     // The artifact is the whole stream, and the figures are its figures.
     assert_eq!(full.lines().count(), 200_003);
@@ -692,7 +693,7 @@ async fn arguments_that_are_not_an_object_are_refused_with_the_fields() {
     assert!(result.is_error(), "{}", result.content);
     assert_eq!(
         result.meta.error_kind,
-        Some(toolsmith::ErrorKind::InvalidArguments)
+        Some(toolsmith::tool::ErrorKind::InvalidArguments)
     );
     assert!(
         result.content.contains("got an array"),
@@ -711,7 +712,7 @@ async fn arguments_that_are_not_an_object_are_refused_with_the_fields() {
         let result = w.call("read_file", args.clone()).await;
         assert_eq!(
             result.meta.error_kind,
-            Some(toolsmith::ErrorKind::InvalidArguments),
+            Some(toolsmith::tool::ErrorKind::InvalidArguments),
             "{args}: {}",
             result.content
         );
@@ -784,7 +785,7 @@ async fn io_errors_name_the_path_and_what_to_do() {
     let read = w.call("read_file", json!({ "path": "locked.txt" })).await;
     assert_eq!(
         read.meta.error_kind,
-        Some(toolsmith::ErrorKind::PermissionDenied)
+        Some(toolsmith::tool::ErrorKind::PermissionDenied)
     );
     assert!(read.content.contains("`locked.txt`"), "{}", read.content);
     assert!(!read.content.contains("os error"), "{}", read.content);
@@ -971,7 +972,7 @@ async fn a_schema_mismatch_names_the_field_and_lists_the_fields_expected() {
         .await;
     assert_eq!(
         result.meta.error_kind,
-        Some(toolsmith::ErrorKind::InvalidArguments)
+        Some(toolsmith::tool::ErrorKind::InvalidArguments)
     );
     assert!(result.content.contains("contnet"), "{}", result.content);
     assert!(
@@ -1003,11 +1004,11 @@ async fn a_schema_mismatch_names_the_field_and_lists_the_fields_expected() {
     assert!(
         results[..5]
             .iter()
-            .all(|r| r.meta.error_kind == Some(toolsmith::ErrorKind::InvalidArguments))
+            .all(|r| r.meta.error_kind == Some(toolsmith::tool::ErrorKind::InvalidArguments))
     );
     assert_eq!(
         results[5].meta.error_kind,
-        Some(toolsmith::ErrorKind::CapExceeded),
+        Some(toolsmith::tool::ErrorKind::CapExceeded),
         "{}",
         results[5].content
     );
@@ -1030,7 +1031,10 @@ async fn a_call_cut_off_by_the_output_limit_is_answered_without_running() {
     ];
     let mut turn = w.registry.turn();
     let results = turn
-        .execute_response(calls, toolsmith::StopReason::from_provider("max_tokens"))
+        .execute_response(
+            calls,
+            toolsmith::registry::StopReason::from_provider("max_tokens"),
+        )
         .await;
     assert_eq!(results.len(), 2);
     assert!(!results[0].is_error(), "{}", results[0].content);
@@ -1038,7 +1042,7 @@ async fn a_call_cut_off_by_the_output_limit_is_answered_without_running() {
     assert_eq!(results[1].call_id, "c2");
     assert_eq!(
         results[1].meta.error_kind,
-        Some(toolsmith::ErrorKind::CutOff)
+        Some(toolsmith::tool::ErrorKind::CutOff)
     );
     assert!(
         results[1].content.contains("output token limit")
@@ -1060,7 +1064,10 @@ async fn a_call_cut_off_by_the_output_limit_is_answered_without_running() {
         json!({ "path": "b.txt", "content": "x" }),
     )];
     let results = turn
-        .execute_response(calls, toolsmith::StopReason::from_provider("tool_use"))
+        .execute_response(
+            calls,
+            toolsmith::registry::StopReason::from_provider("tool_use"),
+        )
         .await;
     assert!(!results[0].is_error(), "{}", results[0].content);
 }
@@ -1184,7 +1191,8 @@ async fn commands_cannot_read_the_artifact_store() {
         .artifacts(store.clone())
         .build()
         .unwrap();
-    let id = toolsmith::ArtifactStore::put(&store, "a secret kept for read_artifact\n").unwrap();
+    let id = toolsmith::artifacts::ArtifactStore::put(&store, "a secret kept for read_artifact\n")
+        .unwrap();
     let command = format!(
         "cat {}; cat {}",
         store.file_of(&id).display(),
@@ -1220,7 +1228,7 @@ fn a_registry_without_the_sandbox_is_refused_at_build_naming_it_in_words() {
         .expect_err("the standard tools need a sandbox");
     let text = error.to_string();
     assert!(
-        matches!(&error, toolsmith::BuildError::MissingState { tool, .. } if tool == "read_file"),
+        matches!(&error, toolsmith::registry::BuildError::MissingState { tool, .. } if tool == "read_file"),
         "{text}"
     );
     assert_eq!(

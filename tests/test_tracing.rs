@@ -4,7 +4,8 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use serde_json::json;
-use toolsmith::{BudgetPolicy, MemoryStore, Registry, ToolCall};
+use toolsmith::artifacts::MemoryStore;
+use toolsmith::{BudgetPolicy, Registry, ToolCall};
 use toolsmith_workspace::Emit;
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};

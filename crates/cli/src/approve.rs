@@ -3,7 +3,8 @@
 use std::io::{BufRead as _, Write as _};
 
 use clap::ValueEnum;
-use toolsmith::{Approval, ApprovalPolicy, ApprovalRequest, Approver, Rule, async_trait};
+use toolsmith::approval::{Approval, ApprovalPolicy, ApprovalRequest, Approver, Rule};
+use toolsmith::async_trait;
 
 /// What to do with calls of tools that are not read-only (read-only tools always run).
 #[derive(Debug, Clone, Copy, Default, ValueEnum)]

@@ -159,8 +159,8 @@ fn display(root: &Path, path: &Path) -> String {
 /// A call's arguments as compact JSON.
 fn arguments(call: &ToolCall) -> String {
     match &call.arguments {
-        toolsmith::Arguments::Json(value) => value.to_string(),
-        toolsmith::Arguments::Raw(raw) => raw.clone(),
+        toolsmith::registry::Arguments::Json(value) => value.to_string(),
+        toolsmith::registry::Arguments::Raw(raw) => raw.clone(),
         _ => "(arguments)".to_owned(),
     }
 }
@@ -180,7 +180,9 @@ fn print_table(results: &[ToolResult]) {
             (Some(id), _) => id.as_str().to_owned(),
             (None, true) => format!(
                 "(error: {})",
-                r.meta.error_kind.unwrap_or(toolsmith::ErrorKind::Failed)
+                r.meta
+                    .error_kind
+                    .unwrap_or(toolsmith::tool::ErrorKind::Failed)
             ),
             (None, false) => "-".to_owned(),
         };

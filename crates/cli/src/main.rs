@@ -13,8 +13,9 @@ use std::process::ExitCode;
 
 use clap::Parser as _;
 use serde_json::{Value, json};
+use toolsmith::approval::ApprovalPolicy;
 use toolsmith::history::{self, CompactPolicy};
-use toolsmith::{ApprovalPolicy, BudgetPolicy, ToolCall};
+use toolsmith::{BudgetPolicy, ToolCall};
 
 use approve::Approve;
 use args::{Cli, Command, Split};
@@ -150,9 +151,10 @@ async fn run(command: Command) -> Result<ExitCode, Failure> {
         Command::Serve { approve, workspace } => {
             let (policy, asker) = match approve {
                 Approve::Ask => {
-                    let asker = toolsmith::mcp::ClientApprover::new(toolsmith::Rule::Deny);
+                    let asker =
+                        toolsmith::mcp::ClientApprover::new(toolsmith::approval::Rule::Deny);
                     let policy = ApprovalPolicy::new()
-                        .for_others(toolsmith::Rule::Ask)
+                        .for_others(toolsmith::approval::Rule::Ask)
                         .with_approver(asker.clone());
                     (policy, Some(asker))
                 }

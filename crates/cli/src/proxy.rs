@@ -4,7 +4,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use toolsmith::mcp::{McpClient, McpServer, parse_servers_config};
-use toolsmith::{BudgetPolicy, Registry, ToolLimits};
+use toolsmith::tool::ToolLimits;
+use toolsmith::{BudgetPolicy, Registry};
 
 use crate::{Failure, fail};
 
@@ -112,13 +113,13 @@ impl Proxy {
 
 /// `tool` with its cap stated in its description.
 fn described(
-    tool: std::sync::Arc<dyn toolsmith::DynTool>,
+    tool: std::sync::Arc<dyn toolsmith::tool::DynTool>,
     cap: usize,
-) -> std::sync::Arc<dyn toolsmith::DynTool> {
+) -> std::sync::Arc<dyn toolsmith::tool::DynTool> {
     let note = format!(
         "\n\nResults over {} characters are cut to that size (their beginning and end kept); \
          the whole result stays readable with read_artifact.",
         toolsmith::trim::grouped(cap)
     );
-    toolsmith::with_spec(tool, |spec| spec.description.push_str(&note))
+    toolsmith::tool::with_spec(tool, |spec| spec.description.push_str(&note))
 }

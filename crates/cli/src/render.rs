@@ -27,7 +27,7 @@ pub(crate) fn result_json(result: &ToolResult) -> Value {
         "artifact": meta.artifact.as_ref().map(|id| id.as_str().to_owned()),
         "artifact_error": meta.artifact_error,
         "error_kind": meta.error_kind,
-        "confinement": meta.confinement.map(toolsmith::Confinement::as_str),
+        "confinement": meta.tool_meta.get(toolsmith_std::CONFINEMENT_META_KEY),
     })
 }
 
@@ -49,7 +49,9 @@ pub(crate) fn table(results: &[ToolResult]) -> String {
                 (Some(id), _) => id.as_str().to_owned(),
                 (None, true) => format!(
                     "(error: {})",
-                    r.meta.error_kind.unwrap_or(toolsmith::ErrorKind::Failed)
+                    r.meta
+                        .error_kind
+                        .unwrap_or(toolsmith::tool::ErrorKind::Failed)
                 ),
                 (None, false) => "-".to_owned(),
             }

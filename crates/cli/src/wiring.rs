@@ -4,7 +4,10 @@
 use std::io::IsTerminal as _;
 use std::path::PathBuf;
 
-use toolsmith::{ApprovalPolicy, BudgetPolicy, DirStore, Event, Registry, SplitStrategy};
+use toolsmith::approval::ApprovalPolicy;
+use toolsmith::budget::SplitStrategy;
+use toolsmith::tool::Event;
+use toolsmith::{BudgetPolicy, DirStore, Registry};
 use toolsmith_std::Sandbox;
 
 use crate::args::{Split, Workspace};

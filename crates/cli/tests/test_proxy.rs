@@ -406,7 +406,8 @@ async fn bad_upstreams_and_configs_are_refused_with_what_to_do() {
 async fn client_tools_run_in_a_registry_beside_local_ones_under_its_rules() {
     use toolsmith::mcp::McpClient;
     use toolsmith::schema::Dialect;
-    use toolsmith::{Registry, ToolCall, ToolLimits};
+    use toolsmith::tool::ToolLimits;
+    use toolsmith::{Registry, ToolCall};
 
     let dir = tempfile::tempdir().unwrap();
     let client = McpClient::stdio("fixture", fixture().to_str().unwrap())
@@ -453,7 +454,7 @@ async fn client_tools_run_in_a_registry_beside_local_ones_under_its_rules() {
     assert!(results[2].is_error(), "{}", results[2].content);
     assert_eq!(
         results[2].meta.error_kind,
-        Some(toolsmith::ErrorKind::Timeout),
+        Some(toolsmith::tool::ErrorKind::Timeout),
         "{}",
         results[2].content
     );
@@ -472,7 +473,8 @@ async fn client_tools_run_in_a_registry_beside_local_ones_under_its_rules() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_flood_of_progress_is_bounded_and_the_call_still_answers() {
     use toolsmith::mcp::McpClient;
-    use toolsmith::{Event, Registry, ToolCall};
+    use toolsmith::tool::Event;
+    use toolsmith::{Registry, ToolCall};
 
     let client = McpClient::stdio("fixture", fixture().to_str().unwrap())
         .connect()
@@ -509,7 +511,8 @@ async fn a_flood_of_progress_is_bounded_and_the_call_still_answers() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_answer_over_the_message_limit_fails_its_call_at_once_and_the_session_goes_on() {
     use toolsmith::mcp::McpClient;
-    use toolsmith::{Registry, ToolCall, ToolLimits};
+    use toolsmith::tool::ToolLimits;
+    use toolsmith::{Registry, ToolCall};
 
     let client = McpClient::stdio("fixture", fixture().to_str().unwrap())
         .max_message_bytes(1_000_000)
@@ -525,7 +528,7 @@ async fn an_answer_over_the_message_limit_fails_its_call_at_once_and_the_session
         .await;
     assert_eq!(
         results[0].meta.error_kind,
-        Some(toolsmith::ErrorKind::Failed),
+        Some(toolsmith::tool::ErrorKind::Failed),
         "{}",
         results[0].content
     );

@@ -7,7 +7,7 @@
 //! run; the model gets the reason as an error result. An approver that fails, or does not answer
 //! within the call's timeout, denies.
 //!
-//! [`RegistryBuilder::approval`]: crate::RegistryBuilder::approval
+//! [`RegistryBuilder::approval`]: crate::registry::RegistryBuilder::approval
 
 use std::collections::HashMap;
 use std::fmt;
@@ -74,7 +74,7 @@ pub trait Approver: Send + Sync + fmt::Debug + 'static {
 /// By default every call is allowed: read-only tools and the others alike, with no approver.
 ///
 /// ```
-/// use toolsmith::{ApprovalPolicy, Rule};
+/// use toolsmith::approval::{ApprovalPolicy, Rule};
 ///
 /// // Reads run; anything that changes something is refused, but `write_file` asks.
 /// let policy = ApprovalPolicy::new()

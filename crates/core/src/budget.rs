@@ -5,8 +5,8 @@
 //! 1. The share is `batch_budget / n`, floored.
 //! 2. Call `i`'s allowance before it runs is `min(share, cap_i)`, where `cap_i` is the smaller
 //!    of the tool's `max_result_chars` and the policy's `per_result_max_chars`. When calls
-//!    estimated their output before running ([`SizeHint`](crate::SizeHint)), the allowances are
-//!    planned over those estimates instead ([`BudgetPolicy::planned_allowances`]). The tool
+//!    estimated their output before running ([`SizeHint`](crate::tool::SizeHint)), the
+//!    allowances are planned over those estimates instead ([`BudgetPolicy::plan`]). The tool
 //!    sees its allowance as [`ToolContext::allowance`](crate::ToolContext::allowance).
 //! 3. After all calls finish, [`SplitStrategy::FairShare`] hands the allowance the small
 //!    results left unused to the calls that need more, max-min fairly, never past a call's cap;
@@ -14,6 +14,7 @@
 //!
 //! `docs/budget.md` works through examples.
 
+use crate::fair;
 use crate::tokens::TokenCounter;
 
 /// A batch budget that follows the model's context window: a share of what is left of the
@@ -23,7 +24,9 @@ use crate::tokens::TokenCounter;
 /// By default: a quarter of the remaining window, at least 4,000 chars, at most 200,000.
 ///
 /// ```
-/// use toolsmith::{BudgetPolicy, CharsPerToken, WindowBudget};
+/// use toolsmith::BudgetPolicy;
+/// use toolsmith::budget::WindowBudget;
+/// use toolsmith::tokens::CharsPerToken;
 ///
 /// let window = WindowBudget::new(200_000);
 /// let chars = CharsPerToken::default(); // 4 chars a token
@@ -253,57 +256,28 @@ impl BudgetPolicy {
             .min(self.per_result_max_chars.unwrap_or(usize::MAX))
     }
 
-    /// The allowance of each call before it runs, for a batch whose budget is `batch_budget`
-    /// and whose calls' tools have the caps `tool_caps` (`max_result_chars`).
+    /// The even split: each call's allowance is the batch's share, `batch_budget / n`, or its
+    /// cap if that is less. Estimates are not read.
     ///
     /// ```
-    /// use toolsmith::BudgetPolicy;
+    /// use toolsmith::budget::{BudgetPolicy, Claim};
     ///
     /// let policy = BudgetPolicy::default();
-    /// assert_eq!(policy.allowances(80_000, &[None, None, None]), [26_666, 26_666, 26_666]);
-    /// assert_eq!(policy.allowances(80_000, &[Some(20_000)]), [20_000]);
+    /// let three = [Claim::new(); 3];
+    /// assert_eq!(policy.allowances(80_000, &three), [26_666, 26_666, 26_666]);
+    /// assert_eq!(policy.allowances(80_000, &[Claim::new().with_cap(Some(20_000))]), [20_000]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn allowances(&self, batch_budget: usize, tool_caps: &[Option<usize>]) -> Vec<usize> {
-        let share = batch_budget / tool_caps.len().max(1);
-        tool_caps
+    pub fn allowances(&self, batch_budget: usize, calls: &[Claim]) -> Vec<usize> {
+        let share = batch_budget / calls.len().max(1);
+        calls
             .iter()
-            .map(|&cap| share.min(self.cap(cap)))
+            .map(|call| share.min(self.cap(call.cap)))
             .collect()
     }
 
-    /// The final allowance of each call, once `demands` (the chars each call produced) are
-    /// known. Under [`SplitStrategy::Even`] these are the [`allowances`](Self::allowances).
-    ///
-    /// Under [`SplitStrategy::FairShare`] the budget the calls within their allowance left
-    /// unused is shared max-min fairly among the calls over theirs: each gets what it needs
-    /// or an equal part of what remains, whichever is less, never past its cap.
-    ///
-    /// ```
-    /// use toolsmith::BudgetPolicy;
-    ///
-    /// // A 2,000-char result leaves 38,000 of its share unused; the 90,000-char one takes it.
-    /// let policy = BudgetPolicy::default();
-    /// let caps = [None, None];
-    /// assert_eq!(policy.final_allowances(80_000, &caps, &[2_000, 90_000]), [40_000, 78_000]);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// # Panics
-    ///
-    /// If `demands` and `tool_caps` differ in length.
-    pub fn final_allowances(
-        &self,
-        batch_budget: usize,
-        tool_caps: &[Option<usize>],
-        demands: &[usize],
-    ) -> Vec<usize> {
-        let planned = self.allowances(batch_budget, tool_caps);
-        self.redistribute(batch_budget, tool_caps, &planned, demands)
-    }
-
-    /// The allowance of each call before it runs, knowing what some calls estimated they
-    /// will produce (`estimates[i]`, in chars; `None` when a call gave no estimate).
+    /// The allowance of each call before it runs, knowing what some calls estimated they will
+    /// produce ([`Claim::estimate`]).
     ///
     /// Under [`SplitStrategy::Even`] the estimates change nothing: these are the
     /// [`allowances`](Self::allowances). Under [`SplitStrategy::FairShare`]:
@@ -320,133 +294,154 @@ impl BudgetPolicy {
     /// batch without estimates gets the [`allowances`](Self::allowances).
     ///
     /// ```
-    /// use toolsmith::BudgetPolicy;
+    /// use toolsmith::budget::{BudgetPolicy, Claim};
     ///
     /// // A 2,000-char read beside a 200,000-char one: the big one gets the rest of the batch.
     /// let policy = BudgetPolicy::default();
-    /// let caps = [None, None];
-    /// let planned = policy.planned_allowances(80_000, &caps, &[Some(2_000), Some(200_000)]);
-    /// assert_eq!(planned, [2_000, 78_000]);
+    /// let calls = [Claim::new().with_estimate(Some(2_000)), Claim::new().with_estimate(Some(200_000))];
+    /// assert_eq!(policy.plan(80_000, &calls), [2_000, 78_000]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    ///
-    /// # Panics
-    ///
-    /// If `estimates` and `tool_caps` differ in length.
-    pub fn planned_allowances(
-        &self,
-        batch_budget: usize,
-        tool_caps: &[Option<usize>],
-        estimates: &[Option<usize>],
-    ) -> Vec<usize> {
-        assert_eq!(
-            tool_caps.len(),
-            estimates.len(),
-            "one estimate (or None) per call is required"
-        );
-        if self.split == SplitStrategy::Even || estimates.iter().all(Option::is_none) {
-            return self.allowances(batch_budget, tool_caps);
+    pub fn plan(&self, batch_budget: usize, calls: &[Claim]) -> Vec<usize> {
+        if self.split == SplitStrategy::Even || calls.iter().all(|call| call.estimate.is_none()) {
+            return self.allowances(batch_budget, calls);
         }
-        let caps: Vec<usize> = tool_caps.iter().map(|&cap| self.cap(cap)).collect();
-        let share = batch_budget / tool_caps.len().max(1);
-        let mut allowances: Vec<usize> = estimates
+        let share = batch_budget / calls.len().max(1);
+        let caps: Vec<usize> = calls.iter().map(|call| self.cap(call.cap)).collect();
+        let mut allowances: Vec<usize> = calls
             .iter()
             .zip(&caps)
-            .map(|(estimate, &cap)| match estimate {
+            .map(|(call, &cap)| match call.estimate {
                 None => (share / 2).min(cap),
                 Some(_) => 0,
             })
             .collect();
         let mut left = batch_budget.saturating_sub(allowances.iter().sum());
-        let wants: Vec<usize> = estimates
+        let wants: Vec<usize> = calls
             .iter()
             .zip(&caps)
-            .map(|(estimate, &cap)| estimate.map_or(0, |chars| chars.min(cap)))
+            .map(|(call, &cap)| call.estimate.map_or(0, |chars| chars.min(cap)))
             .collect();
-        left -= water_fill(&mut allowances, &wants, left);
+        left -= fair::fill(&mut allowances, &wants, left);
         // What is left goes to the calls whose needs are unknown; when every need is known,
         // to every call, as room for estimates that fell short.
-        let any_unknown = estimates.iter().any(Option::is_none);
+        let any_unknown = calls.iter().any(|call| call.estimate.is_none());
         let room: Vec<usize> = allowances
             .iter()
             .zip(&caps)
-            .zip(estimates)
-            .map(|((&allowance, &cap), estimate)| {
-                if any_unknown && estimate.is_some() {
+            .zip(calls)
+            .map(|((&allowance, &cap), call)| {
+                if any_unknown && call.estimate.is_some() {
                     0
                 } else {
                     cap - allowance
                 }
             })
             .collect();
-        water_fill(&mut allowances, &room, left);
+        fair::fill(&mut allowances, &room, left);
         allowances
     }
 
-    /// The final allowance of each call, from the allowances it ran with (`planned`) and the
-    /// chars it produced (`demands`). Under [`SplitStrategy::Even`] these are `planned`.
+    /// The final allowance of each call, from the allowance it ran with and the chars it
+    /// produced ([`Demand`]). Under [`SplitStrategy::Even`] these are the planned allowances.
     ///
     /// Under [`SplitStrategy::FairShare`] the budget the calls within their allowance left
     /// unused is shared max-min fairly among the calls over theirs, never past a call's cap;
     /// no call gets less than it was planned.
     ///
-    /// # Panics
+    /// ```
+    /// use toolsmith::budget::{BudgetPolicy, Demand};
     ///
-    /// If the slices differ in length.
-    pub fn redistribute(
-        &self,
-        batch_budget: usize,
-        tool_caps: &[Option<usize>],
-        planned: &[usize],
-        demands: &[usize],
-    ) -> Vec<usize> {
-        assert!(
-            tool_caps.len() == demands.len() && planned.len() == demands.len(),
-            "one cap, one planned allowance and one demand per call are required"
-        );
-        let mut allowances = planned.to_vec();
+    /// // A 2,000-char result leaves 38,000 of its share unused; the 90,000-char one takes it.
+    /// let policy = BudgetPolicy::default();
+    /// let calls = [Demand::new(40_000, 2_000), Demand::new(40_000, 90_000)];
+    /// assert_eq!(policy.settle(80_000, &calls), [40_000, 78_000]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn settle(&self, batch_budget: usize, calls: &[Demand]) -> Vec<usize> {
+        let mut allowances: Vec<usize> = calls.iter().map(|call| call.planned).collect();
         if self.split == SplitStrategy::Even {
             return allowances;
         }
-        let used: usize = allowances
-            .iter()
-            .zip(demands)
-            .map(|(&allowance, &demand)| allowance.min(demand))
-            .sum();
+        let used: usize = calls.iter().map(|call| call.planned.min(call.chars)).sum();
         let slack = batch_budget.saturating_sub(used);
         // The extra each call over its allowance could use, up to its cap.
-        let extra: Vec<usize> = allowances
+        let extra: Vec<usize> = calls
             .iter()
-            .zip(demands)
-            .zip(tool_caps)
-            .map(|((&allowance, &demand), &cap)| {
-                demand.min(self.cap(cap)).saturating_sub(allowance)
+            .map(|call| {
+                call.chars
+                    .min(self.cap(call.cap))
+                    .saturating_sub(call.planned)
             })
             .collect();
-        water_fill(&mut allowances, &extra, slack);
+        fair::fill(&mut allowances, &extra, slack);
         allowances
     }
 }
 
-/// Max-min fair water-filling: gives each `allowances[i]` up to `wants[i]` more out of
-/// `budget`, the smallest wants first, each at most an equal part of what remains. Returns
-/// what it gave in all.
-fn water_fill(allowances: &mut [usize], wants: &[usize], budget: usize) -> usize {
-    let mut needy: Vec<(usize, usize)> = wants
-        .iter()
-        .enumerate()
-        .filter(|&(_, &want)| want > 0)
-        .map(|(i, &want)| (want, i))
-        .collect();
-    needy.sort_unstable();
-    let count = needy.len();
-    let mut left = budget;
-    for (served, (want, i)) in needy.into_iter().enumerate() {
-        let give = want.min(left / (count - served));
-        allowances[i] += give;
-        left -= give;
+/// One call as the budget plans it, before it runs: its tool's cap and, when it gave one, the
+/// estimate of what it will produce.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct Claim {
+    /// The tool's own cap on a result (`max_result_chars`); `None` when it has none. The
+    /// policy's `per_result_max_chars` applies on top.
+    pub cap: Option<usize>,
+    /// The chars the call estimated it will produce ([`SizeHint`](crate::tool::SizeHint));
+    /// `None` when it gave no estimate.
+    pub estimate: Option<usize>,
+}
+
+impl Claim {
+    /// A call without a cap of its own or an estimate.
+    pub fn new() -> Self {
+        Self::default()
     }
-    budget - left
+
+    /// Sets [`cap`](Self::cap).
+    #[must_use]
+    pub fn with_cap(mut self, cap: Option<usize>) -> Self {
+        self.cap = cap;
+        self
+    }
+
+    /// Sets [`estimate`](Self::estimate).
+    #[must_use]
+    pub fn with_estimate(mut self, estimate: Option<usize>) -> Self {
+        self.estimate = estimate;
+        self
+    }
+}
+
+/// One call as the budget settles it, after it ran: the allowance it ran with and the chars it
+/// produced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Demand {
+    /// The tool's own cap on a result; `None` when it has none.
+    pub cap: Option<usize>,
+    /// The allowance the call ran with (what [`BudgetPolicy::plan`] gave it).
+    pub planned: usize,
+    /// The chars it produced.
+    pub chars: usize,
+}
+
+impl Demand {
+    /// A call planned `planned` chars that produced `chars`, without a cap of its own.
+    pub fn new(planned: usize, chars: usize) -> Self {
+        Demand {
+            cap: None,
+            planned,
+            chars,
+        }
+    }
+
+    /// Sets [`cap`](Self::cap).
+    #[must_use]
+    pub fn with_cap(mut self, cap: Option<usize>) -> Self {
+        self.cap = cap;
+        self
+    }
 }
 
 /// An invalid [`BudgetPolicy`].
@@ -462,13 +457,27 @@ pub enum BudgetError {
 mod tests {
     use super::*;
 
+    fn claims(caps: &[Option<usize>]) -> Vec<Claim> {
+        caps.iter().map(|&cap| Claim::new().with_cap(cap)).collect()
+    }
+
+    fn planned(caps: &[Option<usize>], estimates: &[Option<usize>]) -> Vec<Claim> {
+        caps.iter()
+            .zip(estimates)
+            .map(|(&cap, &estimate)| Claim::new().with_cap(cap).with_estimate(estimate))
+            .collect()
+    }
+
     #[test]
     fn worked_examples_of_the_even_split() {
         let policy = BudgetPolicy::default().with_split(SplitStrategy::Even);
-        assert_eq!(policy.allowances(80_000, &[None; 3]), [26_666; 3]);
-        assert_eq!(policy.allowances(80_000, &[None; 5]), [16_000; 5]);
-        assert_eq!(policy.allowances(80_000, &[None]), [80_000]);
-        assert_eq!(policy.allowances(80_000, &[Some(20_000)]), [20_000]);
+        assert_eq!(policy.allowances(80_000, &claims(&[None; 3])), [26_666; 3]);
+        assert_eq!(policy.allowances(80_000, &claims(&[None; 5])), [16_000; 5]);
+        assert_eq!(policy.allowances(80_000, &claims(&[None])), [80_000]);
+        assert_eq!(
+            policy.allowances(80_000, &claims(&[Some(20_000)])),
+            [20_000]
+        );
         assert!(policy.allowances(80_000, &[]).is_empty());
     }
 
@@ -476,7 +485,7 @@ mod tests {
     fn per_result_cap_applies_to_every_call() {
         let policy = BudgetPolicy::session_profile();
         assert_eq!(
-            policy.allowances(80_000, &[None, Some(5_000)]),
+            policy.allowances(80_000, &claims(&[None, Some(5_000)])),
             [20_000, 5_000]
         );
     }
@@ -484,10 +493,8 @@ mod tests {
     #[test]
     fn even_split_ignores_demands() {
         let policy = BudgetPolicy::default().with_split(SplitStrategy::Even);
-        assert_eq!(
-            policy.final_allowances(80_000, &[None, None], &[10, 100_000]),
-            [40_000, 40_000]
-        );
+        let calls = [Demand::new(40_000, 10), Demand::new(40_000, 100_000)];
+        assert_eq!(policy.settle(80_000, &calls), [40_000, 40_000]);
     }
 
     #[test]
@@ -505,30 +512,27 @@ mod tests {
     fn planning_gives_estimated_calls_what_they_need() {
         let fair = BudgetPolicy::default();
         // Nothing estimated: the even split.
-        assert_eq!(
-            fair.planned_allowances(80_000, &[None; 3], &[None; 3]),
-            [26_666; 3]
-        );
+        assert_eq!(fair.plan(80_000, &claims(&[None; 3])), [26_666; 3]);
         // A 30,000-char estimate beside five calls without one is planned in full.
         let mut estimates = vec![None; 6];
         estimates[0] = Some(33_000);
-        let planned = fair.planned_allowances(80_000, &[None; 6], &estimates);
-        assert!(planned[0] >= 33_000, "{planned:?}");
-        assert!(planned[1..].iter().all(|&a| a >= 13_333 / 2), "{planned:?}");
-        assert!(planned.iter().sum::<usize>() <= 80_000);
+        let planned_six = fair.plan(80_000, &planned(&[None; 6], &estimates));
+        assert!(planned_six[0] >= 33_000, "{planned_six:?}");
+        assert!(
+            planned_six[1..].iter().all(|&a| a >= 13_333 / 2),
+            "{planned_six:?}"
+        );
+        assert!(planned_six.iter().sum::<usize>() <= 80_000);
         // Caps hold, and what one call cannot take goes to the others.
-        let planned =
-            fair.planned_allowances(80_000, &[Some(10_000), None], &[Some(50_000), Some(90_000)]);
-        assert_eq!(planned, [10_000, 70_000]);
+        let calls = planned(&[Some(10_000), None], &[Some(50_000), Some(90_000)]);
+        assert_eq!(fair.plan(80_000, &calls), [10_000, 70_000]);
         // Two calls that both want more than half split evenly.
-        let planned = fair.planned_allowances(80_000, &[None; 2], &[Some(60_000), Some(70_000)]);
-        assert_eq!(planned, [40_000, 40_000]);
+        let calls = planned(&[None; 2], &[Some(60_000), Some(70_000)]);
+        assert_eq!(fair.plan(80_000, &calls), [40_000, 40_000]);
         // Even ignores estimates.
         let even = BudgetPolicy::default().with_split(SplitStrategy::Even);
-        assert_eq!(
-            even.planned_allowances(80_000, &[None; 2], &[Some(10), None]),
-            [40_000; 2]
-        );
+        let calls = planned(&[None; 2], &[Some(10), None]);
+        assert_eq!(even.plan(80_000, &calls), [40_000; 2]);
     }
 
     proptest::proptest! {
@@ -541,16 +545,18 @@ mod tests {
             ),
         ) {
             let policy = BudgetPolicy::default();
-            let caps: Vec<Option<usize>> = calls.iter().map(|c| c.1).collect();
-            let estimates: Vec<Option<usize>> = calls.iter().map(|c| c.0).collect();
-            let planned = policy.planned_allowances(budget, &caps, &estimates);
+            let claims: Vec<Claim> = calls
+                .iter()
+                .map(|&(estimate, cap)| Claim::new().with_cap(cap).with_estimate(estimate))
+                .collect();
+            let planned = policy.plan(budget, &claims);
             proptest::prop_assert!(planned.iter().sum::<usize>() <= budget);
             let share = budget / calls.len();
-            for ((&allowance, estimate), cap) in planned.iter().zip(&estimates).zip(&caps) {
-                let cap = cap.unwrap_or(usize::MAX);
+            for (&allowance, claim) in planned.iter().zip(&claims) {
+                let cap = claim.cap.unwrap_or(usize::MAX);
                 proptest::prop_assert!(allowance <= cap);
-                if let Some(estimate) = estimate {
-                    proptest::prop_assert!(allowance >= (*estimate).min(share).min(cap));
+                if let Some(estimate) = claim.estimate {
+                    proptest::prop_assert!(allowance >= estimate.min(share).min(cap));
                 } else {
                     proptest::prop_assert!(allowance >= (share / 2).min(cap));
                 }

@@ -54,7 +54,8 @@
 //! tool refuse oversized work before doing it, with the error the model needs to ask again:
 //!
 //! ```
-//! use toolsmith::{SizeHint, Tool, ToolContext, ToolError};
+//! use toolsmith::{Tool, ToolContext, ToolError};
+//! use toolsmith::tool::SizeHint;
 //!
 //! /// Reads a text file.
 //! #[derive(serde::Deserialize, schemars::JsonSchema, Tool)]
@@ -148,10 +149,10 @@
 //!
 //! | what | default | change it with |
 //! |---|---|---|
-//! | budget of one batch | 80,000 chars, split by fair share | [`RegistryBuilder::budget`] with a [`BudgetPolicy`] |
-//! | calls in one turn | 20 (more are answered "not run") | [`RegistryBuilder::max_calls_per_turn`] |
-//! | calls of one tool in one turn | 5 | [`RegistryBuilder::max_calls_per_tool`] |
-//! | time one call may run | 2 minutes | [`RegistryBuilder::default_timeout`], or a tool's `timeout` key |
+//! | budget of one batch | 80,000 chars, split by fair share | [`RegistryBuilder::budget`](registry::RegistryBuilder::budget) with a [`BudgetPolicy`] |
+//! | calls in one turn | 20 (more are answered "not run") | [`RegistryBuilder::max_calls_per_turn`](registry::RegistryBuilder::max_calls_per_turn) |
+//! | calls of one tool in one turn | 5 | [`RegistryBuilder::max_calls_per_tool`](registry::RegistryBuilder::max_calls_per_tool) |
+//! | time one call may run | 2 minutes | [`RegistryBuilder::default_timeout`](registry::RegistryBuilder::default_timeout), or a tool's `timeout` key |
 //! | unknown argument fields | refused | a tool's `allow_unknown_fields` key |
 //!
 //! ```
@@ -164,7 +165,7 @@
 //!     .max_calls_per_tool(20)
 //!     .default_timeout(Some(Duration::from_secs(300)))
 //!     .build()?;
-//! # Ok::<(), toolsmith::BuildError>(())
+//! # Ok::<(), toolsmith::registry::BuildError>(())
 //! ```
 //!
 //! The budget contract, the marker grammar and the design behind them are in the project's
@@ -179,46 +180,35 @@
     rust_2018_idioms
 )]
 
-mod approval;
-mod artifacts;
-mod budget;
-mod context;
-pub mod history;
+mod fair;
+mod names;
+
+pub mod trim;
+
 pub mod lines;
+pub mod tokens;
+
+pub mod artifacts;
+pub mod budget;
+pub mod history;
+pub mod tool;
+
+pub mod approval;
+pub mod schema;
+
+pub mod registry;
+
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
-mod output;
-mod registry;
-pub mod schema;
-mod tokens;
-mod tool;
-pub mod trim;
 
-pub use approval::{Approval, ApprovalPolicy, ApprovalRequest, Approver, Rule};
-pub use artifacts::{
-    ArtifactError, ArtifactId, ArtifactPage, ArtifactStore, ArtifactWriter, DirStore,
-    DirStoreBuilder, MemoryStore, PageRequest, READ_ARTIFACT, Retention,
-};
-pub use budget::{BudgetError, BudgetPolicy, SplitStrategy, WindowBudget};
-pub use context::{Audience, CallSummary, Event, Page, State, StateNeed, ToolContext};
-pub use output::{
-    Cap, Confinement, ErrorKind, Json, OutputStream, ResultMeta, ToolError, ToolOutput, ToolResult,
-};
-pub use registry::{
-    Arguments, BuildError, ReadArtifact, Registry, RegistryBuilder, StopReason, ToolCall, Turn,
-    is_valid_tool_name,
-};
-#[cfg(feature = "tiktoken")]
-pub use tokens::O200k;
-pub use tokens::{CharsPerToken, TokenCounter};
-pub use tool::{
-    ArgsTool, BoxFuture, DynTool, SizeHint, Tool, ToolAnnotations, ToolArgs, ToolLimits, ToolSpec,
-    close_schema, deserialize_args, into_dyn, schema_of, with_spec,
-};
+pub use artifacts::DirStore;
+pub use budget::BudgetPolicy;
+pub use registry::{Registry, ToolCall, ToolResult, Turn};
+pub use tool::{Json, Tool, ToolContext, ToolError, ToolOutput};
 
 #[cfg(feature = "macros")]
-pub use toolsmith_macros::{Tool, tool};
+pub use toolsmith_macros::tool;
 
 /// The attribute tool authors put on `impl Tool` (re-exported from the `async-trait` crate).
 pub use async_trait::async_trait;
@@ -237,6 +227,7 @@ pub mod __private {
     pub use std::sync::OnceLock;
     pub use std::time::Duration;
 
+    pub use crate::names::is_valid_tool_name;
     use crate::{ToolError, ToolOutput};
 
     /// What a tool function or `run` method may return.

@@ -5,16 +5,8 @@ use syn::Ident;
 use crate::attr::ToolAttrs;
 use crate::ctxt::Ctxt;
 
-/// Whether `name` is a tool name every provider accepts: `^[a-zA-Z0-9_-]{1,64}$`.
-pub(crate) fn is_valid_name(name: &str) -> bool {
-    (1..=64).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-}
-
-/// Checks the name (explicit, or derived from `default`), the description, and `paginate`
-/// against the argument names. Returns the name to use.
+/// Checks the description, and `paginate` against the argument names. Returns the name to use
+/// (explicit, or derived from `default_name`).
 pub(crate) fn check(
     cx: &Ctxt,
     attrs: &ToolAttrs,
@@ -23,30 +15,11 @@ pub(crate) fn check(
     has_docs: bool,
     argument_names: &[&Ident],
 ) -> String {
+    // Whether the name is one providers accept is the core crate's rule, checked at compile
+    // time by the constant the expansion emits (`expand::name_rule`).
     let name = match &attrs.name {
-        Some(name) => {
-            if !is_valid_name(&name.value) {
-                cx.syn_error(syn::Error::new(
-                    name.span,
-                    format!(
-                        "invalid tool name `{}`: names must match ^[a-zA-Z0-9_-]{{1,64}}$ (letters, digits, `_` and `-`)",
-                        name.value
-                    ),
-                ));
-            }
-            name.value.clone()
-        }
-        None => {
-            if !is_valid_name(default_name) {
-                cx.error_spanned_by(
-                    item_ident,
-                    format!(
-                        "the tool name `{default_name}` (from `{item_ident}`) is not valid: names must match ^[a-zA-Z0-9_-]{{1,64}}$; set one with `#[tool(name = \"…\")]`"
-                    ),
-                );
-            }
-            default_name.to_owned()
-        }
+        Some(name) => name.value.clone(),
+        None => default_name.to_owned(),
     };
     if attrs.description.is_none() && !has_docs {
         cx.error_spanned_by(
@@ -119,13 +92,5 @@ mod tests {
         assert_eq!(snake_case("already_snake"), "already_snake");
         assert_eq!(pascal_case("read_file"), "ReadFile");
         assert_eq!(pascal_case("__grep"), "Grep");
-    }
-
-    #[test]
-    fn names() {
-        assert!(is_valid_name("read_file"));
-        assert!(!is_valid_name("read file"));
-        assert!(!is_valid_name(""));
-        assert!(!is_valid_name(&"a".repeat(65)));
     }
 }

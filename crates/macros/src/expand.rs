@@ -108,19 +108,22 @@ fn expand_derive(
     let ident = &input.ident;
     let vis = &input.vis;
     let methods = tool_args_methods(attrs, name, docs, krate);
+    let name_rule = name_rule(attrs, name, ident, krate);
     // Spanned at the struct, so a missing or mistyped `run` is reported there.
     let run = quote_spanned!(ident.span()=>
         #krate::__private::IntoToolResult::into_tool_result(#ident::run(self, __toolsmith_cx).await)
     );
     quote! {
+        #name_rule
+
         #[automatically_derived]
-        impl #krate::ToolArgs for #ident {
+        impl #krate::tool::ToolArgs for #ident {
             #methods
 
             fn run_tool(
                 self,
-                __toolsmith_cx: &#krate::ToolContext,
-            ) -> #krate::BoxFuture<'_, #krate::__private::Result<#krate::ToolOutput, #krate::ToolError>> {
+                __toolsmith_cx: &#krate::tool::ToolContext,
+            ) -> #krate::tool::BoxFuture<'_, #krate::__private::Result<#krate::tool::ToolOutput, #krate::tool::ToolError>> {
                 #krate::__private::Box::pin(async move { #run })
             }
         }
@@ -128,8 +131,8 @@ fn expand_derive(
         #[automatically_derived]
         impl #ident {
             /// The tool these arguments define, to register with `Registry::builder().tool(…)`.
-            #vis fn tool() -> #krate::ArgsTool<Self> {
-                #krate::ArgsTool::new()
+            #vis fn tool() -> #krate::tool::ArgsTool<Self> {
+                #krate::tool::ArgsTool::new()
             }
         }
     }
@@ -181,7 +184,10 @@ fn expand_fn(
     let run =
         quote_spanned!(output_span=> #krate::__private::IntoToolResult::into_tool_result(#run));
     let methods = tool_args_methods(attrs, name, docs, krate);
+    let name_rule = name_rule(attrs, name, fn_ident, krate);
     quote! {
+        #name_rule
+
         #(#fn_docs)*
         #[derive(#krate::__private::serde::Deserialize, #krate::__private::schemars::JsonSchema)]
         #[serde(crate = #serde_crate)]
@@ -197,13 +203,13 @@ fn expand_fn(
         }
 
         #[automatically_derived]
-        impl #krate::ToolArgs for #args_ident {
+        impl #krate::tool::ToolArgs for #args_ident {
             #methods
 
             fn run_tool(
                 self,
-                __toolsmith_cx: &#krate::ToolContext,
-            ) -> #krate::BoxFuture<'_, #krate::__private::Result<#krate::ToolOutput, #krate::ToolError>> {
+                __toolsmith_cx: &#krate::tool::ToolContext,
+            ) -> #krate::tool::BoxFuture<'_, #krate::__private::Result<#krate::tool::ToolOutput, #krate::tool::ToolError>> {
                 #krate::__private::Box::pin(async move {
                     let Self { #(#bindings),* } = self;
                     #run
@@ -214,8 +220,8 @@ fn expand_fn(
         #(#fn_docs)*
         ///
         /// Returns the tool, to register with `Registry::builder().tool(…)`.
-        #vis fn #fn_ident() -> #krate::ArgsTool<#args_ident> {
-            #krate::ArgsTool::new()
+        #vis fn #fn_ident() -> #krate::tool::ArgsTool<#args_ident> {
+            #krate::tool::ArgsTool::new()
         }
     }
 }
@@ -241,6 +247,36 @@ pub(crate) fn args_ident(fn_ident: &Ident) -> Ident {
     )
 }
 
+/// A constant that fails the build, at the name's tokens, when the tool's name is not one every
+/// provider accepts: the rule is the core crate's (`is_valid_tool_name`, a `const fn`), so the
+/// macros hold no copy of it.
+fn name_rule(
+    attrs: &ToolAttrs,
+    name: &str,
+    item_ident: &Ident,
+    krate: &TokenStream,
+) -> TokenStream {
+    let (span, message) = match &attrs.name {
+        Some(explicit) => (
+            explicit.span,
+            format!(
+                "invalid tool name `{name}`: names must match ^[a-zA-Z0-9_-]{{1,64}}$ (letters, digits, `_` and `-`)"
+            ),
+        ),
+        None => (
+            item_ident.span(),
+            format!(
+                "the tool name `{name}` (from `{item_ident}`) is not valid: names must match ^[a-zA-Z0-9_-]{{1,64}}$; set one with `#[tool(name = \"…\")]`"
+            ),
+        ),
+    };
+    quote_spanned! {span=>
+        const _: () = if !#krate::__private::is_valid_tool_name(#name) {
+            ::core::panic!("{}", #message)
+        };
+    }
+}
+
 /// The methods of `ToolArgs` other than `run_tool`.
 fn tool_args_methods(
     attrs: &ToolAttrs,
@@ -257,15 +293,15 @@ fn tool_args_methods(
     // Unknown argument fields are refused unless the tool allows them: a model's typo in a
     // field name is then an error it can fix, not a default silently used.
     let schema = if attrs.allow_unknown_fields.is_some() {
-        quote!(#krate::schema_of::<Self>())
+        quote!(#krate::tool::schema_of::<Self>())
     } else {
-        quote!(#krate::close_schema(#krate::schema_of::<Self>()))
+        quote!(#krate::tool::close_schema(#krate::tool::schema_of::<Self>()))
     };
     let needs = (!attrs.state.is_empty()).then(|| {
         let types = &attrs.state;
         quote! {
-            fn tool_needs() -> ::std::vec::Vec<#krate::StateNeed> {
-                ::std::vec![#(#krate::StateNeed::of_type::<#types>()),*]
+            fn tool_needs() -> ::std::vec::Vec<#krate::tool::StateNeed> {
+                ::std::vec![#(#krate::tool::StateNeed::of_type::<#types>()),*]
             }
         }
     });
@@ -273,10 +309,10 @@ fn tool_args_methods(
         quote! {
             fn size_hint<'__toolsmith>(
                 &'__toolsmith self,
-                __toolsmith_cx: &'__toolsmith #krate::ToolContext,
-            ) -> #krate::__private::Option<#krate::BoxFuture<
+                __toolsmith_cx: &'__toolsmith #krate::tool::ToolContext,
+            ) -> #krate::__private::Option<#krate::tool::BoxFuture<
                 '__toolsmith,
-                #krate::__private::Result<#krate::__private::Option<#krate::SizeHint>, #krate::ToolError>,
+                #krate::__private::Result<#krate::__private::Option<#krate::tool::SizeHint>, #krate::tool::ToolError>,
             >> {
                 #krate::__private::Option::Some(#krate::__private::Box::pin(async move {
                     #path(self, __toolsmith_cx).await
@@ -293,11 +329,11 @@ fn tool_args_methods(
             #krate::__private::Cow::Borrowed(#description)
         }
 
-        fn tool_limits() -> #krate::ToolLimits {
+        fn tool_limits() -> #krate::tool::ToolLimits {
             #limits
         }
 
-        fn tool_annotations() -> #krate::ToolAnnotations {
+        fn tool_annotations() -> #krate::tool::ToolAnnotations {
             #annotations
         }
 
@@ -316,7 +352,7 @@ fn tool_args_methods(
 
 /// `read_only`, `destructive`, `idempotent` and `open_world` as a `ToolAnnotations` chain.
 fn annotations(attrs: &ToolAttrs, krate: &TokenStream) -> TokenStream {
-    let mut chain = quote!(#krate::ToolAnnotations::new());
+    let mut chain = quote!(#krate::tool::ToolAnnotations::new());
     for (set, method) in [
         (&attrs.read_only, quote!(with_read_only)),
         (&attrs.destructive, quote!(with_destructive)),
@@ -331,7 +367,7 @@ fn annotations(attrs: &ToolAttrs, krate: &TokenStream) -> TokenStream {
 }
 
 fn limits(attrs: &ToolAttrs, krate: &TokenStream) -> TokenStream {
-    let mut chain = quote!(#krate::ToolLimits::default());
+    let mut chain = quote!(#krate::tool::ToolLimits::default());
     let some = quote!(#krate::__private::Option::Some);
     if let Some(chars) = &attrs.max_result_chars {
         let chars = chars.value;

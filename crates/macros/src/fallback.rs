@@ -17,13 +17,13 @@ pub(crate) fn derive(input: &DeriveInput, krate: &TokenStream) -> TokenStream {
     let vis = &input.vis;
     let stub = stub_methods(krate);
     quote! {
-        impl #krate::ToolArgs for #ident {
+        impl #krate::tool::ToolArgs for #ident {
             #stub
         }
 
         impl #ident {
-            #vis fn tool() -> #krate::ArgsTool<Self> {
-                #krate::ArgsTool::new()
+            #vis fn tool() -> #krate::tool::ArgsTool<Self> {
+                #krate::tool::ArgsTool::new()
             }
         }
     }
@@ -60,13 +60,13 @@ pub(crate) fn tool_fn(item: &ItemFn, name: &str, krate: &TokenStream) -> TokenSt
             #original
         }
 
-        impl #krate::ToolArgs for #args_ident {
+        impl #krate::tool::ToolArgs for #args_ident {
             #stub
         }
 
         #[doc = #name]
-        #vis fn #fn_ident() -> #krate::ArgsTool<#args_ident> {
-            #krate::ArgsTool::new()
+        #vis fn #fn_ident() -> #krate::tool::ArgsTool<#args_ident> {
+            #krate::tool::ArgsTool::new()
         }
     }
 }
@@ -83,8 +83,8 @@ fn stub_methods(krate: &TokenStream) -> TokenStream {
 
         fn run_tool(
             self,
-            _: &#krate::ToolContext,
-        ) -> #krate::BoxFuture<'_, #krate::__private::Result<#krate::ToolOutput, #krate::ToolError>> {
+            _: &#krate::tool::ToolContext,
+        ) -> #krate::tool::BoxFuture<'_, #krate::__private::Result<#krate::tool::ToolOutput, #krate::tool::ToolError>> {
             ::core::unreachable!()
         }
     }

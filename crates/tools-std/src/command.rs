@@ -11,7 +11,7 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use toolsmith::{Audience, Tool, ToolContext, ToolError, ToolOutput};
+use toolsmith::tool::{Audience, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::confine::{CommandPolicy, Confinement, refusal, restrict_this_thread};
 use crate::reaper::{CallTag, TAG_VARIABLE};
@@ -187,7 +187,8 @@ fn run_streamed(
         timeout,
         cx.clone(),
     ));
-    Ok(ToolOutput::stream(ChunkStream(receiver)).with_confinement(confinement.level()))
+    Ok(ToolOutput::stream(ChunkStream(receiver))
+        .with_meta(crate::CONFINEMENT_META_KEY, confinement.level()))
 }
 
 /// What the driver owns while the command runs.

@@ -168,12 +168,13 @@ pub(crate) enum Confinement {
 }
 
 impl Confinement {
-    /// The level, as `ResultMeta` reports it.
-    pub(crate) fn level(&self) -> toolsmith::Confinement {
+    /// The level in a word, as the result's [`CONFINEMENT_META_KEY`](crate::CONFINEMENT_META_KEY)
+    /// states it: `full`, `partial` or `none`.
+    pub(crate) fn level(&self) -> &'static str {
         match self {
-            Confinement::Full => toolsmith::Confinement::Full,
-            Confinement::Partial => toolsmith::Confinement::Partial,
-            Confinement::None(_) => toolsmith::Confinement::None,
+            Confinement::Full => "full",
+            Confinement::Partial => "partial",
+            Confinement::None(_) => "none",
         }
     }
 

@@ -36,8 +36,9 @@ mod write;
 
 use std::sync::Arc;
 
+use toolsmith::registry::RegistryBuilder;
+use toolsmith::tool::{DynTool, StateNeed, ToolError, into_dyn, with_spec};
 use toolsmith::trim::grouped;
-use toolsmith::{DynTool, RegistryBuilder, StateNeed, ToolError, into_dyn};
 
 pub use command::RunCommand;
 pub use confine::{CommandPolicy, SYSTEM_READABLE};
@@ -46,6 +47,12 @@ pub use list::{Glob, ListDirectory};
 pub use read::ReadFile;
 pub use sandbox::Sandbox;
 pub use write::{EditFile, WriteFile};
+
+/// The key under which run_command states, in its result's
+/// [`tool_meta`](toolsmith::registry::ResultMeta::tool_meta), how far the kernel confined the
+/// command: `"full"` (every rule enforced, by Landlock on Linux), `"partial"` (only part of them)
+/// or `"none"`.
+pub const CONFINEMENT_META_KEY: &str = "toolsmith/confinement";
 
 /// The seven standard tools, ready to register. Each states in its spec that it needs a
 /// [`Sandbox`] in the registry's state, so a registry without one is refused at `build()`.
@@ -64,7 +71,7 @@ pub fn tools() -> Vec<Arc<dyn DynTool>> {
 /// `tool`, its need of the [`Sandbox`] (which its `state = Sandbox` key states by the type's
 /// name) said in words, with the call that adds one.
 fn needs_sandbox(tool: Arc<dyn DynTool>) -> Arc<dyn DynTool> {
-    toolsmith::with_spec(tool, |spec| {
+    with_spec(tool, |spec| {
         let need = StateNeed::of::<Sandbox>(
             "a sandbox (the workspace directory the standard tools work in)",
             "`.state(toolsmith_std::Sandbox::new(workspace)?)`",
@@ -84,7 +91,7 @@ fn run_command_at(level: &confine::Confinement) -> Arc<dyn DynTool> {
     let tool = into_dyn(RunCommand::tool());
     match level {
         confine::Confinement::Full => tool,
-        level => toolsmith::with_spec(tool, |spec| {
+        level => with_spec(tool, |spec| {
             spec.description = format!(
                 "{}\n\nOn this system commands are {}.",
                 spec.description,

@@ -7,7 +7,7 @@ use std::path::Path;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use toolsmith::lines::{LineReader, without_newline};
-use toolsmith::{Page, SizeHint, Tool, ToolContext, ToolError};
+use toolsmith::tool::{Page, SizeHint, Tool, ToolContext, ToolError};
 
 use crate::sandbox::{Sandbox, open_regular};
 use crate::{blocking, grouped};

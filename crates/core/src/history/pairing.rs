@@ -145,10 +145,7 @@ pub fn is_valid(history: &[Message]) -> bool {
 
 /// Whether `id` is a valid `tool_use` id: `^[a-zA-Z0-9_-]+$`.
 pub fn is_valid_tool_use_id(id: &str) -> bool {
-    !id.is_empty()
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    crate::names::is_valid_call_id(id)
 }
 
 /// Ids seen so far, for finding reuse across the conversation without allocating: a bitmap of
@@ -530,21 +527,7 @@ pub(crate) fn rename_ids(history: &mut [Message]) -> Vec<(String, String)> {
 /// A valid id not in `taken`, made from `id`: its allowed characters kept, others `_`, then a
 /// numeric suffix.
 fn fresh_id(id: &str, taken: &std::collections::HashSet<String>) -> String {
-    let base: String = id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let base = if base.is_empty() {
-        "toolu".to_owned()
-    } else {
-        base
-    };
+    let base = crate::names::sanitize_call_id(id);
     if !taken.contains(&base) && base != id {
         return base;
     }

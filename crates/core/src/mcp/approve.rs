@@ -18,7 +18,7 @@ const FIELD: &str = "approve";
 /// does not support elicitation is not asked: its calls follow the `otherwise` rule given to
 /// [`ClientApprover::new`] ([`Rule::Allow`], or deny for anything else).
 ///
-/// Give one clone to the registry's [`ApprovalPolicy`](crate::ApprovalPolicy) and one to the
+/// Give one clone to the registry's [`ApprovalPolicy`](crate::approval::ApprovalPolicy) and one to the
 /// [`McpServer`](super::McpServer) ([`with_client_approver`](super::McpServer::with_client_approver)),
 /// which tells it which client each call came from.
 #[derive(Clone)]

@@ -31,10 +31,9 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::transport::{ANSWER_TOO_LARGE, LineTransport};
-use crate::context::{Audience, ToolContext};
-use crate::output::{ToolError, ToolOutput};
-use crate::registry::is_valid_tool_name;
-use crate::tool::{DynTool, ToolAnnotations, ToolLimits, ToolSpec};
+use crate::tool::{Audience, ToolContext};
+use crate::tool::{CallArgs, DynTool, ToolAnnotations, ToolLimits, ToolSpec};
+use crate::tool::{ToolError, ToolOutput};
 use crate::trim::grouped;
 
 /// How long a server has to answer `initialize` (and `tools/list`) by default.
@@ -659,7 +658,7 @@ impl RemoteTool {
                     open_world: hints.open_world_hint,
                 });
         let spec = ToolSpec::new(
-            sanitized(&local),
+            crate::names::sanitize_tool_name(&local),
             description,
             Value::Object(tool.input_schema.as_ref().clone()),
         )
@@ -718,9 +717,17 @@ impl RemoteTool {
                 text
             }));
         }
+        let text = parts.join("\n");
         match result.structured_content {
-            Some(structured) if parts.is_empty() => ToolOutput::json(&structured),
-            _ => Ok(ToolOutput::text(parts.join("\n"))),
+            // The server states the result is this structure (its text, if any, is the same
+            // value serialized, as the protocol recommends): it is cut as JSON.
+            Some(structured)
+                if parts.is_empty()
+                    || serde_json::from_str::<Value>(&text).is_ok_and(|v| v == structured) =>
+            {
+                ToolOutput::json(&structured)
+            }
+            _ => Ok(ToolOutput::text(text)),
         }
     }
 }
@@ -748,28 +755,6 @@ async fn binary(what: &str, mime_type: &str, base64: String, cx: &ToolContext) -
         "[{what}: {mime_type}, about {} bytes, {kept}]",
         crate::trim::grouped(bytes)
     )
-}
-
-/// A tool name the registry and providers accept: other characters become `_`.
-fn sanitized(name: &str) -> String {
-    if is_valid_tool_name(name) {
-        return name.to_owned();
-    }
-    let mut clean: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(64)
-        .collect();
-    if clean.is_empty() {
-        clean.push('_');
-    }
-    clean
 }
 
 /// Sends `notifications/cancelled` for a request still running when its call ends early (the
@@ -818,8 +803,8 @@ impl DynTool for RemoteTool {
         &self.spec
     }
 
-    async fn call_json(&self, args: Value, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let Value::Object(arguments) = args else {
+    async fn call(&self, args: CallArgs, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let Value::Object(arguments) = args.into_json()? else {
             return Err(ToolError::invalid_arguments(
                 "the arguments must be a JSON object",
             ));

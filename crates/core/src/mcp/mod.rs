@@ -4,7 +4,7 @@
 //!   the budget, the post-trim and the artifacts of any other call. [`serve_stdio`] serves one
 //!   on stdio.
 //! - [`McpClient`] connects to an MCP server (a child process on stdio, or streamable HTTP) and
-//!   turns each of its tools into a [`DynTool`](crate::DynTool) a registry runs like its own:
+//!   turns each of its tools into a [`DynTool`](crate::tool::DynTool) a registry runs like its own:
 //!   budgeted, trimmed, kept whole as artifacts.
 //! - [`ClientApprover`] asks the user of the client that called, by elicitation, whether a call
 //!   may run.

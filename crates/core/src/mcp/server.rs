@@ -20,9 +20,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::approve::ClientApprover;
 use super::transport;
-use crate::context::Event;
 use crate::registry::{Registry, ToolCall};
 use crate::schema::{Dialect, DialectError};
+use crate::tool::Event;
 
 /// The `_meta` key under which each listed tool advertises the most characters a result of it
 /// can have (Claude Code reads it).
@@ -100,8 +100,10 @@ impl McpServer {
                     listed = listed.with_annotations(annotations);
                 }
                 // A call runs alone in its turn: its cap is the one-call allowance.
-                let cap = budget
-                    .allowances(budget.batch_budget_chars, &[spec.limits.max_result_chars])[0];
+                let cap = budget.allowances(
+                    budget.batch_budget_chars,
+                    &[crate::budget::Claim::new().with_cap(spec.limits.max_result_chars)],
+                )[0];
                 let mut meta = rmcp::model::MetaObject::new();
                 meta.0.insert(MAX_RESULT_META_KEY.to_owned(), cap.into());
                 Ok(listed.with_meta(meta))
@@ -120,7 +122,8 @@ impl McpServer {
     ///
     /// ```
     /// use toolsmith::mcp::{ClientApprover, McpServer};
-    /// use toolsmith::{ApprovalPolicy, Registry, Rule};
+    /// use toolsmith::Registry;
+    /// use toolsmith::approval::{ApprovalPolicy, Rule};
     ///
     /// let asker = ClientApprover::new(Rule::Deny); // clients that cannot be asked: deny
     /// let registry = Registry::builder()
@@ -242,7 +245,7 @@ impl ServerHandler for McpServer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tool::{DynTool, ToolSpec};
+    use crate::tool::{CallArgs, DynTool, ToolLimits, ToolSpec};
     use crate::{ToolContext, ToolError, ToolOutput};
 
     struct Odd(ToolSpec);
@@ -252,7 +255,7 @@ mod tests {
         fn spec(&self) -> &ToolSpec {
             &self.0
         }
-        async fn call_json(&self, _: Value, _: &ToolContext) -> Result<ToolOutput, ToolError> {
+        async fn call(&self, _: CallArgs, _: &ToolContext) -> Result<ToolOutput, ToolError> {
             Ok(ToolOutput::text("odd"))
         }
     }
@@ -279,7 +282,7 @@ mod tests {
     #[test]
     fn listed_tools_carry_their_cap_in_meta() {
         let spec = ToolSpec::new("fine", "Fine.", serde_json::json!({ "type": "object" }))
-            .with_limits(crate::ToolLimits::default().with_max_result_chars(Some(1_234)));
+            .with_limits(ToolLimits::default().with_max_result_chars(Some(1_234)));
         let registry = Registry::builder()
             .dyn_tool(Arc::new(Odd(spec)))
             .build()

@@ -1,7 +1,20 @@
-//! The registry: the tools of an agent, the budget they share, and the turns that run them.
+//! Running tools: the [`Registry`] of an agent's tools, the [`Turn`]s that run the model's
+//! batches of calls, and what comes back, a [`ToolResult`] per call.
+//!
+//! A batch runs in phases over one record per call, each phase in the file of its name:
+//! admit, plan, run, fit, report (`docs/design.md` walks through them).
 
-mod execute;
+mod admit;
+mod call;
+mod fit;
+mod plan;
 mod read_artifact;
+mod record;
+mod refusal;
+mod report;
+mod result;
+mod run;
+mod turn;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -14,104 +27,13 @@ use tokio::sync::broadcast;
 use crate::approval::ApprovalPolicy;
 use crate::artifacts::ArtifactStore;
 use crate::budget::{BudgetError, BudgetPolicy};
-use crate::context::{Event, State};
-use crate::tool::{DynTool, Tool, into_dyn};
+use crate::names::is_valid_tool_name;
+use crate::tool::{DynTool, Event, State, Tool, into_dyn};
 
-pub use execute::Turn;
+pub use call::{Arguments, StopReason, ToolCall};
 pub use read_artifact::ReadArtifact;
-
-/// One tool call, as the model made it.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct ToolCall {
-    /// The call's id (`tool_use` id); the result carries it back.
-    pub id: String,
-    /// The tool the model named.
-    pub name: String,
-    /// The arguments.
-    pub arguments: Arguments,
-}
-
-/// The arguments of a [`ToolCall`]: parsed JSON, or raw text still to parse (OpenAI sends a
-/// string; a model can get it wrong, and that must become an error result, not a panic).
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum Arguments {
-    /// Parsed JSON.
-    Json(Value),
-    /// Text that should hold JSON.
-    Raw(String),
-}
-
-impl ToolCall {
-    /// A call with JSON arguments.
-    pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: Value) -> Self {
-        ToolCall {
-            id: id.into(),
-            name: name.into(),
-            arguments: Arguments::Json(arguments),
-        }
-    }
-
-    /// A call whose arguments are JSON text, parsed when the call runs.
-    pub fn from_raw(
-        id: impl Into<String>,
-        name: impl Into<String>,
-        arguments: impl Into<String>,
-    ) -> Self {
-        ToolCall {
-            id: id.into(),
-            name: name.into(),
-            arguments: Arguments::Raw(arguments.into()),
-        }
-    }
-}
-
-/// Why a model's response ended, as far as its tool calls are concerned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum StopReason {
-    /// The model stopped to have its tool calls run (`tool_use`, `tool_calls`).
-    ToolUse,
-    /// The model finished (`end_turn`, `stop`).
-    EndTurn,
-    /// The response hit its output limit (`max_tokens`, `length`): its last tool call may hold
-    /// arguments cut short.
-    OutputLimit,
-    /// Any other reason (`stop_sequence`, `pause_turn`, `content_filter`, …).
-    Other,
-}
-
-impl StopReason {
-    /// Reads a provider's stop reason: Anthropic's `stop_reason`, OpenAI's `finish_reason`,
-    /// Gemini's `finishReason`.
-    ///
-    /// ```
-    /// use toolsmith::StopReason;
-    ///
-    /// assert_eq!(StopReason::from_provider("max_tokens"), StopReason::OutputLimit);
-    /// assert_eq!(StopReason::from_provider("length"), StopReason::OutputLimit);
-    /// assert_eq!(StopReason::from_provider("tool_calls"), StopReason::ToolUse);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn from_provider(reason: &str) -> Self {
-        match reason {
-            "max_tokens" | "length" | "MAX_TOKENS" | "model_context_window_exceeded" => {
-                StopReason::OutputLimit
-            }
-            "tool_use" | "tool_calls" | "function_call" => StopReason::ToolUse,
-            "end_turn" | "stop" | "STOP" => StopReason::EndTurn,
-            _ => StopReason::Other,
-        }
-    }
-}
-
-impl From<&crate::history::ToolUseBlock> for ToolCall {
-    /// The call a model's `tool_use` block asks for.
-    fn from(block: &crate::history::ToolUseBlock) -> Self {
-        ToolCall::new(block.id.clone(), block.name.clone(), block.input.clone())
-    }
-}
+pub use result::{ResultMeta, ToolResult};
+pub use turn::Turn;
 
 /// The tools of an agent and the limits they run under. Cheap to clone: clones share the tools.
 ///
@@ -351,7 +273,7 @@ impl RegistryBuilder {
         self
     }
 
-    /// How long a batch waits for its calls' size hints ([`Tool::size_hint`](crate::Tool::size_hint))
+    /// How long a batch waits for its calls' size hints ([`Tool::size_hint`])
     /// before planning the allowances; a hint not ready by then counts as no estimate. By
     /// default 2 seconds.
     #[must_use]
@@ -476,14 +398,6 @@ fn describe(type_name: Option<&'static str>, _tool: &Arc<dyn DynTool>) -> String
     type_name.map_or_else(|| "a DynTool".to_owned(), |name| format!("`{name}`"))
 }
 
-/// Whether `name` is a tool name every provider accepts: `^[a-zA-Z0-9_-]{1,64}$`.
-pub fn is_valid_tool_name(name: &str) -> bool {
-    (1..=64).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-}
-
 fn check_spec(spec: &crate::tool::ToolSpec) -> Result<(), BuildError> {
     let name = &spec.name;
     if !is_valid_tool_name(name) {
@@ -561,7 +475,7 @@ pub enum BuildError {
     /// An invalid budget policy.
     #[error("invalid budget: {0}")]
     Budget(#[from] BudgetError),
-    /// A tool needs a value in the registry's state (see [`StateNeed`](crate::StateNeed)) that
+    /// A tool needs a value in the registry's state (see [`StateNeed`](crate::tool::StateNeed)) that
     /// was not added.
     #[error("the tool `{tool}` needs {what}, and the registry has none: add it with {fix}")]
     MissingState {
@@ -582,20 +496,4 @@ pub enum BuildError {
         /// The registry's tools, comma-separated.
         known: String,
     },
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tool_names_follow_the_provider_rule() {
-        assert!(is_valid_tool_name("read_file"));
-        assert!(is_valid_tool_name("a-B_9"));
-        assert!(is_valid_tool_name(&"x".repeat(64)));
-        assert!(!is_valid_tool_name(""));
-        assert!(!is_valid_tool_name(&"x".repeat(65)));
-        assert!(!is_valid_tool_name("read file"));
-        assert!(!is_valid_tool_name("lire_é"));
-    }
 }

@@ -9,9 +9,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::artifacts::{ArtifactError, ArtifactId, ArtifactStore, PageRequest, READ_ARTIFACT};
-use crate::context::ToolContext;
-use crate::output::{ToolError, ToolOutput};
+use crate::tool::ToolContext;
 use crate::tool::{Tool, ToolAnnotations, ToolLimits};
+use crate::tool::{ToolError, ToolOutput};
 use crate::trim::grouped;
 
 /// Room kept for the page header (`[artifact …: lines 1-120 of 5,000; next: offset=120]`,

@@ -14,8 +14,8 @@ use super::schema::schema_of;
 use super::size_hint::SizeHint;
 use super::spec::{ToolAnnotations, ToolLimits};
 use super::{BoxFuture, Tool};
-use crate::context::{StateNeed, ToolContext};
-use crate::output::{ToolError, ToolOutput};
+use crate::tool::{StateNeed, ToolContext};
+use crate::tool::{ToolError, ToolOutput};
 
 /// A tool defined by its arguments type: what `#[derive(Tool)]` and `#[tool]` implement.
 ///

@@ -1,7 +1,10 @@
-//! The tool traits: [`Tool`] (typed, what authors and the macros implement) and [`DynTool`]
-//! (object-safe, JSON in, what the registry stores).
+//! Writing tools: the traits ([`Tool`], typed, what authors and the macros implement;
+//! [`DynTool`], object-safe, JSON in, what the registry stores), what a call sees
+//! ([`ToolContext`]), and what it returns ([`ToolOutput`], [`ToolError`]).
 
+use std::any::Any;
 use std::borrow::Cow;
+use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -11,26 +14,39 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::context::{StateNeed, ToolContext};
-use crate::output::{ToolError, ToolOutput, ToolResult};
-
 mod args_tool;
+mod context;
+mod error;
+mod output;
+pub(crate) mod page;
 mod schema;
 mod size_hint;
 mod spec;
 mod typed;
 
+pub use crate::names::is_valid_tool_name;
 pub use args_tool::{ArgsTool, ToolArgs};
+pub use context::{Audience, CallSummary, Event, State, StateNeed, ToolContext};
+pub(crate) use error::DisplayDuration;
+pub use error::{ErrorKind, ToolError};
+pub(crate) use output::Body;
+pub use output::{Json, OutputStream, ToolOutput};
+pub use page::Page;
 pub(crate) use schema::expected_fields;
-pub use schema::{close_schema, deserialize_args, schema_of};
+pub use schema::{close_schema, schema_of};
 pub use size_hint::SizeHint;
 pub use spec::{ToolAnnotations, ToolLimits, ToolSpec};
 pub use typed::into_dyn;
 
+/// `#[derive(Tool)]`: a struct of arguments as a tool (see the crate docs), beside the trait.
+#[cfg(feature = "macros")]
+pub use toolsmith_macros::Tool;
+
 /// A typed tool.
 ///
 /// ```
-/// use toolsmith::{Tool, ToolContext, ToolError, ToolLimits, ToolOutput};
+/// use toolsmith::{Tool, ToolContext, ToolError, ToolOutput};
+/// use toolsmith::tool::ToolLimits;
 ///
 /// /// The arguments; their doc comments become the schema's descriptions.
 /// #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -66,7 +82,7 @@ pub use typed::into_dyn;
 #[async_trait]
 pub trait Tool: Send + Sync + 'static {
     /// The arguments the model passes, deserialized from the call's JSON input.
-    type Args: DeserializeOwned + JsonSchema + Send + 'static;
+    type Args: DeserializeOwned + JsonSchema + Send + Sync + 'static;
 
     /// The tool's name, as the model calls it: `^[a-zA-Z0-9_-]{1,64}$`.
     fn name(&self) -> Cow<'static, str>;
@@ -102,7 +118,7 @@ pub trait Tool: Send + Sync + 'static {
     /// metadata).
     ///
     /// The registry asks every call of a batch for its estimate before any call runs, and
-    /// plans the allowances over them ([`BudgetPolicy::planned_allowances`](crate::BudgetPolicy::planned_allowances)):
+    /// plans the allowances over them ([`BudgetPolicy::plan`](crate::BudgetPolicy::plan)):
     /// a call that will produce a lot gets what the small ones leave, before it runs. A call
     /// whose estimate exceeds its planned allowance is refused with [`ToolError::TooLarge`] —
     /// what it would cost and what to ask for instead — before anything is read (unless it
@@ -135,65 +151,153 @@ pub trait Tool: Send + Sync + 'static {
 /// The object-safe form of a tool: JSON in, output out. The registry stores these.
 ///
 /// Every [`Tool`] becomes one through [`into_dyn`]; implement it directly for tools whose
-/// schema is only known at run time (a proxy to a remote MCP server, say).
+/// schema is only known at run time (a proxy to a remote MCP server, say). A call goes through
+/// it in up to three steps, each given what the one before produced, so arguments are checked
+/// and decoded once: [`decode`](Self::decode) the JSON arguments, [`estimate`](Self::estimate)
+/// the output before any call of the batch runs, [`call`](Self::call).
+///
+/// ```
+/// use toolsmith::tool::{CallArgs, DynTool, ToolSpec};
+/// use toolsmith::{ToolContext, ToolError, ToolOutput};
+///
+/// /// Echoes its arguments back, whatever they are.
+/// struct Echo(ToolSpec);
+///
+/// #[async_trait::async_trait]
+/// impl DynTool for Echo {
+///     fn spec(&self) -> &ToolSpec {
+///         &self.0
+///     }
+///
+///     async fn call(&self, args: CallArgs, _cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+///         ToolOutput::json(&args.into_json()?)
+///     }
+/// }
+///
+/// let echo = Echo(ToolSpec::new("echo", "Echoes.", serde_json::json!({ "type": "object" })));
+/// let registry = toolsmith::Registry::builder().dyn_tool(std::sync::Arc::new(echo)).build()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[async_trait]
 pub trait DynTool: Send + Sync + 'static {
     /// The tool's spec: name, description, input schema, limits.
     fn spec(&self) -> &ToolSpec;
 
-    /// Runs the call on JSON arguments.
+    /// Checks a call's arguments (a JSON object, without the page fields the framework added)
+    /// and decodes them, once: what [`estimate`](Self::estimate) and [`call`](Self::call) are
+    /// given. By default the JSON as it is.
     ///
     /// # Errors
     ///
-    /// [`ToolError::InvalidArguments`] when `args` do not match the schema, and whatever the
-    /// tool itself fails with.
-    async fn call_json(&self, args: Value, cx: &ToolContext) -> Result<ToolOutput, ToolError>;
+    /// [`ToolError::InvalidArguments`] when `args` do not match the schema, naming the field.
+    fn decode(&self, args: Value) -> Result<CallArgs, ToolError> {
+        Ok(CallArgs::json(args))
+    }
 
-    /// Estimates the output of a call on `args` before it runs: see [`Tool::size_hint`].
+    /// Estimates the output of a call before it runs: see [`Tool::size_hint`].
     ///
     /// `None` (the default) means this call gives no estimate.
     fn estimate<'a>(
         &'a self,
-        _args: &'a Value,
+        _args: &'a CallArgs,
         _cx: &'a ToolContext,
     ) -> Option<BoxFuture<'a, Result<Option<SizeHint>, ToolError>>> {
         None
     }
 
-    /// Runs the call and renders it as the model would see it, without any budgeting.
+    /// Runs the call on the arguments [`decode`](Self::decode) gave.
     ///
-    /// Use a [`Registry`](crate::Registry) to get budgeted results.
-    async fn invoke(&self, args: Value, cx: &ToolContext) -> ToolResult {
-        let output = match self.call_json(args, cx).await {
-            Ok(output) => output.collect(cx.allowance()).await,
-            Err(error) => Err(error),
-        };
-        let (content, error_kind) = match output {
-            Ok(text) => (text, None),
-            Err(error) => (error.model_text(), Some(error.kind())),
-        };
-        let original_chars = content.chars().count();
-        ToolResult {
-            call_id: cx.call_id().to_owned(),
-            tool: self.spec().name.clone(),
-            meta: crate::output::ResultMeta {
-                allowance: cx.allowance(),
-                initial_allowance: cx.allowance(),
-                original_chars,
-                original_lines: crate::trim::line_count(&content),
-                error_kind,
-                ..Default::default()
-            },
-            content,
+    /// # Errors
+    ///
+    /// Whatever the tool fails with.
+    async fn call(&self, args: CallArgs, cx: &ToolContext) -> Result<ToolOutput, ToolError>;
+}
+
+/// A call's arguments as its tool decoded them ([`DynTool::decode`]): the JSON object as it came,
+/// or a typed tool's `Args` value.
+pub struct CallArgs(Decoded);
+
+enum Decoded {
+    Json(Value),
+    Typed(Box<dyn Any + Send + Sync>),
+}
+
+impl fmt::Debug for CallArgs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            Decoded::Json(value) => f.debug_tuple("CallArgs").field(value).finish(),
+            Decoded::Typed(_) => f.write_str("CallArgs(..)"),
         }
     }
+}
+
+impl CallArgs {
+    /// Arguments as JSON.
+    pub fn json(args: Value) -> Self {
+        CallArgs(Decoded::Json(args))
+    }
+
+    /// Arguments decoded into a value of a tool's own type.
+    pub fn typed<T: Any + Send + Sync>(args: T) -> Self {
+        CallArgs(Decoded::Typed(Box::new(args)))
+    }
+
+    /// The JSON arguments, when they were not decoded into a type.
+    pub fn as_json(&self) -> Option<&Value> {
+        match &self.0 {
+            Decoded::Json(value) => Some(value),
+            Decoded::Typed(_) => None,
+        }
+    }
+
+    /// The JSON arguments.
+    ///
+    /// # Errors
+    ///
+    /// [`ToolError::InvalidArguments`] when they were decoded into a type: they were decoded by
+    /// another tool's [`decode`](DynTool::decode).
+    pub fn into_json(self) -> Result<Value, ToolError> {
+        match self.0 {
+            Decoded::Json(value) => Ok(value),
+            Decoded::Typed(_) => Err(misdecoded()),
+        }
+    }
+
+    /// The arguments as the `T` a typed tool decoded them into.
+    pub fn downcast_ref<T: Any>(&self) -> Option<&T> {
+        match &self.0 {
+            Decoded::Typed(args) => args.downcast_ref(),
+            Decoded::Json(_) => None,
+        }
+    }
+
+    /// Takes the arguments as the `T` a typed tool decoded them into.
+    ///
+    /// # Errors
+    ///
+    /// [`ToolError::InvalidArguments`] when they are JSON or another type: they were not
+    /// decoded by this tool's [`decode`](DynTool::decode).
+    pub fn downcast<T: Any>(self) -> Result<T, ToolError> {
+        match self.0 {
+            Decoded::Typed(args) => args.downcast().map(|args| *args).map_err(|_| misdecoded()),
+            Decoded::Json(_) => Err(misdecoded()),
+        }
+    }
+}
+
+fn misdecoded() -> ToolError {
+    ToolError::invalid_arguments(
+        "the arguments were decoded for another tool; pass a call's arguments to the `decode` of \
+         the tool that runs it",
+    )
 }
 
 /// `tool` under a spec changed by `edit` (a longer description, other limits, a new name),
 /// running as before.
 ///
 /// ```
-/// use toolsmith::{DynTool, ToolOutput, tool, with_spec};
+/// use toolsmith::{ToolOutput, tool};
+/// use toolsmith::tool::{DynTool, with_spec};
 ///
 /// /// Says hello.
 /// #[tool]
@@ -201,7 +305,7 @@ pub trait DynTool: Send + Sync + 'static {
 ///     Ok(ToolOutput::text("hello"))
 /// }
 ///
-/// let tool = with_spec(toolsmith::into_dyn(hello()), |spec| {
+/// let tool = with_spec(toolsmith::tool::into_dyn(hello()), |spec| {
 ///     spec.description.push_str(" Use it to greet.");
 /// });
 /// assert_eq!(tool.spec().description, "Says hello. Use it to greet.");
@@ -224,16 +328,20 @@ impl DynTool for Respecified {
         &self.spec
     }
 
-    async fn call_json(&self, args: Value, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        self.tool.call_json(args, cx).await
+    fn decode(&self, args: Value) -> Result<CallArgs, ToolError> {
+        self.tool.decode(args)
     }
 
     fn estimate<'a>(
         &'a self,
-        args: &'a Value,
+        args: &'a CallArgs,
         cx: &'a ToolContext,
     ) -> Option<BoxFuture<'a, Result<Option<SizeHint>, ToolError>>> {
         self.tool.estimate(args, cx)
+    }
+
+    async fn call(&self, args: CallArgs, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        self.tool.call(args, cx).await
     }
 }
 

@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::output::ToolError;
+use crate::tool::ToolError;
 
 /// The fields an input schema expects, briefly: `the fields are path (string, required),
 /// offset (integer)`.
@@ -59,7 +59,7 @@ pub(crate) fn expected_fields(schema: &Value) -> String {
 ///
 /// [`ToolError::InvalidArguments`] with serde's message, prefixed by the path of the field
 /// at fault (`options.limit: invalid type: string "ten", expected usize`).
-pub fn deserialize_args<A: DeserializeOwned>(args: Value) -> Result<A, ToolError> {
+pub(crate) fn deserialize_args<A: DeserializeOwned>(args: Value) -> Result<A, ToolError> {
     serde_path_to_error::deserialize(args).map_err(|error| {
         let path = error.path().to_string();
         let inner = error.into_inner();

@@ -3,14 +3,14 @@
 
 use std::borrow::Cow;
 
-use crate::output::ToolError;
 use crate::tokens::{CharsPerToken, TokenCounter};
+use crate::tool::ToolError;
 use crate::trim::grouped;
 
 /// An estimate of a result's size, made before the work is done.
 ///
 /// ```
-/// use toolsmith::SizeHint;
+/// use toolsmith::tool::SizeHint;
 ///
 /// // A 299,316-byte file of 4,000 lines, 80,000 chars allowed.
 /// let hint = SizeHint::new("File content", 299_316)

@@ -23,7 +23,11 @@ pub struct ToolSpec {
     /// The Rust type behind it, when known (named in duplicate-name errors).
     pub type_name: Option<&'static str>,
     /// What it needs in the registry's state; the registry refuses to build without it.
-    pub needs: Vec<crate::context::StateNeed>,
+    pub needs: Vec<super::StateNeed>,
+    /// Whether `offset` and `limit` were added to the schema by the framework (a paginated
+    /// typed tool whose arguments do not declare them): the registry then takes them out of the
+    /// arguments before the tool decodes them.
+    pub(crate) owns_page_fields: bool,
 }
 
 impl ToolSpec {
@@ -41,12 +45,13 @@ impl ToolSpec {
             annotations: ToolAnnotations::default(),
             type_name: None,
             needs: Vec::new(),
+            owns_page_fields: false,
         }
     }
 
     /// Adds a value the tool needs in the registry's state.
     #[must_use]
-    pub fn with_need(mut self, need: crate::context::StateNeed) -> Self {
+    pub fn with_need(mut self, need: super::StateNeed) -> Self {
         self.needs.push(need);
         self
     }
@@ -155,7 +160,7 @@ pub struct ToolLimits {
     /// The share of a trimmed result kept from the top, in `0.0..=1.0`. By default 0.3, and
     /// 1.0 for a paginated tool (a page keeps its beginning); `run_command` favours the tail.
     pub head_ratio: f64,
-    /// Whether the tool takes `offset` and `limit` and receives a [`Page`](crate::Page).
+    /// Whether the tool takes `offset` and `limit` and receives a [`Page`](crate::tool::Page).
     pub paginate: bool,
     /// How long one call may run. `None` (the default) means the registry's default timeout.
     pub timeout: Option<Duration>,

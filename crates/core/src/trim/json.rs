@@ -374,10 +374,13 @@ impl Fitter<'_> {
         if all_fit && !object {
             let all: Vec<Member> = (0..count).filter_map(|i| member(i).copied()).collect();
             let room = allowance - 2 - count.saturating_sub(1);
-            let level = self.level(&all, room).unwrap_or(0);
+            let shares = self
+                .shares(&all, room)
+                .unwrap_or_else(|| vec![0; all.len()]);
             let shrunk = all
                 .iter()
-                .filter(|m| shrinkable(bytes, m.value) && m.value.size > level)
+                .zip(&shares)
+                .filter(|(m, share)| shrinkable(bytes, m.value) && m.value.size > **share)
                 .count();
             all_fit = shrunk <= 2;
         }
@@ -442,20 +445,10 @@ impl Fitter<'_> {
             }
             None if !object && dropped > 0 => kept.iter().map(|m| m.value.size).collect(),
             // Max-min fair: what the fixed parts leave is shared by the values that can shrink.
-            None => {
-                let Some(level) = self.level(&kept, room) else {
-                    return false;
-                };
-                kept.iter()
-                    .map(|m| {
-                        if shrinkable(bytes, m.value) {
-                            level
-                        } else {
-                            m.value.size
-                        }
-                    })
-                    .collect()
-            }
+            None => match self.shares(&kept, room) {
+                Some(shares) => shares,
+                None => return false,
+            },
         };
 
         out.push(open);
@@ -501,9 +494,10 @@ impl Fitter<'_> {
         true
     }
 
-    /// The level the values of `members` that can shrink are cut to, so that all of them fit
-    /// `room` beside their keys and the values that cannot; `None` if even those do not fit.
-    fn level(&self, members: &[Member], room: usize) -> Option<usize> {
+    /// The room of each of `members`, so that all of them fit `room`: a value that cannot shrink
+    /// gets its size, the others share what the keys and those leave, max-min fairly; `None` if
+    /// even the fixed parts do not fit.
+    fn shares(&self, members: &[Member], room: usize) -> Option<Vec<usize>> {
         let fixed: usize = members
             .iter()
             .map(|m| {
@@ -516,12 +510,24 @@ impl Fitter<'_> {
             })
             .sum();
         let shared = room.checked_sub(fixed)?;
-        let mut sizes: Vec<usize> = members
+        let wants: Vec<usize> = members
             .iter()
-            .filter(|m| shrinkable(self.bytes, m.value))
-            .map(|m| m.value.size)
+            .map(|m| {
+                if shrinkable(self.bytes, m.value) {
+                    m.value.size
+                } else {
+                    0
+                }
+            })
             .collect();
-        Some(water_level(&mut sizes, shared))
+        let mut shares = vec![0; members.len()];
+        crate::fair::fill(&mut shares, &wants, shared);
+        for (share, m) in shares.iter_mut().zip(members) {
+            if !shrinkable(self.bytes, m.value) {
+                *share = m.value.size;
+            }
+        }
+        Some(shares)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -552,23 +558,6 @@ impl Fitter<'_> {
         out.push_str(&marker);
         out.push('"');
     }
-}
-
-/// The level `l` such that `Σ min(size, l)` over `sizes` is at most `room`, as high as it can
-/// be: the sizes under it are met whole, the rest get `l` each.
-fn water_level(sizes: &mut [usize], room: usize) -> usize {
-    sizes.sort_unstable();
-    let mut left = room;
-    let mut remaining = sizes.len();
-    for &size in sizes.iter() {
-        let equal = left / remaining;
-        if size > equal {
-            return equal;
-        }
-        left -= size;
-        remaining -= 1;
-    }
-    usize::MAX
 }
 
 /// Whether a value can be cut (a string or a container); numbers and literals cannot.

@@ -1,217 +1,11 @@
-//! What a tool returns ([`ToolOutput`], [`ToolError`]) and what the model sees ([`ToolResult`]).
+//! What a tool returns when it fails: [`ToolError`], with a text for the model and one for
+//! operators, and its [`ErrorKind`].
 
 use std::error::Error as StdError;
 use std::fmt;
 use std::time::Duration;
 
-use crate::artifacts::ArtifactId;
-use crate::trim::{Cut, grouped};
-
-/// The successful output of a tool: a text, or a stream of bytes, that becomes the tool result.
-///
-/// Return a text when the output is small or already in hand. Return a [stream](Self::stream)
-/// when it may be large (a command's output, a search's matches): the registry consumes it in
-/// memory bounded by the largest allowance the call could receive, spools all of it to the
-/// artifact store once it outgrows that, and cuts it once, after the batch's budget is settled.
-/// The tool needs no budget logic of its own, and output that fits comes back byte for byte.
-#[derive(Default)]
-#[non_exhaustive]
-pub struct ToolOutput {
-    body: Body,
-    /// How far the kernel confined what the call ran, for tools that run commands.
-    pub confinement: Option<Confinement>,
-}
-
-/// A stream of output: chunks of UTF-8 bytes (a chunk may split a char; invalid bytes are
-/// shown as U+FFFD), ended by the stream's end or by an error.
-///
-/// An `Err` item ends the output: what came before is kept, the error's text is appended, and
-/// the result is an error of the error's kind (a command that timed out, with its output until
-/// then).
-pub type OutputStream =
-    std::pin::Pin<Box<dyn futures_core::Stream<Item = Result<Vec<u8>, ToolError>> + Send>>;
-
-#[derive(Default)]
-pub(crate) enum Body {
-    #[default]
-    Empty,
-    Text(String),
-    Stream(OutputStream),
-}
-
-impl fmt::Debug for ToolOutput {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut out = f.debug_struct("ToolOutput");
-        match &self.body {
-            Body::Empty => out.field("text", &""),
-            Body::Text(text) => out.field("text", text),
-            Body::Stream(_) => out.field("stream", &".."),
-        };
-        out.field("confinement", &self.confinement).finish()
-    }
-}
-
-/// How far the kernel confined what a call ran (run_command's processes), as
-/// [`ResultMeta::confinement`] reports it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Confinement {
-    /// Every rule asked for was enforced (on Linux, by Landlock).
-    Full,
-    /// The kernel enforced only part of the rules.
-    Partial,
-    /// Nothing was confined: the kernel cannot, or the platform is not supported.
-    None,
-}
-
-impl Confinement {
-    /// `full`, `partial` or `none`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Confinement::Full => "full",
-            Confinement::Partial => "partial",
-            Confinement::None => "none",
-        }
-    }
-}
-
-impl ToolOutput {
-    /// An output made of `text`.
-    pub fn text(text: impl Into<String>) -> Self {
-        ToolOutput {
-            body: Body::Text(text.into()),
-            confinement: None,
-        }
-    }
-
-    /// An output made of `value` as compact JSON. Over its allowance, the registry cuts it with
-    /// [`trim::fit_json`](crate::trim::fit_json), so the model still reads valid JSON.
-    ///
-    /// ```
-    /// use toolsmith::ToolOutput;
-    ///
-    /// let output = ToolOutput::json(&serde_json::json!({ "open": 3, "closed": [1, 2] }))?;
-    /// assert_eq!(output.as_text(), Some(r#"{"closed":[1,2],"open":3}"#));
-    /// # Ok::<(), toolsmith::ToolError>(())
-    /// ```
-    pub fn json(value: &impl serde::Serialize) -> Result<Self, ToolError> {
-        serde_json::to_string(value)
-            .map(Self::text)
-            .map_err(|error| {
-                ToolError::failed_with("the result could not be written as JSON", error)
-            })
-    }
-
-    /// An output made of a stream of byte chunks, consumed by the registry as it arrives.
-    ///
-    /// ```
-    /// use toolsmith::ToolOutput;
-    ///
-    /// let chunks = (0..3).map(|i| Ok(format!("chunk {i}\n").into_bytes()));
-    /// let output = ToolOutput::stream(futures_util::stream::iter(chunks));
-    /// assert!(output.as_text().is_none());
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn stream(
-        stream: impl futures_core::Stream<Item = Result<Vec<u8>, ToolError>> + Send + 'static,
-    ) -> Self {
-        ToolOutput {
-            body: Body::Stream(Box::pin(stream)),
-            confinement: None,
-        }
-    }
-
-    /// States how far the kernel confined what the call ran.
-    #[must_use]
-    pub fn with_confinement(mut self, confinement: Confinement) -> Self {
-        self.confinement = Some(confinement);
-        self
-    }
-
-    /// The output's text; `None` for a stream.
-    pub fn as_text(&self) -> Option<&str> {
-        match &self.body {
-            Body::Empty => Some(""),
-            Body::Text(text) => Some(text),
-            Body::Stream(_) => None,
-        }
-    }
-
-    /// Whether the output is a stream.
-    pub fn is_stream(&self) -> bool {
-        matches!(self.body, Body::Stream(_))
-    }
-
-    pub(crate) fn into_body(self) -> Body {
-        self.body
-    }
-
-    /// The output as text, a stream read to its end and fit into `max_chars` chars (head and
-    /// tail kept, with the marker) when it is longer; a text as it is. A stream that fails
-    /// gives its error.
-    ///
-    /// For running a tool outside a registry (tests, [`DynTool::invoke`](crate::DynTool::invoke)):
-    /// the registry consumes streams itself, with the batch's budget and the artifact store.
-    ///
-    /// # Errors
-    ///
-    /// The error a stream ended with.
-    pub async fn collect(self, max_chars: usize) -> Result<String, ToolError> {
-        let stream = match self.body {
-            Body::Empty => return Ok(String::new()),
-            Body::Text(text) => return Ok(text),
-            Body::Stream(stream) => stream,
-        };
-        let mut stream = stream;
-        let mut capture = crate::trim::Capture::new(max_chars);
-        while let Some(chunk) = futures_util::StreamExt::next(&mut stream).await {
-            capture.push(&chunk?);
-        }
-        let style = crate::trim::TrimStyle::default();
-        let full = crate::trim::FullOutput::NotKept.into();
-        Ok(match capture.finish() {
-            crate::trim::Captured::Whole(text) => text,
-            crate::trim::Captured::Parts(parts) => {
-                parts.fit(max_chars, &style, &full).into_text().into_owned()
-            }
-        })
-    }
-}
-
-/// A tool's result as JSON: a tool function returns `Ok(Json(value))` for any `Serialize`
-/// value, and the model reads it as compact JSON, cut (over its allowance) to JSON that is still
-/// valid, as [`ToolOutput::json`] is.
-///
-/// ```
-/// use serde::Serialize;
-/// use toolsmith::{Json, ToolError, tool};
-///
-/// #[derive(Serialize)]
-/// struct Issue {
-///     number: u32,
-///     title: String,
-/// }
-///
-/// /// Lists the open issues.
-/// #[tool]
-/// async fn open_issues() -> Result<Json<Vec<Issue>>, ToolError> {
-///     Ok(Json(vec![Issue { number: 7, title: "Budget split".into() }]))
-/// }
-/// ```
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub struct Json<T>(pub T);
-
-impl From<String> for ToolOutput {
-    fn from(text: String) -> Self {
-        ToolOutput::text(text)
-    }
-}
-
-impl From<&str> for ToolOutput {
-    fn from(text: &str) -> Self {
-        ToolOutput::text(text)
-    }
-}
+use crate::trim::grouped;
 
 /// The failure of one tool call.
 ///
@@ -230,7 +24,8 @@ impl From<&str> for ToolOutput {
 /// `Box<dyn Error + Send + Sync>` for code that needs one.
 ///
 /// ```
-/// use toolsmith::{ErrorKind, ToolError};
+/// use toolsmith::ToolError;
+/// use toolsmith::tool::ErrorKind;
 ///
 /// fn parse(count: &str) -> Result<u32, ToolError> {
 ///     Ok(count.parse::<u32>()?)
@@ -279,55 +74,8 @@ pub enum ToolError {
         /// The underlying error, for operators.
         source: Option<Box<dyn StdError + Send + Sync>>,
     },
-    /// The model named a tool the registry does not have. Produced by the registry.
-    UnknownTool {
-        /// The name the model used.
-        name: String,
-        /// The names the registry knows, in registration order.
-        known: Vec<String>,
-    },
-    /// The tool panicked. Produced by the registry; the other calls of the batch are unaffected.
-    Panicked {
-        /// The panic message, when it was a string.
-        message: String,
-    },
-    /// A per-turn call cap was reached, so this call was not run. Produced by the registry.
-    CapExceeded {
-        /// Which cap.
-        cap: Cap,
-        /// The cap's value.
-        limit: usize,
-    },
-    /// The model's response stopped on its output limit while writing this call, so its
-    /// arguments may be cut short; it was not run. Produced by the registry (see
-    /// [`Turn::execute_response`](crate::Turn::execute_response)).
-    CutOff,
     /// Any other error, converted by `?`: its text and its causes are what the model reads.
     Other(Box<dyn StdError + Send + Sync>),
-    /// The approval policy denied the call, so it was not run. Produced by the registry.
-    Denied {
-        /// Why, as the model reads it.
-        reason: String,
-    },
-}
-
-/// The per-turn call caps a [`Turn`](crate::Turn) enforces.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Cap {
-    /// `max_calls_per_turn`: calls of any tool in one turn.
-    CallsPerTurn,
-    /// `max_calls_per_tool`: calls of the one named tool in one turn.
-    CallsPerTool(String),
-}
-
-impl fmt::Display for Cap {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Cap::CallsPerTurn => f.write_str("max_calls_per_turn"),
-            Cap::CallsPerTool(tool) => write!(f, "max_calls_per_tool for `{tool}`"),
-        }
-    }
 }
 
 impl ToolError {
@@ -442,41 +190,6 @@ impl ToolError {
             }
             ToolError::Failed { message, .. } => format!("Error: {message}"),
             ToolError::Other(error) => format!("Error: {}", Chain(&**error)),
-            ToolError::UnknownTool { name, known } => {
-                if known.is_empty() {
-                    format!("Error: unknown tool `{name}`; no tools are available.")
-                } else {
-                    format!(
-                        "Error: unknown tool `{name}`. Available tools: {}.",
-                        known.join(", ")
-                    )
-                }
-            }
-            ToolError::Panicked { message } => format!(
-                "Error: the tool failed unexpectedly ({message}). The other calls were not \
-                 affected; try a different request or another tool."
-            ),
-            ToolError::CapExceeded { cap, limit } => match cap {
-                Cap::CallsPerTurn => format!(
-                    "Error: this call was not run: {limit} tool calls were already made this \
-                     turn (max_calls_per_turn). Work with the results you have, or answer the \
-                     user."
-                ),
-                Cap::CallsPerTool(tool) => format!(
-                    "Error: this call was not run: `{tool}` was already called {limit} times \
-                     this turn (max_calls_per_tool). Use the results you have or another \
-                     approach."
-                ),
-            },
-            ToolError::CutOff => "Error: this call was not run: your response reached the \
-                output token limit while writing it, so its arguments may be incomplete. Make \
-                the call again with less in one call: split the work (for example, write a \
-                large file in parts — a first write_file, then edit_file to add the rest)."
-                .to_owned(),
-            ToolError::Denied { reason } => format!(
-                "Error: this call was not run: {reason}. Do not retry it as it is; ask the user, \
-                 or do the task another way."
-            ),
         }
     }
 
@@ -491,11 +204,6 @@ impl ToolError {
             ToolError::Cancelled => ErrorKind::Cancelled,
             ToolError::Failed { .. } => ErrorKind::Failed,
             ToolError::Other(_) => ErrorKind::Other,
-            ToolError::UnknownTool { .. } => ErrorKind::UnknownTool,
-            ToolError::Panicked { .. } => ErrorKind::Panicked,
-            ToolError::CapExceeded { .. } => ErrorKind::CapExceeded,
-            ToolError::CutOff => ErrorKind::CutOff,
-            ToolError::Denied { .. } => ErrorKind::Denied,
         }
     }
 
@@ -541,8 +249,12 @@ impl ToolError {
     }
 }
 
-/// What kind of failure a [`ToolError`] is: stable across releases, for logs, metrics and code
+/// What kind of failure an error result is: stable across releases, for logs, metrics and code
 /// that reacts to an error (the registry retries nothing; a caller may).
+///
+/// The first kinds are those of a [`ToolError`] (what a tool returns); the last five are the
+/// registry's own refusals and reports, which no tool can return: an unknown tool, a panic, a
+/// tripped cap, a call cut off by the output limit, a call the approval policy denied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorKind {
@@ -562,15 +274,18 @@ pub enum ErrorKind {
     Failed,
     /// [`ToolError::Other`]: an error converted by `?`.
     Other,
-    /// [`ToolError::UnknownTool`].
+    /// The model named a tool the registry does not have (a registry's refusal).
     UnknownTool,
-    /// [`ToolError::Panicked`].
+    /// The tool panicked; the other calls of its batch were not affected (a registry's
+    /// report).
     Panicked,
-    /// [`ToolError::CapExceeded`].
+    /// A per-turn call cap was reached, so the call was not run (a registry's refusal).
     CapExceeded,
-    /// [`ToolError::CutOff`].
+    /// The model's response stopped on its output limit while writing the call, so its
+    /// arguments may be cut short; it was not run (a registry's refusal, see
+    /// [`Turn::execute_response`](crate::Turn::execute_response)).
     CutOff,
-    /// [`ToolError::Denied`].
+    /// The approval policy denied the call, so it was not run (a registry's refusal).
     Denied,
 }
 
@@ -628,11 +343,6 @@ impl fmt::Display for ToolError {
             ToolError::Cancelled => f.write_str("cancelled"),
             ToolError::Failed { message, .. } => f.write_str(message),
             ToolError::Other(error) => fmt::Display::fmt(error, f),
-            ToolError::UnknownTool { name, .. } => write!(f, "unknown tool `{name}`"),
-            ToolError::Panicked { message } => write!(f, "tool panicked: {message}"),
-            ToolError::CapExceeded { cap, limit } => write!(f, "{cap} reached ({limit} calls)"),
-            ToolError::CutOff => f.write_str("cut off by the output limit; not run"),
-            ToolError::Denied { reason } => write!(f, "denied: {reason}"),
         }
     }
 }
@@ -747,70 +457,6 @@ impl fmt::Display for DisplayDuration {
     }
 }
 
-/// One tool result: exactly what the model sees, plus the figures behind it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ToolResult {
-    /// The id of the tool call this answers (`tool_use_id`).
-    pub call_id: String,
-    /// The name of the tool the model called (possibly unknown to the registry).
-    pub tool: String,
-    /// The text the model sees: the output, trimmed with a marker if it exceeded its allowance.
-    pub content: String,
-    /// How the content was budgeted.
-    pub meta: ResultMeta,
-}
-
-impl ToolResult {
-    /// Whether this is an error result: [`meta.error_kind`](ResultMeta::error_kind) says which.
-    pub fn is_error(&self) -> bool {
-        self.meta.error_kind.is_some()
-    }
-
-    /// The chars (Unicode scalar values) of the content.
-    pub fn content_chars(&self) -> usize {
-        self.content.chars().count()
-    }
-
-    /// The `tool_result` block that answers the call in the conversation.
-    pub fn to_block(&self) -> crate::history::Block {
-        crate::history::Block::tool_result(&self.call_id, &self.content, self.is_error())
-    }
-}
-
-/// The figures behind one [`ToolResult`].
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub struct ResultMeta {
-    /// The call's final allowance in chars: the content never has more.
-    pub allowance: usize,
-    /// The allowance the tool saw while running (`ToolContext::allowance`).
-    pub initial_allowance: usize,
-    /// Chars of the full output before trimming.
-    pub original_chars: usize,
-    /// Lines of the full output before trimming.
-    pub original_lines: usize,
-    /// What the trim kept (line spans, byte lengths), when the output was trimmed.
-    pub cut: Option<Cut>,
-    /// The artifact holding the full output, when it was trimmed and stored.
-    pub artifact: Option<ArtifactId>,
-    /// Why the full output could not be stored, when storing failed.
-    pub artifact_error: Option<String>,
-    /// The error's kind when this is an error result; `None` for a success.
-    pub error_kind: Option<ErrorKind>,
-    /// How long the call ran (zero for calls refused before running).
-    pub duration: Duration,
-    /// How far the kernel confined what the call ran, when the tool says (run_command).
-    pub confinement: Option<Confinement>,
-}
-
-impl ResultMeta {
-    /// Whether the registry trimmed the output: [`cut`](Self::cut) says what it kept.
-    pub fn trimmed(&self) -> bool {
-        self.cut.is_some()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -836,17 +482,5 @@ mod tests {
         assert_eq!(error.model_text(), "Error: could not write the file");
         assert_eq!(error.to_string(), "could not write the file");
         assert!(error.source().is_some());
-    }
-
-    #[test]
-    fn unknown_tool_lists_the_known_ones() {
-        let error = ToolError::UnknownTool {
-            name: "reed_file".into(),
-            known: vec!["read_file".into(), "grep".into()],
-        };
-        assert_eq!(
-            error.model_text(),
-            "Error: unknown tool `reed_file`. Available tools: read_file, grep."
-        );
     }
 }

@@ -10,11 +10,12 @@ use std::time::Duration;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
+use super::error::ToolError;
+use super::page::Page;
 use crate::artifacts::{ArtifactId, ArtifactStore};
-use crate::output::ToolError;
 
 /// Values the registry shares with every call, one per type: a workspace root, a client, a
-/// connection pool. Set with [`RegistryBuilder::state`](crate::RegistryBuilder::state), read with
+/// connection pool. Set with [`RegistryBuilder::state`](crate::registry::RegistryBuilder::state), read with
 /// [`ToolContext::state`].
 #[derive(Clone, Default)]
 pub struct State {
@@ -62,11 +63,11 @@ fn short_type_name(full: &str) -> String {
 }
 
 /// A value a tool needs in the registry's state (a sandbox, a connection), stated in its
-/// [`ToolSpec`](crate::ToolSpec) so that [`RegistryBuilder::build`](crate::RegistryBuilder::build)
+/// [`ToolSpec`](crate::tool::ToolSpec) so that [`RegistryBuilder::build`](crate::registry::RegistryBuilder::build)
 /// refuses a registry without it, in words, before the model's first call.
 ///
 /// ```
-/// use toolsmith::StateNeed;
+/// use toolsmith::tool::StateNeed;
 ///
 /// struct Database;
 /// let need = StateNeed::of::<Database>(
@@ -278,15 +279,6 @@ impl ToolContext {
     pub fn cancellation_token(&self) -> &CancellationToken {
         &self.cancel
     }
-}
-
-/// A page request: the lines `offset..offset + limit` (0-based), or all from `offset` on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Page {
-    /// The first line to return, counting from 0.
-    pub offset: usize,
-    /// How many lines to return; `None` means as many as fit the budget.
-    pub limit: Option<usize>,
 }
 
 /// Who a progress event is for.

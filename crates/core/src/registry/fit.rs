@@ -1,0 +1,252 @@
+//! Fit: every call's result into its final allowance. The budget is settled over what the calls
+//! produced (what the small ones left goes to the large ones); the full output of every result
+//! that will be cut is stored as an artifact first (a stream's was spooled as it came); then
+//! each result is cut, JSON as JSON and text by its lines, with the marker naming the artifact.
+
+use std::borrow::Cow;
+
+use serde_json::Map;
+
+use super::Registry;
+use super::record::{Body, CallRecord, Produced, Stage};
+use super::result::{ResultMeta, ToolResult};
+use crate::artifacts::{ArtifactError, ArtifactId, READ_ARTIFACT, SpoolSlot, store_text};
+use crate::budget::BudgetPolicy;
+use crate::tool::{ErrorKind, Event, ToolError};
+use crate::trim::{self, Continuation, FullOutput, Totals, TrimStyle};
+
+/// A stored artifact and the bytes its cap left out, or why it could not be stored.
+type Committed = Result<(ArtifactId, u64), ArtifactError>;
+
+/// Where the full output of a result that will be cut is being stored.
+enum Storing {
+    /// A text, stored by a blocking task that hands it back.
+    Text(tokio::task::JoinHandle<(String, Committed)>),
+    /// A stream, spooled as it came.
+    Spooled(SpoolSlot),
+}
+
+/// A call's content and figures, between settling and cutting.
+struct Settled {
+    record: CallRecord,
+    body: Body,
+    error_kind: Option<ErrorKind>,
+    tool_meta: Map<String, serde_json::Value>,
+    totals: Totals,
+    style: TrimStyle,
+    storing: Option<Storing>,
+}
+
+/// Settles the final allowances and fits every call's result into its own, in call order.
+pub(super) async fn fit(
+    records: Vec<CallRecord>,
+    registry: &Registry,
+    budget: &BudgetPolicy,
+    batch_budget: usize,
+) -> Vec<ToolResult> {
+    let mut settled: Vec<Settled> = records
+        .into_iter()
+        .map(|r| content_of(r, registry))
+        .collect();
+    let demands: Vec<_> = settled
+        .iter()
+        .map(|s| s.record.demand(s.totals.chars))
+        .collect();
+    let allowances = budget.settle(batch_budget, &demands);
+
+    // Store the full text of every result that will be cut, concurrently, off the runtime's
+    // threads; each text comes back from its blocking task untouched. A stream too long to keep
+    // was spooled as it came: its artifact is committed by now or soon.
+    for (s, allowance) in settled.iter_mut().zip(allowances) {
+        s.record.allowance = allowance;
+        let overflows = s.totals.chars > allowance
+            || s.style.max_lines().is_some_and(|max| s.totals.lines > max);
+        s.storing = match &mut s.body {
+            Body::Text(text) | Body::Json(text) => registry
+                .artifacts()
+                .filter(|_| overflows)
+                .cloned()
+                .map(|store| {
+                    let text = std::mem::take(text);
+                    Storing::Text(tokio::task::spawn_blocking(move || {
+                        let stored = store_text(store.as_ref(), &text);
+                        (text, stored)
+                    }))
+                }),
+            Body::Parts(_, spool) => Some(Storing::Spooled(spool.clone())),
+        };
+    }
+
+    let mut results = Vec::with_capacity(settled.len());
+    for s in settled {
+        results.push(cut(s, registry).await);
+    }
+    results
+}
+
+/// A call's content as the model would read it whole, with its figures and the style it is cut
+/// in: its output, or its error's text.
+fn content_of(mut record: CallRecord, registry: &Registry) -> Settled {
+    let done = std::mem::replace(&mut record.stage, Stage::Running);
+    let (body, error_kind, tool_meta) = match done {
+        Stage::Done(Ok(Produced {
+            body,
+            tool_meta,
+            error_kind,
+        })) => (body, error_kind, tool_meta),
+        Stage::Done(Err(failure)) => (
+            Body::Text(failure.model_text()),
+            Some(failure.kind()),
+            Map::new(),
+        ),
+        // Every call is done by now; one that is not was never run: it was cancelled.
+        Stage::Admitted { .. } | Stage::Running => {
+            let error = ToolError::Cancelled;
+            (
+                Body::Text(error.model_text()),
+                Some(error.kind()),
+                Map::new(),
+            )
+        }
+    };
+    // One pass gives both figures of every text; a stream's were counted as it came.
+    let totals = body.totals();
+    // The tool's own style for its output; the error style for errors, so their first words
+    // survive any allowance.
+    let style = match registry.get(&record.name) {
+        Some(tool) if error_kind.is_none() => tool.spec().limits.trim_style(),
+        _ => TrimStyle::error(),
+    };
+    Settled {
+        record,
+        body,
+        error_kind,
+        tool_meta,
+        totals,
+        style,
+        storing: None,
+    }
+}
+
+/// Cuts one result into its allowance, naming its artifact in the marker.
+async fn cut(s: Settled, registry: &Registry) -> ToolResult {
+    let Settled {
+        record,
+        body,
+        error_kind,
+        tool_meta,
+        totals,
+        style,
+        storing,
+    } = s;
+    let (body, stored) = match (body, storing) {
+        (body, None) => (body, None),
+        (body, Some(Storing::Text(job))) => match job.await {
+            Ok((text, stored)) => (
+                match body {
+                    Body::Json(_) => Body::Json(text),
+                    _ => Body::Text(text),
+                },
+                Some(stored),
+            ),
+            Err(error) => (
+                // The store panicked and took the text with it; say so.
+                Body::Text(format!(
+                    "Error: the output was lost: the artifact store failed ({error})."
+                )),
+                None,
+            ),
+        },
+        (body, Some(Storing::Spooled(spool))) => {
+            let stored = spool.committed().await;
+            (body, stored)
+        }
+    };
+    let (artifact, omitted_bytes, mut artifact_error) = match stored {
+        Some(Ok((id, omitted))) => (Some(id), omitted, None),
+        Some(Err(error)) => (None, 0, Some(store_failure(&error))),
+        None => (None, 0, None),
+    };
+    if let Body::Parts(parts, _) = &body
+        && let Some(reason) = parts.spool_error()
+    {
+        artifact_error.get_or_insert_with(|| format!("the artifact store failed ({reason})"));
+    }
+    let full = match (&artifact, &artifact_error) {
+        (Some(id), _) if omitted_bytes > 0 => FullOutput::StoredCapped {
+            id: id.as_str(),
+            reader: READ_ARTIFACT,
+            omitted_bytes,
+        },
+        (Some(id), _) => FullOutput::Stored {
+            id: id.as_str(),
+            reader: READ_ARTIFACT,
+        },
+        (None, Some(reason)) => FullOutput::Failed { reason },
+        (None, None) => FullOutput::NotKept,
+    };
+    let continuation = Continuation {
+        full,
+        // An error is not a page: there is nothing to read on from.
+        page_offset: record
+            .page
+            .filter(|_| error_kind.is_none())
+            .map(|page| page.offset),
+    };
+    let allowance = record.allowance;
+    let (content, cut) = match body {
+        Body::Json(json)
+            if totals.chars > allowance
+                && let Some(fit) =
+                    trim::fit_json(&json, allowance, style.head_ratio(), &continuation.full) =>
+        {
+            // JSON over its allowance is cut as JSON: the model still reads valid JSON.
+            let cut = trim::Cut::of_json(totals.chars, totals.lines, &fit);
+            (fit.text, Some(cut))
+        }
+        Body::Text(text) | Body::Json(text) => {
+            let (trimmed, cut) =
+                trim::fit_with(&text, allowance, &style, &continuation).into_parts();
+            let content = match trimmed {
+                Cow::Owned(trimmed) => trimmed,
+                Cow::Borrowed(_) => text,
+            };
+            (content, cut)
+        }
+        Body::Parts(parts, _) => {
+            let (trimmed, cut) = parts.fit(allowance, &style, &continuation).into_parts();
+            (trimmed.into_owned(), cut)
+        }
+    };
+    if let Some(reason) = &artifact_error {
+        let _ = registry.inner.events.send(Event::Warning {
+            call_id: record.id.as_str().into(),
+            tool: record.name.as_str().into(),
+            message: format!("the full output could not be stored: {reason}"),
+        });
+    }
+    ToolResult {
+        call_id: record.id,
+        tool: record.name,
+        content,
+        meta: ResultMeta {
+            allowance,
+            initial_allowance: record.planned,
+            original_chars: totals.chars,
+            original_lines: totals.lines,
+            artifact: artifact.filter(|_| cut.is_some()),
+            cut,
+            artifact_error,
+            error_kind,
+            duration: record.duration,
+            tool_meta,
+        },
+    }
+}
+
+fn store_failure(error: &ArtifactError) -> String {
+    match error {
+        ArtifactError::Io(io) => format!("the artifact store failed ({io})"),
+        other => other.to_string(),
+    }
+}
