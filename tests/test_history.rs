@@ -634,6 +634,84 @@ fn preserved_tools_keep_their_results() {
     );
 }
 
+/// Deploys the site: a custom tool whose results matter long after the call.
+#[toolsmith::tool(preserve)]
+async fn deploy() -> Result<String, toolsmith::ToolError> {
+    Ok("deployed".into())
+}
+
+#[test]
+fn a_registry_hands_its_tools_preserve_flags_to_compaction_and_recovery() {
+    let registry = toolsmith::Registry::builder()
+        .tool(deploy())
+        .build()
+        .unwrap();
+    let old_deploy = || {
+        let mut messages = vec![
+            Message::user("go"),
+            Message::from_blocks(
+                Role::Assistant,
+                vec![Block::tool_use("t", "deploy", json!({}))],
+            ),
+            user_results_with("t", "step failed: x\n".repeat(1_000)),
+        ];
+        for _ in 0..5 {
+            messages.push(Message::assistant("next"));
+            messages.push(Message::user("ok"));
+        }
+        messages
+    };
+    // No name copied by hand: the registry's policy knows `deploy` is preserved.
+    let mut messages = old_deploy();
+    assert!(history::microcompact(&mut messages, &registry.compact_policy()).is_empty());
+    let mut budget = BudgetPolicy::session_profile();
+    let report = history::recover(
+        RecoveryLevel::AggressiveBudget,
+        &mut messages,
+        &mut budget,
+        &registry.recovery_policy(),
+    );
+    assert_eq!(report.texts_cut, 0, "a preserved result is left whole");
+    // The plain default preserves nothing.
+    let mut messages = old_deploy();
+    let report = history::microcompact(&mut messages, &CompactPolicy::default());
+    assert_eq!(report.summarized, ["t"]);
+}
+
+#[test]
+fn recovery_cuts_an_old_result_naming_the_artifact_it_named() {
+    let id = "0123456789abcdef0123456789abcdef";
+    let cut_before = format!(
+        "{}[toolsmith: output truncated, kept 1,000 of 90,000 chars (lines 1-10 and 990-1,000 \
+         of 1,000); full output: artifact {id}, read it with read_artifact]\n{}",
+        "head line\n".repeat(1_500),
+        "tail line\n".repeat(1_500)
+    );
+    let mut messages = vec![
+        Message::user("go"),
+        Message::from_blocks(
+            Role::Assistant,
+            vec![Block::tool_use("t", "grep", json!({}))],
+        ),
+        user_results_with("t", cut_before),
+    ];
+    let mut budget = BudgetPolicy::session_profile();
+    let report = history::recover(
+        RecoveryLevel::AggressiveBudget,
+        &mut messages,
+        &mut budget,
+        &RecoveryPolicy::default(),
+    );
+    assert_eq!(report.texts_cut, 1);
+    let text = result_text(&messages[2]);
+    assert!(text.chars().count() <= 10_000);
+    let marker = toolsmith::trim::find_marker(&text).expect("a marker");
+    assert!(
+        matches!(&marker.full, toolsmith::trim::MarkedFull::Stored { id: named, .. } if named == id),
+        "{marker:?}"
+    );
+}
+
 #[test]
 fn content_types_are_detected() {
     let cases = [

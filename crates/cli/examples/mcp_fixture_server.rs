@@ -86,7 +86,8 @@ impl ServerHandler for Fixture {
                 "Reports progress for `secs` seconds; writes `cancelled` to `marker` when cancelled.",
                 json!({ "secs": { "type": "integer" }, "marker": { "type": "string" } }),
             ),
-            tool("die", "The server exits mid-call.", json!({})),
+            tool("die", "The server exits mid-call.", json!({}))
+                .with_annotations(ToolAnnotations::new().destructive(true)),
             tool("image", "An image and a caption.", json!({})),
             tool("structured", "Only structured content.", json!({})),
             tool("pid", "The server's process id.", json!({})),

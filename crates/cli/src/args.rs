@@ -6,7 +6,6 @@ use clap::{Parser, Subcommand, ValueEnum};
 use toolsmith::schema::Dialect;
 
 use crate::approve::Approve;
-use crate::proxy;
 
 /// Budgeted tools for LLM agents: run the standard tools as a model would, see what it sees.
 #[derive(Debug, Parser)]
@@ -87,7 +86,7 @@ pub(crate) enum Command {
     },
     /// Serve another MCP server's tools on stdio with every result within a cap: oversized
     /// results are cut, kept whole as artifacts, and read back with read_artifact.
-    Proxy(proxy::Proxy),
+    Proxy(Proxy),
     /// Repair tool_use/tool_result pairing of a history (Anthropic messages JSON) and print it.
     Repair {
         /// The file to read, or - for standard input.
@@ -97,12 +96,9 @@ pub(crate) enum Command {
     Compact {
         /// The file to read, or - for standard input.
         input: String,
-        /// Tools whose results are never compacted.
-        #[arg(
-            long,
-            value_delimiter = ',',
-            default_value = "write_file,edit_file,run_command"
-        )]
+        /// More tools whose results are never compacted, beside those the standard tools mark
+        /// `preserve` (write_file, edit_file, run_command).
+        #[arg(long, value_delimiter = ',')]
         preserve: Vec<String>,
     },
     /// Show the registry at work: a batch of parallel calls over the workspace that overflows
@@ -139,4 +135,31 @@ impl Format {
 pub(crate) enum Split {
     Even,
     Fair,
+}
+
+/// What `proxy` was asked to serve.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Proxy {
+    /// The most characters a result may have; longer ones are cut (head and tail kept) and
+    /// kept whole as artifacts read with read_artifact.
+    #[arg(long, default_value_t = 20_000)]
+    pub(crate) max_result_chars: usize,
+    /// Where full outputs of cut results are kept (as for the other commands). Default:
+    /// `toolsmith/artifacts` in your cache directory.
+    #[arg(long)]
+    pub(crate) artifacts: Option<PathBuf>,
+    /// A configuration file of servers, `{"mcpServers": {"name": {"command": …, "args": […],
+    /// "env": {…}}}}` (as Claude Desktop, Claude Code and Cursor write it): their tools are
+    /// served together, named `<server>__<tool>`.
+    #[arg(long, conflicts_with = "command")]
+    pub(crate) config: Option<PathBuf>,
+    /// Seconds a server has to start and answer `initialize`.
+    #[arg(long, default_value_t = 30)]
+    pub(crate) init_timeout: u64,
+    /// Seconds a call may run before it is cancelled.
+    #[arg(long, default_value_t = 600)]
+    pub(crate) timeout: u64,
+    /// The server to start, after `--`: `toolsmith proxy -- npx -y @some/server`.
+    #[arg(last = true, value_name = "CMD")]
+    pub(crate) command: Vec<String>,
 }

@@ -12,10 +12,10 @@ mod wiring;
 use std::process::ExitCode;
 
 use clap::Parser as _;
-use serde_json::{Value, json};
+use serde_json::Value;
 use toolsmith::approval::ApprovalPolicy;
 use toolsmith::history::{self, CompactPolicy};
-use toolsmith::{BudgetPolicy, ToolCall};
+use toolsmith::{BudgetPolicy, ToolCall, ToolResult};
 
 use approve::Approve;
 use args::{Cli, Command, Split};
@@ -130,20 +130,7 @@ async fn run(command: Command) -> Result<ExitCode, Failure> {
             let progress = show_progress(&registry);
             let results = registry.turn().execute(calls).await;
             drop(progress);
-            let blocks: Vec<Value> = results
-                .iter()
-                .map(|r| {
-                    let mut block = json!({
-                        "type": "tool_result",
-                        "tool_use_id": r.call_id,
-                        "content": r.content,
-                    });
-                    if r.is_error() {
-                        block["is_error"] = json!(true);
-                    }
-                    block
-                })
-                .collect();
+            let blocks: Vec<history::Block> = results.iter().map(ToolResult::to_block).collect();
             println!("{}", serde_json::to_string_pretty(&blocks)?);
             eprint!("{}", table(&results));
             Ok(ExitCode::SUCCESS)
@@ -168,8 +155,8 @@ async fn run(command: Command) -> Result<ExitCode, Failure> {
             server.serve_stdio().await?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Proxy(proxy) => {
-            proxy.run().await?;
+        Command::Proxy(options) => {
+            proxy::run(options).await?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Repair { input } => {
@@ -181,7 +168,16 @@ async fn run(command: Command) -> Result<ExitCode, Failure> {
         }
         Command::Compact { input, preserve } => {
             let (shape, mut messages) = read_history(&input)?;
-            let policy = CompactPolicy::default().preserving(preserve);
+            // The standard tools say which of them to preserve; `--preserve` names more.
+            let standard = toolsmith_std::tools();
+            let policy = CompactPolicy::default()
+                .preserving(
+                    standard
+                        .iter()
+                        .filter(|tool| tool.spec().limits.preserve)
+                        .map(|tool| tool.spec().name.clone()),
+                )
+                .preserving(preserve);
             let report = history::microcompact(&mut messages, &policy);
             println!("{}", serde_json::to_string_pretty(&shape.write(messages)?)?);
             eprintln!("compact: {report}");

@@ -291,6 +291,20 @@ fn repair_and_compact_rewrite_a_history() {
         "[Old tool result cleared — 1 lines, 9K chars, text]"
     );
     assert!(run.stderr.contains("1 summarized"), "{}", run.stderr);
+    // `--preserve` names more tools to keep whole ...
+    let path = path.to_str().unwrap();
+    let run = toolsmith(
+        &["compact", "--preserve", "read_file", path],
+        dir.path(),
+        None,
+    );
+    assert!(run.stderr.contains("0 summarized"), "{}", run.stderr);
+    // ... beside those the standard tools mark `preserve`, which need no naming.
+    let history = std::fs::read_to_string(path)
+        .unwrap()
+        .replace("\"read_file\"", "\"run_command\"");
+    let run = toolsmith(&["compact", "-"], dir.path(), Some(&history));
+    assert!(run.stderr.contains("0 summarized"), "{}", run.stderr);
     let broken = toolsmith(&["repair", "-"], dir.path(), Some("{\"nope\": 1}"));
     assert_eq!(broken.code, 1);
     assert!(

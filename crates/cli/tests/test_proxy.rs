@@ -424,6 +424,14 @@ async fn client_tools_run_in_a_registry_beside_local_ones_under_its_rules() {
         .unwrap();
     std::fs::write(dir.path().join("notes.md"), "alpha\n").unwrap();
 
+    // A tool its server annotates as destructive is preserved from history compaction, as the
+    // standard write and exec tools are; the others are not.
+    let preserved: Vec<&str> = registry.preserved_tools().collect();
+    assert_eq!(
+        preserved,
+        ["write_file", "edit_file", "run_command", "fixture__die"]
+    );
+
     // A schema a dialect cannot express is named with its keyword.
     let error = registry.schemas(Dialect::Gemini).unwrap_err().to_string();
     assert!(

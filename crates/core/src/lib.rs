@@ -186,6 +186,9 @@ mod names;
 pub mod trim;
 
 pub mod lines;
+#[cfg(unix)]
+#[cfg_attr(docsrs, doc(cfg(unix)))]
+pub mod process;
 pub mod tokens;
 
 pub mod artifacts;

@@ -7,14 +7,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
 use schemars::JsonSchema;
 use serde::Deserialize;
+use toolsmith::process::ProcessTree;
 use toolsmith::tool::{Audience, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::confine::{CommandPolicy, Confinement, refusal, restrict_this_thread};
-use crate::reaper::{CallTag, TAG_VARIABLE};
 use crate::sandbox::Sandbox;
 use crate::{ChunkStream, grouped};
 
@@ -128,11 +126,11 @@ fn run_streamed(
     cx: &ToolContext,
 ) -> Result<ToolOutput, ToolError> {
     let (reader, writer) = io::pipe()?;
-    let tag = CallTag::new();
+    let mut tree = ProcessTree::new();
     // A larger pipe means fewer wake-ups for a chatty command; the default (64 KiB) is kept
     // if the system refuses.
     let _ = nix::fcntl::fcntl(&reader, nix::fcntl::FcntlArg::F_SETPIPE_SZ(PIPE_BYTES));
-    let temp = PrivateTemp::create(tag.value())?;
+    let temp = PrivateTemp::create(tree.tag())?;
     let mut shell = tokio::process::Command::new("sh");
     shell
         .arg("-c")
@@ -141,10 +139,9 @@ fn run_streamed(
         .stdin(Stdio::null())
         .stdout(writer.try_clone()?)
         .stderr(writer)
-        .env(TAG_VARIABLE, tag.value())
         .env("TMPDIR", &temp.0)
-        .process_group(0)
         .kill_on_drop(true);
+    tree.prepare(&mut shell);
     let mut writable = vec![root.to_path_buf(), temp.0.clone()];
     writable.extend(policy.writable.iter().cloned());
     let readable = policy
@@ -157,11 +154,7 @@ fn run_streamed(
     let child = spawned.map_err(|error| {
         ToolError::failed_with(format!("`sh` could not be started: {error}"), error)
     })?;
-    let group = GroupKill {
-        pgid: child.id().and_then(|id| i32::try_from(id).ok()),
-        shell: child.id(),
-        tag: Some(tag),
-    };
+    tree.started(&child);
 
     let (sender, receiver) = tokio::sync::mpsc::channel::<Item>(CHUNKS_IN_FLIGHT);
     // The channel is empty: the header always fits.
@@ -177,7 +170,7 @@ fn run_streamed(
     tokio::spawn(drive(
         Driver {
             child,
-            group,
+            tree,
             temp,
             reading,
             lines,
@@ -194,7 +187,9 @@ fn run_streamed(
 /// What the driver owns while the command runs.
 struct Driver {
     child: tokio::process::Child,
-    group: GroupKill,
+    /// The command's group and every process that left it: killed when the command ends, or
+    /// when the driver is dropped.
+    tree: ProcessTree,
     temp: PrivateTemp,
     reading: tokio::task::JoinHandle<io::Result<Option<u8>>>,
     lines: Arc<AtomicUsize>,
@@ -232,11 +227,11 @@ async fn drive(
             ),
         }
     };
-    run.group.kill();
+    run.tree.kill();
     if !matches!(end, End::Exited(_)) {
         let _ = run.child.wait().await;
     }
-    run.group.disarm();
+    run.tree.disarm();
     if matches!(end, End::Abandoned) {
         run.reading.abort();
         return;
@@ -359,39 +354,6 @@ fn describe(status: std::process::ExitStatus) -> String {
         (Some(code), _) => format!("exit code: {code}"),
         (None, Some(signal)) => format!("killed by signal {signal}"),
         (None, None) => "exited".to_owned(),
-    }
-}
-
-/// Kills a command's process group and every process carrying its call's tag (those that
-/// left the group) when told to, or when dropped still armed (the call's future was dropped:
-/// the registry's timeout, say), so no process outlives its call.
-struct GroupKill {
-    pgid: Option<i32>,
-    /// The command's shell, reaped by its `Child`; never signalled by the tag sweep.
-    shell: Option<u32>,
-    tag: Option<CallTag>,
-}
-
-impl GroupKill {
-    fn kill(&self) {
-        if let Some(pgid) = self.pgid {
-            // ESRCH (the group is already empty) is the common, harmless case.
-            let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
-        }
-        if let Some(tag) = &self.tag {
-            tag.kill_all(self.shell);
-        }
-    }
-
-    fn disarm(&mut self) {
-        self.pgid = None;
-        self.tag = None;
-    }
-}
-
-impl Drop for GroupKill {
-    fn drop(&mut self) {
-        self.kill();
     }
 }
 

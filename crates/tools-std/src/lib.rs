@@ -30,7 +30,6 @@ mod confine;
 mod grep;
 mod list;
 mod read;
-mod reaper;
 mod sandbox;
 mod write;
 

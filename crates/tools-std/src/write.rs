@@ -6,6 +6,7 @@ use std::path::Path;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
+use toolsmith::tokens::{CharsPerToken, TokenCounter as _};
 use toolsmith::{Tool, ToolContext, ToolError};
 
 use crate::sandbox::{Sandbox, not_a_regular_file, open_regular};
@@ -104,10 +105,13 @@ impl EditFile {
             other => other,
         })?;
         if meta.len() > MAX_EDIT_BYTES {
+            let tokens = |bytes: u64| {
+                CharsPerToken::default().count_chars(usize::try_from(bytes).unwrap_or(usize::MAX))
+            };
             return Err(ToolError::too_large(
                 "The file",
-                usize::try_from(meta.len() / 4).unwrap_or(usize::MAX),
-                usize::try_from(MAX_EDIT_BYTES / 4).unwrap_or(usize::MAX),
+                tokens(meta.len()),
+                tokens(MAX_EDIT_BYTES),
                 "edit_file edits files of up to 16 MiB.",
             ));
         }

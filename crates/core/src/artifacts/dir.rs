@@ -427,10 +427,10 @@ impl DirWriter {
             "{}[toolsmith: {} bytes of output left out here; the artifact keeps the first {} and \
              the last {} of {} bytes]\n",
             if last[0] == b'\n' { "" } else { "\n" },
-            grouped_u64(omitted),
-            grouped_u64(head_cap),
-            grouped_u64(tail_cap),
-            grouped_u64(written),
+            grouped(omitted),
+            grouped(head_cap),
+            grouped(tail_cap),
+            grouped(written),
         );
         out.write_all(notice.as_bytes())?;
         source.seek(SeekFrom::Start(head_cap + oldest))?;
@@ -440,10 +440,6 @@ impl DirWriter {
         out.flush()?;
         Ok(cap + notice.len() as u64)
     }
-}
-
-fn grouped_u64(n: u64) -> String {
-    grouped(usize::try_from(n).unwrap_or(usize::MAX))
 }
 
 impl Write for DirWriter {

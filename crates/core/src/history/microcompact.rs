@@ -14,7 +14,7 @@
 use std::fmt;
 
 use super::message::{Block, Content, Message, ResultContent, Role};
-use crate::trim::{self, Continuation, FullOutput, Totals, TrimStyle};
+use crate::trim::{self, Totals};
 
 /// The start of a summary line.
 const SUMMARY_PREFIX: &str = "[Old tool result cleared — ";
@@ -233,11 +233,8 @@ pub fn microcompact(history: &mut [Message], policy: &CompactPolicy) -> CompactR
             let Block::ToolResult(result) = block else {
                 continue;
             };
-            let tool = previous.and_then(|p| {
-                p.tool_uses()
-                    .find(|u| u.id == result.tool_use_id)
-                    .map(|u| u.name.as_str())
-            });
+            let tool = super::pairing::answered_call(previous, &result.tool_use_id)
+                .map(|call| call.name.as_str());
             if tool.is_some_and(|name| policy.preserve.iter().any(|p| p == name))
                 || !result.is_text_only()
             {
@@ -256,7 +253,7 @@ pub fn microcompact(history: &mut [Message], policy: &CompactPolicy) -> CompactR
                     report.summarized.push(result.tool_use_id.clone());
                     summary(&figures, detect(&text))
                 } else if age >= policy.truncate_after_turns {
-                    match truncate(&text, &figures, policy) {
+                    match truncate(&text, policy) {
                         Some(cut) => {
                             report.truncated.push(result.tool_use_id.clone());
                             cut
@@ -281,7 +278,6 @@ pub fn microcompact(history: &mut [Message], policy: &CompactPolicy) -> CompactR
 struct Figures {
     chars: usize,
     lines: usize,
-    artifact: Option<String>,
     /// The chars of the text as it is now.
     current_chars: usize,
 }
@@ -297,7 +293,6 @@ impl Figures {
             None => Figures {
                 chars: totals.chars,
                 lines: totals.lines,
-                artifact: None,
                 current_chars: totals.chars,
             },
         }
@@ -307,14 +302,9 @@ impl Figures {
 /// The figures of the first toolsmith marker in `text`, if any, read by the one parser.
 fn parse_marker(text: &str) -> Option<Figures> {
     let marker = trim::find_marker(text)?;
-    let artifact = match marker.full {
-        trim::MarkedFull::Stored { id, .. } => Some(id),
-        _ => None,
-    };
     Some(Figures {
         chars: marker.original_chars,
         lines: marker.original_lines,
-        artifact,
         current_chars: 0,
     })
 }
@@ -333,28 +323,16 @@ fn summary(figures: &Figures, kind: ContentKind) -> String {
 
 /// Head and tail with the standard marker (naming the artifact if the text named one); `None`
 /// if the text is already that short.
-fn truncate(text: &str, figures: &Figures, policy: &CompactPolicy) -> Option<String> {
+fn truncate(text: &str, policy: &CompactPolicy) -> Option<String> {
     let kept = policy.head_chars + policy.tail_chars;
-    let totals = Totals::of(text);
-    if totals.chars <= kept + MARKER_SLACK {
+    if text.chars().count() <= kept + MARKER_SLACK {
         return None;
     }
-    let full = match &figures.artifact {
-        Some(id) => FullOutput::Stored {
-            id,
-            reader: crate::artifacts::READ_ARTIFACT,
-        },
-        None => FullOutput::NotKept,
-    };
-    let continuation = Continuation::from(full);
-    let allowance = kept + trim::marker_reserve(totals, &continuation).min(MARKER_SLACK);
+    let allowance = super::shrink::allowance_for(text, kept, MARKER_SLACK);
     let ratio = if kept == 0 {
         1.0
     } else {
         policy.head_chars as f64 / kept as f64
     };
-    let trimmed = trim::fit_with(text, allowance, &TrimStyle::head_tail(ratio), &continuation);
-    trimmed
-        .is_trimmed()
-        .then(|| trimmed.into_text().into_owned())
+    super::shrink::shrink(text, allowance, ratio)
 }

@@ -29,6 +29,7 @@ mod microcompact;
 mod openai;
 mod overflow;
 mod pairing;
+mod shrink;
 
 pub use escalation::{CONTINUATION_TEXT, Escalation, MaxTokensEscalation};
 pub use message::{

@@ -5,6 +5,7 @@ use std::fmt;
 use super::message::{Block, Content, Message, ResultContent, Role};
 use super::pairing::{RepairReport, repair};
 use crate::budget::BudgetPolicy;
+use crate::tokens::CharsPerToken;
 use crate::trim::{self, TrimStyle};
 
 /// Substrings (lower case) of the context-overflow errors of the providers toolsmith knows,
@@ -187,7 +188,9 @@ impl RecoveryLevel {
 }
 
 /// The numbers of recovery. By default: assistant texts cut to 5,000 chars at level 1, the last
-/// 10 messages kept at level 2, the last 4 cut to 4,000 chars each at level 3.
+/// 10 messages kept at level 2, the last 4 cut to 4,000 chars each at level 3; no tool's results
+/// preserved (a registry's [`recovery_policy`](crate::Registry::recovery_policy) preserves those
+/// of its tools marked `preserve`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RecoveryPolicy {
@@ -199,6 +202,9 @@ pub struct RecoveryPolicy {
     pub nuclear_keep: usize,
     /// Level 3 cuts each text and result of the kept messages to this many chars.
     pub nuclear_chars: usize,
+    /// Tools whose results level 1 leaves whole (write and exec tools: their errors matter).
+    /// Level 3, the last resort, cuts them too, naming their artifacts.
+    pub preserve: Vec<String>,
 }
 
 impl Default for RecoveryPolicy {
@@ -208,7 +214,21 @@ impl Default for RecoveryPolicy {
             emergency_keep: 10,
             nuclear_keep: 4,
             nuclear_chars: 4_000,
+            preserve: Vec::new(),
         }
+    }
+}
+
+impl RecoveryPolicy {
+    /// Also preserves the results of these tools at level 1 (see `ToolLimits::preserve`).
+    #[must_use]
+    pub fn preserving<I, S>(mut self, tools: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.preserve.extend(tools.into_iter().map(Into::into));
+        self
     }
 }
 
@@ -257,7 +277,7 @@ pub fn recover(
     budget: &mut BudgetPolicy,
     policy: &RecoveryPolicy,
 ) -> RecoveryReport {
-    let chars_before = super::usage(history, &Chars).tokens;
+    let chars_before = super::usage(history, &CharsPerToken(1)).tokens;
     let mut messages_dropped = 0;
     let mut texts_cut = 0;
     match level {
@@ -266,10 +286,12 @@ pub fn recover(
             let result_cap = budget
                 .per_result_max_chars
                 .unwrap_or(budget.batch_budget_chars);
-            for message in history.iter_mut() {
+            for i in 0..history.len() {
+                let (before, rest) = history.split_at_mut(i);
+                let message = &mut rest[0];
                 texts_cut += match message.role {
                     Role::Assistant => cut_texts(message, policy.assistant_text_chars, false),
-                    Role::User => cut_results(message, result_cap),
+                    Role::User => cut_results(message, before.last(), result_cap, policy),
                 };
             }
         }
@@ -292,21 +314,7 @@ pub fn recover(
         budget: budget.clone(),
         pairing,
         chars_before,
-        chars_after: super::usage(history, &Chars).tokens,
-    }
-}
-
-/// A "token" counter that counts chars, for the figures of a report.
-#[derive(Debug)]
-struct Chars;
-
-impl crate::tokens::TokenCounter for Chars {
-    fn count_chars(&self, chars: usize) -> usize {
-        chars
-    }
-
-    fn chars_for(&self, tokens: usize) -> usize {
-        tokens
+        chars_after: super::usage(history, &CharsPerToken(1)).tokens,
     }
 }
 
@@ -356,26 +364,40 @@ fn cut_texts(message: &mut Message, chars: usize, results: bool) -> usize {
     cut
 }
 
-fn cut_results(message: &mut Message, chars: usize) -> usize {
+/// Cuts the results of a user message longer than `chars`, but those of preserved tools.
+fn cut_results(
+    message: &mut Message,
+    previous: Option<&Message>,
+    chars: usize,
+    policy: &RecoveryPolicy,
+) -> usize {
     let mut cut = 0;
     if let Content::Blocks(blocks) = &mut message.content {
         for block in blocks {
             if let Block::ToolResult(result) = block {
-                cut += cut_result(result, chars);
+                let preserved = super::pairing::answered_call(previous, &result.tool_use_id)
+                    .is_some_and(|call| policy.preserve.contains(&call.name));
+                if !preserved {
+                    cut += cut_result(result, chars);
+                }
             }
         }
     }
     cut
 }
 
+/// Cuts a result longer than `chars`, naming the artifact it named.
 fn cut_result(result: &mut super::message::ToolResultBlock, chars: usize) -> usize {
     if !result.is_text_only() || result.chars() <= chars {
         return 0;
     }
-    let mut text = result.text().into_owned();
-    cut_string(&mut text, chars, &TrimStyle::default());
-    result.content = Some(ResultContent::Text(text));
-    1
+    match super::shrink::shrink(&result.text(), chars, TrimStyle::DEFAULT_HEAD_RATIO) {
+        Some(text) => {
+            result.content = Some(ResultContent::Text(text));
+            1
+        }
+        None => 0,
+    }
 }
 
 fn cut_string(text: &mut String, chars: usize, style: &TrimStyle) -> bool {

@@ -12,7 +12,7 @@ use std::mem;
 
 use serde_json::Map;
 
-use super::message::{Block, Content, Message, ResultContent, Role, ToolResultBlock};
+use super::message::{Block, Content, Message, ResultContent, Role, ToolResultBlock, ToolUseBlock};
 
 /// The text of a synthetic result for a call that never got one.
 pub const MISSING_RESULT_TEXT: &str = "Error: this tool call did not complete (the conversation \
@@ -148,6 +148,19 @@ pub fn is_valid_tool_use_id(id: &str) -> bool {
     crate::names::is_valid_call_id(id)
 }
 
+/// The call a result in the message after `previous` answers: the `tool_use` of that id in
+/// `previous`, when it is an assistant message (pairing is positional: a user message answers
+/// the assistant message right before it).
+pub(crate) fn answered_call<'a>(
+    previous: Option<&'a Message>,
+    tool_use_id: &str,
+) -> Option<&'a ToolUseBlock> {
+    previous
+        .filter(|message| message.role == Role::Assistant)?
+        .tool_uses()
+        .find(|call| call.id == tool_use_id)
+}
+
 /// Ids seen so far, for finding reuse across the conversation without allocating: a bitmap of
 /// their hashes on the stack rules out almost every id at once; a possible repeat is confirmed
 /// by a scan of the earlier assistant messages.
@@ -263,7 +276,7 @@ fn visit(history: &[Message], found: &mut dyn FnMut(&dyn Fn() -> Violation)) {
                         Block::ToolResult(result) => {
                             misordered |= other_seen;
                             let id = result.tool_use_id.as_str();
-                            let used = previous.is_some_and(|p| p.tool_uses().any(|u| u.id == id));
+                            let used = answered_call(previous, id).is_some();
                             if !used {
                                 found(&|| Violation::OrphanResult {
                                     message: i,

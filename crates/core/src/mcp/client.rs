@@ -428,32 +428,18 @@ const MAX_PROGRESS_CHARS: usize = 1_000;
 /// One session with the server: the service and, for a command, its process.
 struct Session {
     service: RunningService<RoleClient, Handler>,
-    /// The server's process group, killed when the session ends.
-    process: Option<tokio::process::Child>,
+    /// The server's process (killed on drop) and, on Unix, everything it started (`npx` starts
+    /// node, which starts the server; a server may `setsid` a helper): killed when the session
+    /// ends.
+    _process: Option<Process>,
 }
 
-impl Drop for Session {
-    fn drop(&mut self) {
-        if let Some(pid) = self.process.as_ref().and_then(tokio::process::Child::id) {
-            kill_group(pid);
-        }
-    }
+/// A server's process and the tree of processes it started.
+struct Process {
+    _child: tokio::process::Child,
+    #[cfg(unix)]
+    _tree: crate::process::ProcessTree,
 }
-
-/// Kills the process group `pid` leads: the server and whatever it started (`npx` starts
-/// node, which starts the server).
-#[cfg(unix)]
-fn kill_group(pid: u32) {
-    if let Ok(pid) = i32::try_from(pid) {
-        let _ = nix::sys::signal::killpg(
-            nix::unistd::Pid::from_raw(pid),
-            nix::sys::signal::Signal::SIGKILL,
-        );
-    }
-}
-
-#[cfg(not(unix))]
-fn kill_group(_pid: u32) {}
 
 impl Inner {
     fn handshake(&self, what: String) -> McpClientError {
@@ -494,7 +480,9 @@ impl Inner {
                     .stderr(std::process::Stdio::inherit())
                     .kill_on_drop(true);
                 #[cfg(unix)]
-                process.process_group(0);
+                let mut tree = crate::process::ProcessTree::new();
+                #[cfg(unix)]
+                tree.prepare(&mut process);
                 if let Some(cwd) = cwd {
                     process.current_dir(cwd);
                 }
@@ -503,27 +491,27 @@ impl Inner {
                     command: command.clone(),
                     source,
                 })?;
+                // From here, a failure drops the tree: the server and all it started are killed.
+                #[cfg(unix)]
+                tree.started(&child);
                 let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
                     return Err(self.handshake("gave no pipes to talk on".to_owned()));
                 };
                 let transport = LineTransport::new(stdout, stdin, CancellationToken::new())
                     .with_max_line(self.max_message_bytes);
-                let mut session = Session {
-                    service: match tokio::time::timeout(timeout, handler.serve(transport)).await {
-                        Ok(Ok(service)) => service,
-                        Ok(Err(error)) => {
-                            kill_group_of(&child);
-                            return Err(failed(error));
-                        }
-                        Err(_) => {
-                            kill_group_of(&child);
-                            return Err(late());
-                        }
-                    },
-                    process: None,
+                let service = match tokio::time::timeout(timeout, handler.serve(transport)).await {
+                    Ok(Ok(service)) => service,
+                    Ok(Err(error)) => return Err(failed(error)),
+                    Err(_) => return Err(late()),
                 };
-                session.process = Some(child);
-                Ok(session)
+                Ok(Session {
+                    service,
+                    _process: Some(Process {
+                        _child: child,
+                        #[cfg(unix)]
+                        _tree: tree,
+                    }),
+                })
             }
             #[cfg(feature = "mcp-http")]
             Target::Http { url } => {
@@ -532,7 +520,7 @@ impl Inner {
                 match tokio::time::timeout(timeout, handler.serve(transport)).await {
                     Ok(Ok(service)) => Ok(Session {
                         service,
-                        process: None,
+                        _process: None,
                     }),
                     Ok(Err(error)) => Err(failed(error)),
                     Err(_) => Err(late()),
@@ -569,12 +557,6 @@ impl Inner {
             "the MCP server `{}` ended while running `{tool}` ({why}); the next call starts it again",
             self.name
         ))
-    }
-}
-
-fn kill_group_of(child: &tokio::process::Child) {
-    if let Some(pid) = child.id() {
-        kill_group(pid);
     }
 }
 
@@ -662,7 +644,9 @@ impl RemoteTool {
             description,
             Value::Object(tool.input_schema.as_ref().clone()),
         )
-        .with_limits(limits)
+        // A tool its server says may destroy data is a write tool: its results are kept out of
+        // history compaction, as the standard write and exec tools' are.
+        .with_limits(limits.with_preserve(limits.preserve || annotations.destructive == Some(true)))
         .with_annotations(annotations);
         RemoteTool {
             inner: Arc::clone(inner),

@@ -154,6 +154,42 @@ impl Registry {
             .collect()
     }
 
+    /// The names of the tools whose results history compaction must keep whole: those whose
+    /// limits say `preserve` (write and exec tools, `#[tool(preserve)]`, an MCP tool its server
+    /// annotates as destructive), in registration order.
+    pub fn preserved_tools(&self) -> impl Iterator<Item = &str> {
+        self.tools()
+            .filter(|tool| tool.spec().limits.preserve)
+            .map(|tool| tool.spec().name.as_str())
+    }
+
+    /// The default [microcompaction](crate::history::microcompact) policy with this registry's
+    /// [preserved tools](Self::preserved_tools): hand it to the agent's history, so a tool's
+    /// `preserve` flag is honoured without repeating its name.
+    ///
+    /// ```
+    /// use toolsmith::{Registry, ToolError, tool};
+    ///
+    /// /// Deploys the site.
+    /// #[tool(preserve)]
+    /// async fn deploy() -> Result<String, ToolError> {
+    ///     Ok("deployed".into())
+    /// }
+    ///
+    /// let registry = Registry::builder().tool(deploy()).build()?;
+    /// assert_eq!(registry.compact_policy().preserve, ["deploy"]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn compact_policy(&self) -> crate::history::CompactPolicy {
+        crate::history::CompactPolicy::default().preserving(self.preserved_tools())
+    }
+
+    /// The default [overflow recovery](crate::history::recover) policy with this registry's
+    /// [preserved tools](Self::preserved_tools).
+    pub fn recovery_policy(&self) -> crate::history::RecoveryPolicy {
+        crate::history::RecoveryPolicy::default().preserving(self.preserved_tools())
+    }
+
     /// The budget policy turns start with.
     pub fn budget(&self) -> &BudgetPolicy {
         &self.inner.budget

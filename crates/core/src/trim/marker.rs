@@ -237,7 +237,7 @@ fn push_full(out: &mut String, full: &FullOutput<'_>) {
         } => {
             let _ = write!(out, "full output: artifact {id}, read it with {reader}");
             out.push_str("; the artifact leaves out ");
-            push_grouped(out, usize::try_from(*omitted_bytes).unwrap_or(usize::MAX));
+            push_grouped(out, *omitted_bytes);
             out.push_str(" bytes of its middle");
         }
         FullOutput::Failed { reason } => {
@@ -277,8 +277,8 @@ fn push_shortened(out: &mut String, reason: &str) {
 /// Writes `n` with a comma between groups of three digits: `45231` → `45,231`.
 ///
 /// The length of the result never decreases as `n` grows, which the room reservation relies on.
-pub(crate) fn push_grouped(out: &mut String, n: usize) {
-    let digits = n.to_string();
+pub(crate) fn push_grouped(out: &mut String, n: impl TryInto<u64>) {
+    let digits = n.try_into().unwrap_or(u64::MAX).to_string();
     let lead = digits.len() % 3;
     for (i, digit) in digits.chars().enumerate() {
         if i != 0 && (i + 3 - lead).is_multiple_of(3) {
@@ -288,9 +288,9 @@ pub(crate) fn push_grouped(out: &mut String, n: usize) {
     }
 }
 
-/// `n` with a comma between groups of three digits, as every marker writes numbers:
-/// `45231` → `45,231`. For tools that write their own notes in the same voice.
-pub fn grouped(n: usize) -> String {
+/// `n` (a `usize`, a `u64`, …) with a comma between groups of three digits, as every marker
+/// writes numbers: `45231` → `45,231`. For tools that write their own notes in the same voice.
+pub fn grouped(n: impl TryInto<u64>) -> String {
     let mut out = String::new();
     push_grouped(&mut out, n);
     out

@@ -1,0 +1,51 @@
+//! Shrinking an old tool result, in one place: microcompaction's truncation and overflow
+//! recovery cut a result already in the history with the standard marker, naming the artifact
+//! its earlier marker named, so the whole output stays reachable however often it is cut.
+
+use crate::artifacts::READ_ARTIFACT;
+use crate::trim::{self, Continuation, FullOutput, MarkedFull, Totals, TrimStyle};
+
+/// `text` (a result's text, perhaps cut before) cut into `allowance` chars, marker included,
+/// keeping `head_ratio` of the room from the top; `None` when it already fits.
+pub(super) fn shrink(text: &str, allowance: usize, head_ratio: f64) -> Option<String> {
+    let artifact = earlier_artifact(text);
+    let full = match &artifact {
+        Some(id) => FullOutput::Stored {
+            id,
+            reader: READ_ARTIFACT,
+        },
+        None => FullOutput::NotKept,
+    };
+    let trimmed = trim::fit_with(
+        text,
+        allowance,
+        &TrimStyle::head_tail(head_ratio),
+        &Continuation::from(full),
+    );
+    trimmed
+        .is_trimmed()
+        .then(|| trimmed.into_text().into_owned())
+}
+
+/// The allowance that keeps `content` chars of `text` beside a marker (at most `slack` chars of
+/// marker): what microcompaction gives a result it truncates to a head and a tail.
+pub(super) fn allowance_for(text: &str, content: usize, slack: usize) -> usize {
+    let artifact = earlier_artifact(text);
+    let full = match &artifact {
+        Some(id) => FullOutput::Stored {
+            id,
+            reader: READ_ARTIFACT,
+        },
+        None => FullOutput::NotKept,
+    };
+    let reserve = trim::marker_reserve(Totals::of(text), &Continuation::from(full));
+    content + reserve.min(slack)
+}
+
+/// The artifact an earlier cut of `text` named, if any.
+pub(super) fn earlier_artifact(text: &str) -> Option<String> {
+    match trim::find_marker(text)?.full {
+        MarkedFull::Stored { id, .. } => Some(id),
+        _ => None,
+    }
+}

@@ -1,0 +1,192 @@
+//! The processes a call (or an MCP server) starts, and how all of them are stopped.
+//!
+//! A command runs in its own process group, and the group is killed when its owner is done
+//! with it. A process can leave the group (`setsid`, `set -m`, `setpgid`, a double fork), and
+//! then it is out of the group's reach and, once its parent exits, re-parented away from us. So
+//! each command's environment also carries a tag, `TOOLSMITH_CALL=<tag>`, which every process it
+//! starts inherits whatever its group, session or parent. When the owner is done — the call
+//! exits, times out, is cancelled or its future is dropped; the server's session ends — every
+//! process of this user whose environment holds the tag is killed. The search reads `/proc`, so
+//! it finds a process however it was re-parented; it does not rely on parentage, so no
+//! process-wide setting (a child subreaper) is needed and no orphan becomes this process's
+//! zombie.
+//!
+//! What it does not catch: a process that deliberately empties its environment (`env -i`) and
+//! leaves the group. Confinement by the kernel (namespaces, cgroups) is the defence against a
+//! program that tries to escape on purpose. Outside Linux only the group is killed.
+//!
+//! ```no_run
+//! use toolsmith::process::ProcessTree;
+//!
+//! # async fn run() -> std::io::Result<()> {
+//! let mut tree = ProcessTree::new();
+//! let mut command = tokio::process::Command::new("sh");
+//! command.arg("-c").arg("setsid sleep 600 & echo started");
+//! tree.prepare(&mut command);
+//! let child = command.spawn()?;
+//! tree.started(&child);
+//! // … dropping the tree kills the shell's group and the `sleep` that left it.
+//! drop(tree);
+//! # Ok(()) }
+//! ```
+
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher as _, Hasher as _};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::unistd::Pid;
+
+/// The environment variable every process of a tree carries.
+pub const TAG_VARIABLE: &str = "TOOLSMITH_CALL";
+
+/// The processes started for one owner: their process group and every process carrying the
+/// owner's tag. Killed, all of them, by [`kill`](Self::kill) or when dropped (unless
+/// [disarmed](Self::disarm)).
+#[derive(Debug)]
+pub struct ProcessTree {
+    tag: String,
+    /// The group's id once its leader started.
+    group: Option<i32>,
+    /// The leader, which its `Child` reaps: the tag sweep never signals it, so its exit status
+    /// stays its own.
+    leader: Option<u32>,
+    armed: bool,
+}
+
+impl Default for ProcessTree {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ProcessTree {
+    /// A tree with a tag of its own: unique on this machine while this process lives.
+    pub fn new() -> Self {
+        static PROCESS: OnceLock<u64> = OnceLock::new();
+        static TREES: AtomicU64 = AtomicU64::new(0);
+        // A random number per process, so a later process reusing this pid never shares tags.
+        let process = *PROCESS.get_or_init(|| RandomState::new().build_hasher().finish());
+        let tree = TREES.fetch_add(1, Ordering::Relaxed);
+        ProcessTree {
+            tag: format!("{}-{process:016x}-{tree}", std::process::id()),
+            group: None,
+            leader: None,
+            armed: true,
+        }
+    }
+
+    /// The tag's value (what [`TAG_VARIABLE`] is set to in the tree's processes).
+    pub fn tag(&self) -> &str {
+        &self.tag
+    }
+
+    /// Makes `command` start the tree: in a process group of its own, with the tag in its
+    /// environment.
+    pub fn prepare(&self, command: &mut tokio::process::Command) {
+        command.env(TAG_VARIABLE, &self.tag).process_group(0);
+    }
+
+    /// Records the tree's leader, the child `prepare`d command started: its group is the tree's.
+    pub fn started(&mut self, child: &tokio::process::Child) {
+        self.leader = child.id();
+        self.group = child.id().and_then(|pid| i32::try_from(pid).ok());
+    }
+
+    /// Kills the group and every tagged process but the leader (which its `Child` reaps).
+    pub fn kill(&self) {
+        if let Some(group) = self.group {
+            // ESRCH (the group is already empty) is the common, harmless case.
+            let _ = killpg(Pid::from_raw(group), Signal::SIGKILL);
+        }
+        kill_tagged(&self.tag, self.leader);
+    }
+
+    /// Leaves the processes alone when the tree is dropped (they were killed or ended already).
+    pub fn disarm(&mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for ProcessTree {
+    fn drop(&mut self) {
+        if self.armed {
+            self.kill();
+        }
+    }
+}
+
+/// Kills every process that carries `tag` but `spare`; returns how many were signalled.
+fn kill_tagged(tag: &str, spare: Option<u32>) -> usize {
+    #[cfg(target_os = "linux")]
+    {
+        let mut entry = Vec::with_capacity(TAG_VARIABLE.len() + tag.len() + 2);
+        entry.extend_from_slice(TAG_VARIABLE.as_bytes());
+        entry.push(b'=');
+        entry.extend_from_slice(tag.as_bytes());
+        entry.push(0);
+        let me = std::process::id();
+        let mut killed = std::collections::HashSet::new();
+        // A tagged process may fork between the listing and the kill: go round until a pass
+        // finds nobody new (a killed process is listed until it is reaped).
+        for _ in 0..8 {
+            let found: Vec<u32> = tagged_processes(&entry)
+                .filter(|&pid| pid != me && Some(pid) != spare && !killed.contains(&pid))
+                .collect();
+            if found.is_empty() {
+                break;
+            }
+            for pid in found {
+                let Ok(raw) = i32::try_from(pid) else {
+                    continue;
+                };
+                if kill(Pid::from_raw(raw), Signal::SIGKILL).is_ok() {
+                    killed.insert(pid);
+                }
+            }
+        }
+        killed.len()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (tag, spare, kill);
+        0
+    }
+}
+
+/// The processes whose environment holds `entry` (`NAME=value\0`), as far as this user may read
+/// environments. Zombies have none and are not listed: they are dead already.
+#[cfg(target_os = "linux")]
+fn tagged_processes(entry: &[u8]) -> impl Iterator<Item = u32> + '_ {
+    let finder = memchr::memmem::Finder::new(entry);
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter_map(|dir| dir.file_name().to_str()?.parse::<u32>().ok())
+        .filter(move |pid| {
+            let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
+                return false;
+            };
+            // The entry starts the environment or follows another entry's NUL.
+            environ.starts_with(entry)
+                || finder
+                    .find_iter(&environ)
+                    .any(|at| at > 0 && environ[at - 1] == 0)
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tags_differ_per_tree() {
+        let (mut a, mut b) = (ProcessTree::new(), ProcessTree::new());
+        assert_ne!(a.tag(), b.tag());
+        assert!(a.tag().starts_with(&format!("{}-", std::process::id())));
+        a.disarm();
+        b.disarm();
+    }
+}
