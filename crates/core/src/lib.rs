@@ -3,9 +3,33 @@
 //! Every tool call an agent makes returns a string that lands in the model's next prompt.
 //! toolsmith makes every such string fit: a [`Registry`] runs a batch of tool calls (those of
 //! read-only tools concurrently, the others one at a time in call order), splits the batch's
-//! budget among them ([`BudgetPolicy`]), and post-trims any result that still overflows with [`trim::fit`] — keeping the full output as an artifact the
-//! model can page through with the built-in `read_artifact` tool — so the model gets exactly
-//! one result per call, in call order, each within its allowance.
+//! budget among them ([`BudgetPolicy`]), and post-trims any result that still overflows with
+//! [`trim::fit`] — keeping the full output as an artifact the model can page through with the
+//! built-in `read_artifact` tool — so the model gets exactly one result per call, in call order,
+//! each within its allowance.
+//!
+//! # The modules
+//!
+//! The common path is at the root: [`Tool`], [`ToolContext`], [`ToolOutput`], [`ToolError`],
+//! [`Json`] and the [`tool`](macro@tool) attribute to write tools; [`Registry`], [`Turn`],
+//! [`ToolCall`], [`ToolResult`], [`BudgetPolicy`] and [`DirStore`] to run them. Everything else
+//! lives in the module of its concept, listed here from the bottom up (each uses only those
+//! above it):
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`trim`] | pure text: fitting a text or a JSON value into an allowance of chars, the one marker grammar and its parser |
+//! | [`lines`] | paging text by lines in bounded memory |
+//! | [`process`] | the processes a command or an MCP server starts, and stopping all of them (Unix) |
+//! | [`tokens`] | estimating tokens from text |
+//! | [`artifacts`] | where full outputs go: the store traits, [`DirStore`], the memory store |
+//! | [`budget`] | the budget contract: planning allowances before work, settling them after |
+//! | [`history`] | conversations: the message model, pairing repair, microcompaction, overflow recovery |
+//! | [`tool`](mod@tool) | writing tools: the traits, the context a call sees, what it returns, its spec |
+//! | [`approval`] | who may run what: rules per tool, and who is asked |
+//! | [`schema`] | a tool's definition in each provider's dialect |
+//! | [`registry`] | running tools: the registry, turns, batches in phases, results |
+//! | [`mcp`] | MCP on both sides: a server over any registry, a client of any server (feature `mcp`) |
 //!
 //! # Writing tools
 //!

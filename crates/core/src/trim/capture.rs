@@ -3,11 +3,11 @@
 use std::fmt;
 use std::io::{self, Write};
 
-use super::{Continuation, Totals, TrimStyle, Trimmed, cut_points, fit_with};
+use super::{Continuation, Totals, TrimStyle, Trimmed, cut_points};
 
 /// Opens the sink the full stream is spooled to, called the first time the stream outgrows
 /// what the capture keeps in memory.
-pub type OpenSpool = Box<dyn FnOnce() -> io::Result<Box<dyn Write + Send>> + Send>;
+pub(crate) type OpenSpool = Box<dyn FnOnce() -> io::Result<Box<dyn Write + Send>> + Send>;
 
 /// A stream's output, captured in memory bounded by the largest allowance it could be shown in.
 ///
@@ -21,22 +21,7 @@ pub type OpenSpool = Box<dyn FnOnce() -> io::Result<Box<dyn Write + Send>> + Sen
 ///
 /// The capture does no I/O of its own: it writes to whatever sink it is handed (the registry
 /// hands it an artifact writer), and chunks may split a char anywhere.
-///
-/// ```
-/// use toolsmith::trim::{Capture, Captured, FullOutput, TrimStyle};
-///
-/// let mut capture = Capture::new(400);
-/// for i in 0..10_000 {
-///     capture.push(format!("line {i}\n").as_bytes());
-/// }
-/// let Captured::Parts(parts) = capture.finish() else { panic!("10,000 lines do not fit") };
-/// assert_eq!(parts.totals().lines, 10_000);
-/// let shown = parts.fit(400, &TrimStyle::default(), &FullOutput::NotKept.into());
-/// assert!(shown.text().chars().count() <= 400);
-/// assert!(shown.text().ends_with("line 9999\n"));
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-pub struct Capture {
+pub(crate) struct Capture {
     head: Vec<u8>,
     head_cap: usize,
     tail: Vec<u8>,
@@ -65,7 +50,7 @@ impl fmt::Debug for Capture {
 
 impl Capture {
     /// A capture for a stream that will be shown in at most `max_chars` chars.
-    pub fn new(max_chars: usize) -> Self {
+    pub(crate) fn new(max_chars: usize) -> Self {
         // Four bytes per char is the most UTF-8 takes; a char more for a cut mid-char.
         let cap = max_chars.saturating_add(1).saturating_mul(4);
         Capture {
@@ -87,13 +72,13 @@ impl Capture {
     /// outgrows the head. A failure to open or write is recorded (see
     /// [`CapturedParts::spool_error`]) and the capture goes on without a spool.
     #[must_use]
-    pub fn spool_on_overflow(mut self, open: OpenSpool) -> Self {
+    pub(crate) fn spool_on_overflow(mut self, open: OpenSpool) -> Self {
         self.open_spool = Some(open);
         self
     }
 
     /// Takes the next chunk of the stream.
-    pub fn push(&mut self, chunk: &[u8]) {
+    pub(crate) fn push(&mut self, chunk: &[u8]) {
         if chunk.is_empty() {
             return;
         }
@@ -155,20 +140,13 @@ impl Capture {
         }
     }
 
-    /// The totals of what was pushed so far (its lines as if the stream ended here).
-    pub fn totals(&self) -> Totals {
-        let mut totals = self.totals;
-        totals.finish_lines(self.last_byte);
-        totals
-    }
-
     /// The last byte pushed, if any.
-    pub fn last_byte(&self) -> Option<u8> {
+    pub(crate) fn last_byte(&self) -> Option<u8> {
         self.last_byte
     }
 
     /// Whether the stream outgrew the head, so that only its head and tail are kept.
-    pub fn overflowed(&self) -> bool {
+    pub(crate) fn overflowed(&self) -> bool {
         !self.tail.is_empty() || self.dropped > 0
     }
 
@@ -183,7 +161,7 @@ impl Capture {
 
     /// Ends the stream: the whole text when it fit the head, else its parts. The spool, if
     /// one was opened, is flushed and dropped (which is how its owner learns the stream ended).
-    pub fn finish(mut self) -> Captured {
+    pub(crate) fn finish(mut self) -> Captured {
         self.compact_tail();
         self.totals.finish_lines(self.last_byte);
         if let Some(mut spool) = self.spool.take()
@@ -226,7 +204,7 @@ impl Capture {
 
 /// What a [`Capture`] kept of a stream.
 #[derive(Debug)]
-pub enum Captured {
+pub(crate) enum Captured {
     /// The stream fit: all of it (invalid UTF-8 replaced by U+FFFD).
     Whole(String),
     /// The stream did not fit: its head, its tail and its totals.
@@ -235,7 +213,7 @@ pub enum Captured {
 
 /// The head and tail of a stream too long to keep whole, with its exact totals.
 #[derive(Debug, Clone)]
-pub struct CapturedParts {
+pub(crate) struct CapturedParts {
     head: String,
     tail: String,
     tail_starts_line: bool,
@@ -245,18 +223,18 @@ pub struct CapturedParts {
 
 impl CapturedParts {
     /// The chars and lines of the whole stream.
-    pub fn totals(&self) -> Totals {
+    pub(crate) fn totals(&self) -> Totals {
         self.totals
     }
 
     /// Why the spool failed, if it did: the full stream was not kept.
-    pub fn spool_error(&self) -> Option<&str> {
+    pub(crate) fn spool_error(&self) -> Option<&str> {
         self.spool_error.as_deref()
     }
 
     /// Cuts the stream into `allowance` chars as [`fit_with`] cuts a text, from the head and
     /// tail kept: the same cuts, the same marker, the figures of the whole stream.
-    pub fn fit(
+    pub(crate) fn fit(
         &self,
         allowance: usize,
         style: &TrimStyle,
@@ -305,26 +283,23 @@ impl CapturedParts {
     }
 }
 
-impl Captured {
-    /// The totals of the whole stream.
-    pub fn totals(&self) -> Totals {
-        match self {
-            Captured::Whole(text) => Totals::of(text),
-            Captured::Parts(parts) => parts.totals,
-        }
-    }
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trim::FullOutput;
 
-    /// Fits the stream into `allowance` chars: [`fit_with`] for a whole text,
-    /// [`CapturedParts::fit`] for parts.
-    pub fn fit(
-        &self,
-        allowance: usize,
-        style: &TrimStyle,
-        continuation: &Continuation<'_>,
-    ) -> Trimmed<'_> {
-        match self {
-            Captured::Whole(text) => fit_with(text, allowance, style, continuation),
-            Captured::Parts(parts) => parts.fit(allowance, style, continuation),
+    #[test]
+    fn a_long_stream_keeps_its_ends_and_exact_totals() {
+        let mut capture = Capture::new(400);
+        for i in 0..10_000 {
+            capture.push(format!("line {i}\n").as_bytes());
         }
+        let Captured::Parts(parts) = capture.finish() else {
+            panic!("10,000 lines do not fit")
+        };
+        assert_eq!(parts.totals().lines, 10_000);
+        let shown = parts.fit(400, &TrimStyle::default(), &FullOutput::NotKept.into());
+        assert!(shown.text().chars().count() <= 400);
+        assert!(shown.text().ends_with("line 9999\n"));
     }
 }

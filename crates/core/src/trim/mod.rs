@@ -22,7 +22,7 @@ mod marker;
 
 use std::borrow::Cow;
 
-pub use capture::{Capture, Captured, CapturedParts, OpenSpool};
+pub(crate) use capture::{Capture, Captured, CapturedParts, OpenSpool};
 pub use json::{JsonFit, fit_json};
 pub use marker::grouped;
 pub use marker::{Continuation, Cut, FullOutput, LineSpan, MarkedFull, Marker};
@@ -237,18 +237,18 @@ pub fn fit_with<'a>(
 
 /// The size of a whole text, as a marker states it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Totals {
+pub(crate) struct Totals {
     /// Chars (Unicode scalar values).
-    pub chars: usize,
+    pub(crate) chars: usize,
     /// Lines: newlines, plus one for a last line without one.
-    pub lines: usize,
+    pub(crate) lines: usize,
     /// Newlines (`\n`).
-    pub newlines: usize,
+    pub(crate) newlines: usize,
 }
 
 impl Totals {
     /// The totals of `text`, in one pass.
-    pub fn of(text: &str) -> Self {
+    pub(crate) fn of(text: &str) -> Self {
         let bytes = text.as_bytes();
         let (chars, newlines) = count_chars_and_newlines(bytes);
         Totals {
@@ -260,14 +260,14 @@ impl Totals {
 
     /// Adds a chunk of a stream to the totals (chunks may split a char anywhere); call
     /// [`finish_lines`](Self::finish_lines) with the stream's last byte at the end.
-    pub fn add_chunk(&mut self, chunk: &[u8]) {
+    pub(crate) fn add_chunk(&mut self, chunk: &[u8]) {
         let (chars, newlines) = count_chars_and_newlines(chunk);
         self.chars += chars;
         self.newlines += newlines;
     }
 
     /// Sets `lines` from the newlines and the stream's last byte.
-    pub fn finish_lines(&mut self, last_byte: Option<u8>) {
+    pub(crate) fn finish_lines(&mut self, last_byte: Option<u8>) {
         self.lines = self.newlines + usize::from(last_byte.is_some_and(|b| b != b'\n'));
     }
 }
@@ -279,7 +279,7 @@ impl Totals {
 /// mark the cut the way every other truncation is marked. `tail_starts_line` says whether the
 /// byte before the tail was a newline. The caller sizes the parts: the result is as long as
 /// they are plus the marker.
-pub fn assemble(
+pub(crate) fn assemble(
     head: &str,
     tail: &str,
     tail_starts_line: bool,
@@ -349,7 +349,7 @@ fn join(
 /// The length in chars of the longest marker a cut of a text with these totals can produce,
 /// plus the two line breaks around it: what to leave free when sizing a head and a tail for
 /// [`assemble`].
-pub fn marker_reserve(totals: Totals, continuation: &Continuation<'_>) -> usize {
+pub(crate) fn marker_reserve(totals: Totals, continuation: &Continuation<'_>) -> usize {
     let widest = Cut {
         original_chars: totals.chars,
         original_lines: totals.lines,

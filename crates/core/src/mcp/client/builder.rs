@@ -1,0 +1,189 @@
+//! How to connect to an MCP server and what its tools become: [`McpClientBuilder`].
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::session::{Inner, seconds};
+use super::tool::RemoteTool;
+use super::{DEFAULT_INIT_TIMEOUT, DEFAULT_MAX_MESSAGE_BYTES, McpClient, McpClientError};
+use crate::tool::{DynTool, ToolLimits};
+
+/// Where a server is.
+#[derive(Debug, Clone)]
+pub(super) enum Target {
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: BTreeMap<String, String>,
+        cwd: Option<PathBuf>,
+    },
+    #[cfg(feature = "mcp-http")]
+    Http { url: String },
+}
+
+/// How to connect to an MCP server and what its tools become. Made by [`McpClient::stdio`],
+/// [`McpClient::http`] or [`McpClient::from_config`]; [`connect`](Self::connect) finishes it.
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct McpClientBuilder {
+    name: String,
+    target: Target,
+    prefixed: bool,
+    init_timeout: Duration,
+    max_message_bytes: usize,
+    limits: ToolLimits,
+    /// A builder call that does not apply to the target (`arg` on an HTTP server), refused at
+    /// `connect` rather than silently ignored.
+    misuse: Option<&'static str>,
+}
+
+impl McpClientBuilder {
+    pub(super) fn new(name: impl Into<String>, target: Target) -> Self {
+        McpClientBuilder {
+            name: name.into(),
+            target,
+            prefixed: false,
+            init_timeout: DEFAULT_INIT_TIMEOUT,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            limits: ToolLimits::default(),
+            misuse: None,
+        }
+    }
+
+    /// The command's target, or `None` (the call recorded as a misuse) for an HTTP server.
+    #[cfg_attr(not(feature = "mcp-http"), allow(unused_variables))]
+    fn for_command(&mut self, call: &'static str) -> Option<&mut Target> {
+        match &mut self.target {
+            target @ Target::Stdio { .. } => Some(target),
+            #[cfg(feature = "mcp-http")]
+            Target::Http { .. } => {
+                self.misuse.get_or_insert(call);
+                None
+            }
+        }
+    }
+
+    /// Adds an argument to the server's command. (A server reached over HTTP has no command:
+    /// [`connect`](Self::connect) refuses the builder.)
+    pub fn arg(mut self, arg: impl Into<String>) -> Self {
+        if let Some(Target::Stdio { args, .. }) = self.for_command("arg") {
+            args.push(arg.into());
+        }
+        self
+    }
+
+    /// Adds arguments to the server's command. (Not for a server reached over HTTP.)
+    pub fn args(mut self, more: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        if let Some(Target::Stdio { args, .. }) = self.for_command("args") {
+            args.extend(more.into_iter().map(Into::into));
+        }
+        self
+    }
+
+    /// Sets a variable of the server's environment. (Not for a server reached over HTTP.)
+    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        if let Some(Target::Stdio { env, .. }) = self.for_command("env") {
+            env.insert(key.into(), value.into());
+        }
+        self
+    }
+
+    /// Names the tools `<server>__<tool>` (`github__list_issues`), so servers with tools of
+    /// the same name can share a registry. Off by default.
+    pub fn prefixed(mut self, prefixed: bool) -> Self {
+        self.prefixed = prefixed;
+        self
+    }
+
+    /// How long the server has to start and answer `initialize` and `tools/list`. 30 s by
+    /// default.
+    pub fn init_timeout(mut self, timeout: Duration) -> Self {
+        self.init_timeout = timeout;
+        self
+    }
+
+    /// The longest message read from a stdio server, in bytes (256 MiB by default). A longer
+    /// answer is not read: its call fails at once, saying so, and the session goes on.
+    pub fn max_message_bytes(mut self, bytes: usize) -> Self {
+        self.max_message_bytes = bytes;
+        self
+    }
+
+    /// The limits every tool of the server gets: its result cap, its timeout (the registry's
+    /// default when `None`), how it is trimmed.
+    pub fn limits(mut self, limits: ToolLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Starts the server, initializes the session and lists the tools.
+    ///
+    /// # Errors
+    ///
+    /// [`McpClientError`] naming the server and what failed: the command could not start, the
+    /// server did not answer `initialize` or `tools/list` within the init timeout, or ended; or
+    /// the builder was given a command's `arg`, `args` or `env` for a server reached over HTTP.
+    pub async fn connect(self) -> Result<McpClient, McpClientError> {
+        if let Some(call) = self.misuse {
+            return Err(McpClientError::Config(format!(
+                "MCP server `{}` is reached over HTTP, so `{call}` (for a command the client \
+                 starts) does not apply; give the server its settings where it runs",
+                self.name
+            )));
+        }
+        let inner = Arc::new(Inner {
+            name: self.name,
+            target: self.target,
+            init_timeout: self.init_timeout,
+            max_message_bytes: self.max_message_bytes,
+            progress: Arc::default(),
+            session: tokio::sync::Mutex::new(None),
+        });
+        let session = inner.start().await?;
+        let listed =
+            tokio::time::timeout(inner.init_timeout, session.service.peer().list_all_tools())
+                .await
+                .map_err(|_| {
+                    inner.handshake(format!(
+                        "did not list its tools within {}",
+                        seconds(inner.init_timeout)
+                    ))
+                })?
+                .map_err(|error| inner.handshake(format!("could not list its tools ({error})")))?;
+        *inner.session.lock().await = Some(Arc::new(session));
+        let tools = listed
+            .into_iter()
+            .map(|tool| {
+                Arc::new(RemoteTool::new(&inner, tool, self.prefixed, self.limits))
+                    as Arc<dyn DynTool>
+            })
+            .collect();
+        Ok(McpClient {
+            inner,
+            tools: Arc::new(tools),
+        })
+    }
+}
+
+#[cfg(all(test, feature = "mcp-http"))]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_command_setting_on_an_http_server_is_refused_not_ignored() {
+        // Refused before any connection is tried: the address is never reached.
+        let error = McpClient::http("remote", "http://127.0.0.1:9/mcp")
+            .env("TOKEN", "secret")
+            .arg("--verbose")
+            .connect()
+            .await
+            .expect_err("refused");
+        assert_eq!(
+            error.to_string(),
+            "MCP server `remote` is reached over HTTP, so `env` (for a command the client \
+             starts) does not apply; give the server its settings where it runs"
+        );
+    }
+}

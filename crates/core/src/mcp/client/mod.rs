@@ -1,0 +1,174 @@
+//! An MCP client whose server's tools run in a [`Registry`](crate::Registry) like its own.
+//!
+//! [`McpClient`] connects to one server — a child process spoken to on stdio, or a streamable
+//! HTTP endpoint (feature `mcp-http`) — and lists its tools. Each becomes a [`DynTool`]: its
+//! schema, description and annotations are the server's; a call forwards the arguments, turns
+//! the server's progress notifications into toolsmith progress, sends `notifications/cancelled`
+//! when the registry cancels it or its timeout passes, and returns the result's text (images and
+//! other binary content kept as artifacts behind a one-line placeholder, `structuredContent` as
+//! JSON when there is no text). An `isError` result stays an error. When the server dies, its
+//! calls become error results that name it, and the next call starts it again.
+
+mod builder;
+mod config;
+mod content;
+mod progress;
+mod session;
+mod tool;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use builder::McpClientBuilder;
+pub use config::{ServerConfig, parse_servers_config};
+
+use crate::tool::DynTool;
+use builder::Target;
+use session::Inner;
+
+/// How long a server has to answer `initialize` (and `tools/list`) by default.
+const DEFAULT_INIT_TIMEOUT: Duration = Duration::from_secs(30);
+/// The longest message read from a server on stdio by default, in bytes: a result larger than
+/// this could not be kept as an artifact whole anyway.
+const DEFAULT_MAX_MESSAGE_BYTES: usize = 256 << 20;
+/// The separator between a server's name and its tool's, in prefixed names.
+pub const PREFIX_SEPARATOR: &str = "__";
+
+/// Why an MCP server could not be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum McpClientError {
+    /// The server's command could not be started.
+    #[error(
+        "MCP server `{server}`: cannot start `{command}` ({source}); check the command and PATH"
+    )]
+    Spawn {
+        /// The server's name.
+        server: String,
+        /// The command.
+        command: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The server did not complete `initialize` or `tools/list`.
+    #[error("MCP server `{server}` {what}")]
+    Handshake {
+        /// The server's name.
+        server: String,
+        /// What went wrong, in words (`did not answer initialize within 30 s`).
+        what: String,
+    },
+    /// The configuration is wrong; the message says where and what to write instead.
+    #[error("{0}")]
+    Config(String),
+}
+
+/// A connection to one MCP server, and its tools as [`DynTool`]s.
+///
+/// ```no_run
+/// use toolsmith::Registry;
+/// use toolsmith::mcp::McpClient;
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+/// let github = McpClient::stdio("github", "github-mcp-server")
+///     .arg("stdio")
+///     .prefixed(true) // github__list_issues, …
+///     .connect()
+///     .await?;
+/// let registry = Registry::builder().tools(github.tools()).build()?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct McpClient {
+    inner: Arc<Inner>,
+    tools: Arc<Vec<Arc<dyn DynTool>>>,
+}
+
+impl fmt::Debug for McpClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpClient")
+            .field("server", &self.inner.name)
+            .field("target", &self.inner.target)
+            .field("tools", &self.tools.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpClient {
+    /// A server started as `command` and spoken to on its stdin and stdout; add arguments and
+    /// environment on the builder. Its stderr is this process's.
+    pub fn stdio(name: impl Into<String>, command: impl Into<String>) -> McpClientBuilder {
+        McpClientBuilder::new(
+            name,
+            Target::Stdio {
+                command: command.into(),
+                args: Vec::new(),
+                env: BTreeMap::new(),
+                cwd: None,
+            },
+        )
+    }
+
+    /// A server at a streamable HTTP endpoint (`http://127.0.0.1:8000/mcp`). For `https`,
+    /// enable rmcp's `reqwest` feature too (it brings TLS).
+    #[cfg(feature = "mcp-http")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
+    pub fn http(name: impl Into<String>, url: impl Into<String>) -> McpClientBuilder {
+        McpClientBuilder::new(name, Target::Http { url: url.into() })
+    }
+
+    /// A server as a configuration file describes it ([`parse_servers_config`]).
+    ///
+    /// # Errors
+    ///
+    /// [`McpClientError::Config`] for a server with a `url` when the `mcp-http` feature is off,
+    /// or with neither a `command` nor a `url`.
+    pub fn from_config(
+        name: impl Into<String>,
+        config: &ServerConfig,
+    ) -> Result<McpClientBuilder, McpClientError> {
+        let name = name.into();
+        match (&config.command, &config.url) {
+            (Some(command), None) => Ok(McpClientBuilder::new(
+                name,
+                Target::Stdio {
+                    command: command.clone(),
+                    args: config.args.clone(),
+                    env: config.env.clone(),
+                    cwd: config.cwd.clone(),
+                },
+            )),
+            #[cfg(feature = "mcp-http")]
+            (None, Some(url)) => Ok(McpClientBuilder::new(
+                name,
+                Target::Http { url: url.clone() },
+            )),
+            #[cfg(not(feature = "mcp-http"))]
+            (None, Some(_)) => Err(McpClientError::Config(format!(
+                "server `{name}` is at a URL, and this build has no HTTP client (feature `mcp-http`)"
+            ))),
+            _ => Err(McpClientError::Config(format!(
+                "server `{name}` needs either a `command` or a `url`"
+            ))),
+        }
+    }
+
+    /// The server's name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// The server's tools, to register (`RegistryBuilder::tools`).
+    pub fn tools(&self) -> Vec<Arc<dyn DynTool>> {
+        self.tools.as_ref().clone()
+    }
+
+    /// Ends the session and stops the server (its whole process group, for a command). Calls
+    /// made afterwards start it again. Dropping the last clone of the client does the same.
+    pub async fn shutdown(&self) {
+        let session = self.inner.session.lock().await.take();
+        drop(session);
+    }
+}

@@ -1,0 +1,166 @@
+//! One session with a server: starting it (a child process, or an HTTP endpoint), initializing
+//! it within the init timeout, and starting it again after it died.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::ServiceExt as _;
+use rmcp::service::{RoleClient, RunningService};
+use tokio_util::sync::CancellationToken;
+
+use super::McpClientError;
+use super::builder::Target;
+use super::progress::{Handler, Progress};
+use crate::mcp::transport::LineTransport;
+use crate::tool::ToolError;
+
+/// The shared state of a client and its tools.
+pub(super) struct Inner {
+    pub(super) name: String,
+    pub(super) target: Target,
+    pub(super) init_timeout: Duration,
+    pub(super) max_message_bytes: usize,
+    /// Where each running call's progress goes, by the progress token of its request.
+    pub(super) progress: Progress,
+    /// The live session, if any: `None` before the first connect after the server died.
+    pub(super) session: tokio::sync::Mutex<Option<Arc<Session>>>,
+}
+
+/// One session with the server: the service and, for a command, its process.
+pub(super) struct Session {
+    pub(super) service: RunningService<RoleClient, Handler>,
+    /// The server's process (killed on drop) and, on Unix, everything it started (`npx` starts
+    /// node, which starts the server; a server may `setsid` a helper): killed when the session
+    /// ends.
+    pub(super) _process: Option<Process>,
+}
+
+/// A server's process and the tree of processes it started.
+pub(super) struct Process {
+    _child: tokio::process::Child,
+    #[cfg(unix)]
+    _tree: crate::process::ProcessTree,
+}
+
+impl Inner {
+    pub(super) fn handshake(&self, what: String) -> McpClientError {
+        McpClientError::Handshake {
+            server: self.name.clone(),
+            what,
+        }
+    }
+
+    /// Starts the server and initializes a session, within the init timeout.
+    pub(super) async fn start(&self) -> Result<Session, McpClientError> {
+        let handler = Handler {
+            progress: Arc::clone(&self.progress),
+        };
+        let timeout = self.init_timeout;
+        let late = || {
+            self.handshake(format!(
+                "did not answer `initialize` within {}",
+                seconds(timeout)
+            ))
+        };
+        let failed = |error: rmcp::service::ClientInitializeError| {
+            self.handshake(format!("ended before it was initialized ({error})"))
+        };
+        match &self.target {
+            Target::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
+                let mut process = tokio::process::Command::new(command);
+                process
+                    .args(args)
+                    .envs(env)
+                    .stdin(std::process::Stdio::piped())
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::inherit())
+                    .kill_on_drop(true);
+                #[cfg(unix)]
+                let mut tree = crate::process::ProcessTree::new();
+                #[cfg(unix)]
+                tree.prepare(&mut process);
+                if let Some(cwd) = cwd {
+                    process.current_dir(cwd);
+                }
+                let mut child = process.spawn().map_err(|source| McpClientError::Spawn {
+                    server: self.name.clone(),
+                    command: command.clone(),
+                    source,
+                })?;
+                // From here, a failure drops the tree: the server and all it started are killed.
+                #[cfg(unix)]
+                tree.started(&child);
+                let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+                    return Err(self.handshake("gave no pipes to talk on".to_owned()));
+                };
+                let transport = LineTransport::new(stdout, stdin, CancellationToken::new())
+                    .with_max_line(self.max_message_bytes);
+                let service = match tokio::time::timeout(timeout, handler.serve(transport)).await {
+                    Ok(Ok(service)) => service,
+                    Ok(Err(error)) => return Err(failed(error)),
+                    Err(_) => return Err(late()),
+                };
+                Ok(Session {
+                    service,
+                    _process: Some(Process {
+                        _child: child,
+                        #[cfg(unix)]
+                        _tree: tree,
+                    }),
+                })
+            }
+            #[cfg(feature = "mcp-http")]
+            Target::Http { url } => {
+                let transport =
+                    rmcp::transport::StreamableHttpClientTransport::from_uri(url.as_str());
+                match tokio::time::timeout(timeout, handler.serve(transport)).await {
+                    Ok(Ok(service)) => Ok(Session {
+                        service,
+                        _process: None,
+                    }),
+                    Ok(Err(error)) => Err(failed(error)),
+                    Err(_) => Err(late()),
+                }
+            }
+        }
+    }
+
+    /// The live session, started anew if the server died.
+    pub(super) async fn session(&self) -> Result<Arc<Session>, ToolError> {
+        let mut slot = self.session.lock().await;
+        if let Some(session) = slot.as_ref()
+            && !session.service.is_closed()
+            && !session.service.peer().is_transport_closed()
+        {
+            return Ok(Arc::clone(session));
+        }
+        *slot = None;
+        let session = Arc::new(self.start().await.map_err(|error| {
+            ToolError::failed(format!("{error}; the next call tries to start it again"))
+        })?);
+        *slot = Some(Arc::clone(&session));
+        Ok(session)
+    }
+
+    /// Forgets `session` (if it is still the live one) after it failed mid-call, and the error
+    /// the call gets.
+    pub(super) async fn ended(&self, session: &Arc<Session>, tool: &str, why: &str) -> ToolError {
+        let mut slot = self.session.lock().await;
+        if slot.as_ref().is_some_and(|live| Arc::ptr_eq(live, session)) {
+            *slot = None;
+        }
+        ToolError::failed(format!(
+            "the MCP server `{}` ended while running `{tool}` ({why}); the next call starts it again",
+            self.name
+        ))
+    }
+}
+
+pub(super) fn seconds(duration: Duration) -> String {
+    format!("{} s", duration.as_secs_f64())
+}

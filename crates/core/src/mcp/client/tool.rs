@@ -1,0 +1,188 @@
+//! One tool of a server, as a [`DynTool`]: a call forwarded, its progress routed, its
+//! cancellation sent on.
+
+use std::sync::{Arc, PoisonError};
+
+use async_trait::async_trait;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest, RequestId,
+    ServerResult,
+};
+use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::PREFIX_SEPARATOR;
+use super::progress::{PROGRESS_BACKLOG, ProgressRoute};
+use super::session::Inner;
+use crate::mcp::transport::ANSWER_TOO_LARGE;
+use crate::tool::{
+    Audience, CallArgs, DynTool, ToolAnnotations, ToolContext, ToolError, ToolLimits, ToolOutput,
+    ToolSpec,
+};
+use crate::trim::grouped;
+
+/// One tool of a server.
+pub(super) struct RemoteTool {
+    inner: Arc<Inner>,
+    /// Its name on the server.
+    remote: String,
+    spec: ToolSpec,
+}
+
+impl RemoteTool {
+    pub(super) fn new(
+        inner: &Arc<Inner>,
+        tool: rmcp::model::Tool,
+        prefixed: bool,
+        limits: ToolLimits,
+    ) -> Self {
+        let remote = tool.name.to_string();
+        let local = if prefixed {
+            format!("{}{PREFIX_SEPARATOR}{remote}", inner.name)
+        } else {
+            remote.clone()
+        };
+        let description = match tool.description.as_deref() {
+            Some(description) if !description.trim().is_empty() => description.to_owned(),
+            _ => format!("The `{remote}` tool of the MCP server `{}`.", inner.name),
+        };
+        let annotations =
+            tool.annotations
+                .as_ref()
+                .map_or_else(ToolAnnotations::default, |hints| ToolAnnotations {
+                    read_only: hints.read_only_hint,
+                    destructive: hints.destructive_hint,
+                    idempotent: hints.idempotent_hint,
+                    open_world: hints.open_world_hint,
+                });
+        let spec = ToolSpec::new(
+            crate::names::sanitize_tool_name(&local),
+            description,
+            Value::Object(tool.input_schema.as_ref().clone()),
+        )
+        // A tool its server says may destroy data is a write tool: its results are kept out of
+        // history compaction, as the standard write and exec tools' are.
+        .with_limits(limits.with_preserve(limits.preserve || annotations.destructive == Some(true)))
+        .with_annotations(annotations);
+        RemoteTool {
+            inner: Arc::clone(inner),
+            remote,
+            spec,
+        }
+    }
+}
+
+/// Sends `notifications/cancelled` for a request still running when its call ends early (the
+/// registry cancelled it, or its timeout passed and the call was dropped).
+struct CancelOnDrop {
+    peer: Peer<RoleClient>,
+    request: Option<RequestId>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(request) = self.request.take() else {
+            return;
+        };
+        let peer = self.peer.clone();
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let cancelled = CancelledNotificationParam::new(
+                    Some(request),
+                    Some("the call was cancelled".to_owned()),
+                );
+                let _ = peer.notify_cancelled(cancelled).await;
+            });
+        }
+    }
+}
+
+#[async_trait]
+#[async_trait]
+impl DynTool for RemoteTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn call(&self, args: CallArgs, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let Value::Object(arguments) = args.into_json()? else {
+            return Err(ToolError::invalid_arguments(
+                "the arguments must be a JSON object",
+            ));
+        };
+        let session = self.inner.session().await?;
+        let peer = session.service.peer().clone();
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(
+            CallToolRequestParams::new(self.remote.clone()).with_arguments(arguments),
+        ));
+        let handle = match peer
+            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .await
+        {
+            Ok(handle) => handle,
+            Err(error) => {
+                return Err(self
+                    .inner
+                    .ended(&session, &self.remote, &error.to_string())
+                    .await);
+            }
+        };
+        let (sender, mut progress) = mpsc::channel(PROGRESS_BACKLOG);
+        self.inner
+            .progress
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(handle.progress_token.clone(), sender);
+        let _route = ProgressRoute {
+            progress: Arc::clone(&self.inner.progress),
+            token: handle.progress_token.clone(),
+        };
+        let mut cancel = CancelOnDrop {
+            peer,
+            request: Some(handle.id.clone()),
+        };
+        let mut response = handle.rx;
+        let answer = loop {
+            tokio::select! {
+                answer = &mut response => break answer,
+                Some(message) = progress.recv() => cx.progress(Audience::User, message),
+                () = cx.cancelled() => {
+                    return Err(ToolError::failed("the call was cancelled"));
+                }
+            }
+        };
+        cancel.request = None;
+        match answer {
+            Ok(Ok(ServerResult::CallToolResult(result))) => {
+                super::content::output(&self.remote, result, cx).await
+            }
+            Ok(Ok(_)) => Err(ToolError::failed(format!(
+                "the MCP server `{}` answered `{}` with something other than a tool result",
+                self.inner.name, self.remote
+            ))),
+            Ok(Err(ServiceError::McpError(error))) if error.code.0 == ANSWER_TOO_LARGE => {
+                Err(ToolError::failed(format!(
+                    "the MCP server `{}` answered `{}` with a message over the client's limit of \
+                     {} bytes, so it was not read. Ask for less in one call (a narrower query, \
+                     a smaller page)",
+                    self.inner.name,
+                    self.remote,
+                    grouped(self.inner.max_message_bytes)
+                )))
+            }
+            Ok(Err(ServiceError::McpError(error))) => Err(ToolError::failed(format!(
+                "the MCP server `{}` refused the call: {}",
+                self.inner.name, error.message
+            ))),
+            Ok(Err(error)) => Err(self
+                .inner
+                .ended(&session, &self.remote, &error.to_string())
+                .await),
+            Err(_) => Err(self
+                .inner
+                .ended(&session, &self.remote, "its connection closed")
+                .await),
+        }
+    }
+}

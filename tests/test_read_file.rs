@@ -1,0 +1,93 @@
+//! read_file through a registry: size-hint pre-validation, pagination, binary and invalid UTF-8.
+
+mod common;
+
+use std::fs;
+
+use serde_json::json;
+
+use common::*;
+
+#[tokio::test]
+async fn read_file_rejects_a_200_kb_file_with_its_estimate() {
+    let w = workspace();
+    fs::write(w.root.join("large.txt"), "x".repeat(200_000)).unwrap();
+    let result = w.call("read_file", json!({ "path": "large.txt" })).await;
+    assert!(result.is_error());
+    assert!(result.content.contains("Error:") && result.content.contains("exceeds maximum"));
+    // 200,000 bytes in one line, plus 7 chars of line number: ~50,002 tokens, over 20,000
+    // (the batch budget of 80,000 chars).
+    assert!(
+        result.content.starts_with(
+            "Error: File content (~50,002 tokens) exceeds maximum allowed tokens (20,000). Use \
+             offset and limit to read part of it: offset=0 limit=1 reads about the first 20,000 \
+             tokens; or use grep to search it."
+        ),
+        "{}",
+        result.content
+    );
+}
+
+#[tokio::test]
+async fn read_file_pagination_returns_lines_10_to_14() {
+    let w = workspace();
+    let text: String = (0..1_000).map(|i| format!("Line {i}\n")).collect();
+    fs::write(w.root.join("lines.txt"), text).unwrap();
+    let result = w
+        .call(
+            "read_file",
+            json!({ "path": "lines.txt", "offset": 10, "limit": 5 }),
+        )
+        .await;
+    assert!(result.content.contains("Line 10"));
+    assert!(result.content.contains("Line 14"));
+    assert!(!result.content.contains("Line 15"));
+    assert!(
+        result.content.starts_with("    11\tLine 10\n"),
+        "{}",
+        result.content
+    );
+    assert!(
+        result
+            .content
+            .ends_with("the file goes on. Next page: offset=15]\n")
+    );
+}
+
+#[tokio::test]
+async fn read_file_refuses_binary_and_reports_invalid_utf8() {
+    let w = workspace();
+    fs::write(w.root.join("blob.bin"), [0x7f, b'E', b'L', b'F', 0, 0, 1]).unwrap();
+    let binary = w.call("read_file", json!({ "path": "blob.bin" })).await;
+    assert!(
+        binary.content.contains("is a binary file"),
+        "{}",
+        binary.content
+    );
+    fs::write(w.root.join("latin1.txt"), b"caf\xe9\nok\n").unwrap();
+    let latin = w.call("read_file", json!({ "path": "latin1.txt" })).await;
+    assert!(!latin.is_error());
+    assert!(
+        latin
+            .content
+            .starts_with("     1\tcaf\u{fffd}\n     2\tok\n"),
+        "{}",
+        latin.content
+    );
+    assert!(
+        latin.content.contains("line 1 is not valid UTF-8"),
+        "{}",
+        latin.content
+    );
+    let past = w
+        .call(
+            "read_file",
+            json!({ "path": "latin1.txt", "offset": 5, "limit": 1 }),
+        )
+        .await;
+    assert!(
+        past.content.contains("offset: 5 is past the end"),
+        "{}",
+        past.content
+    );
+}
