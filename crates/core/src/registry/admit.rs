@@ -117,7 +117,7 @@ impl Turn {
         let cx = ToolContext::new(id.as_str(), name.as_str(), 0)
             .with_page(page)
             .with_events(inner.events.clone())
-            .with_cancellation(self.cancel.child_token())
+            .with_cancellation(self.cancel.clone())
             .with_state(inner.state.clone())
             .with_artifacts(inner.artifacts.clone());
         CallRecord {

@@ -144,7 +144,7 @@ pub struct ToolContext {
     budget: usize,
     page: Option<Page>,
     events: Option<broadcast::Sender<Event>>,
-    cancel: CancellationToken,
+    cancel: Cancellation,
     state: Arc<State>,
     artifacts: Option<Arc<dyn ArtifactStore>>,
 }
@@ -159,7 +159,7 @@ impl ToolContext {
             budget,
             page: None,
             events: None,
-            cancel: CancellationToken::new(),
+            cancel: Cancellation::new(CancellationToken::new()),
             state: Arc::default(),
             artifacts: None,
         }
@@ -219,8 +219,9 @@ impl ToolContext {
         self
     }
 
-    pub(crate) fn with_cancellation(mut self, cancel: CancellationToken) -> Self {
-        self.cancel = cancel;
+    /// Cancels the call when `turn` is cancelled.
+    pub(crate) fn with_cancellation(mut self, turn: CancellationToken) -> Self {
+        self.cancel = Cancellation::new(turn);
         self
     }
 
@@ -267,17 +268,42 @@ impl ToolContext {
 
     /// Whether the call has been cancelled (its turn was cancelled, or it timed out).
     pub fn is_cancelled(&self) -> bool {
-        self.cancel.is_cancelled()
+        self.cancel.turn.is_cancelled()
+            || self
+                .cancel
+                .call
+                .get()
+                .is_some_and(|call| call.is_cancelled())
     }
 
     /// Completes when the call is cancelled: `select!` on it around long work.
     pub async fn cancelled(&self) {
-        self.cancel.cancelled().await;
+        self.cancellation_token().cancelled().await;
     }
 
     /// The call's cancellation token, to hand to work the tool spawns.
     pub fn cancellation_token(&self) -> &CancellationToken {
-        &self.cancel
+        self.cancel
+            .call
+            .get_or_init(|| self.cancel.turn.child_token())
+    }
+}
+
+/// A call's cancellation: its turn's token and, made the first time anyone asks for it (most
+/// calls never do), a child token of its own that a timeout cancels. Shared by the context's
+/// clones, so a token handed out by one is the token every other cancels.
+#[derive(Debug, Clone)]
+struct Cancellation {
+    turn: CancellationToken,
+    call: Arc<std::sync::OnceLock<CancellationToken>>,
+}
+
+impl Cancellation {
+    fn new(turn: CancellationToken) -> Self {
+        Cancellation {
+            turn,
+            call: Arc::default(),
+        }
     }
 }
 
