@@ -71,7 +71,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         if let Some(marker) = toolsmith::trim::find_marker(&result.content) {
             println!(
                 "   … {} of {} chars kept; the rest is an artifact",
-                marker.kept_chars, marker.original_chars
+                marker.kept, marker.total
             );
         }
     }

@@ -26,6 +26,9 @@ fn default_text() -> String {
 }
 
 /// Emits `lines` numbered lines: `line 1`, `line 2`, …
+///
+/// Its results are cut by position (no folds, no salient lines): the budget tests that use it
+/// count what a head and a tail keep, and every one of its lines is alike.
 #[derive(Debug, Default, Clone)]
 pub struct Emit {
     /// The tool's own `max_result_chars`.
@@ -57,6 +60,8 @@ impl Tool for Emit {
         ToolLimits::default()
             .with_max_result_chars(self.max_result_chars)
             .with_max_result_lines(self.max_result_lines)
+            .with_folding(false)
+            .with_salience(toolsmith::trim::Salience::Off)
     }
 
     async fn call(&self, args: EmitArgs, _cx: &ToolContext) -> Result<ToolOutput, ToolError> {

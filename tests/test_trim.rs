@@ -2,9 +2,7 @@
 //! Unicode and allowances from 0 up.
 
 use proptest::prelude::*;
-use toolsmith::trim::{
-    Continuation, FullOutput, LineSpan, MarkedFull, TrimStyle, fit, fit_with, line_count,
-};
+use toolsmith::trim::{Continuation, FullOutput, MarkedFull, TrimStyle, fit, fit_with, line_count};
 
 /// The contract, written the slow and obvious way: a `Vec<char>`, indices, and `format!`.
 mod reference {
@@ -270,6 +268,17 @@ fn text_strategy() -> impl Strategy<Value = String> {
     prop::collection::vec(piece, 0..400).prop_map(|pieces| pieces.concat())
 }
 
+/// A style of either kind: the positional cut, or one that keeps what matters.
+fn any_style_strategy() -> impl Strategy<Value = TrimStyle> {
+    (style_strategy(), any::<bool>()).prop_map(|(style, keeps)| {
+        if keeps {
+            style.keeping_what_matters()
+        } else {
+            style
+        }
+    })
+}
+
 fn style_strategy() -> impl Strategy<Value = TrimStyle> {
     let ratio = prop_oneof![Just(0.0), Just(0.3), Just(0.5), Just(1.0), 0.0..=1.0f64];
     let max_lines = prop_oneof![2 => Just(None), 1 => (0usize..40).prop_map(Some)];
@@ -277,6 +286,22 @@ fn style_strategy() -> impl Strategy<Value = TrimStyle> {
 }
 
 const ID: &str = "0123456789abcdef0123456789abcdef";
+
+/// Text shaped like tool output: repeated lines that differ in numbers, salient lines, escape
+/// sequences and carriage-return redraws among plain lines.
+fn output_strategy() -> impl Strategy<Value = String> {
+    let line = prop_oneof![
+        4 => (0u32..5_000).prop_map(|i| format!("test a::t{i} ... ok\n")),
+        2 => "[a-z ]{0,30}\n",
+        1 => Just("error[E0308]: mismatched types\n  --> src/main.rs:4:5\n".to_owned()),
+        1 => Just("Traceback (most recent call last):\n  File \"x.py\", line 1\nValueError: x\n".to_owned()),
+        1 => Just("\x1b[1m\x1b[31mFAILED\x1b[0m thing\n".to_owned()),
+        1 => Just("10%\r50%\r100%\n".to_owned()),
+        1 => Just("\n".to_owned()),
+        1 => any::<char>().prop_map(|c| format!("{c}\n")),
+    ];
+    prop::collection::vec(line, 0..300).prop_map(|lines| lines.concat())
+}
 
 fn full_strategy() -> impl Strategy<Value = u8> {
     0u8..3
@@ -405,7 +430,8 @@ fn the_marker_reads_as_the_design_shows() {
         id: ID,
         reader: "read_artifact",
     };
-    let trimmed = fit_with(&text, 20_000, &TrimStyle::default(), &full.into());
+    // The positional cut (a head and a tail): the same lines everywhere would fold otherwise.
+    let trimmed = fit_with(&text, 20_000, &TrimStyle::head_tail(0.3), &full.into());
     let out = trimmed.text();
     let marker_line = out
         .lines()
@@ -444,7 +470,7 @@ fn a_paginated_cut_names_the_next_offset() {
     };
     let trimmed = fit_with(&text, 400, &TrimStyle::head_only(), &continuation);
     let cut = trimmed.cut().unwrap();
-    let kept = cut.head_lines.unwrap().last;
+    let kept = cut.head_lines().unwrap().last;
     assert_eq!(cut.next_offset, Some(2_000 + kept));
     assert!(
         trimmed
@@ -483,9 +509,9 @@ proptest! {
     /// Every marker `fit` writes reads back, by the one parser, as the figures of its cut.
     #[test]
     fn markers_round_trip_through_the_parser(
-        text in text_strategy(),
+        text in prop_oneof![text_strategy(), output_strategy()],
         allowance in 0usize..1_500,
-        style in style_strategy(),
+        style in any_style_strategy(),
         which in 0u8..4,
         reason in "\\PC{0,200}",
         omitted in 0u64..u64::from(u32::MAX),
@@ -500,20 +526,17 @@ proptest! {
             prop_assert!(!trimmed.text().contains("[toolsmith:"), "{}", trimmed.text());
             return Ok(());
         };
-        prop_assert_eq!(marker.kept_chars, cut.kept_chars);
-        prop_assert_eq!(marker.original_chars, cut.original_chars);
-        prop_assert_eq!(marker.original_lines, cut.original_lines);
+        prop_assert_eq!(marker.kept, cut.kept_chars);
+        prop_assert_eq!(marker.total, cut.original_chars);
+        prop_assert_eq!(marker.unit.as_str(), "chars");
+        prop_assert_eq!(marker.lines, Some(cut.original_lines));
         prop_assert_eq!(marker.mid_line, cut.mid_line);
         prop_assert_eq!(marker.next_offset, cut.next_offset);
-        // One span alone reads as the head when it starts at line 1.
-        let spans = |head: Option<LineSpan>, tail: Option<LineSpan>| match (head, tail) {
-            (Some(one), None) | (None, Some(one)) => vec![one],
-            (head, tail) => head.into_iter().chain(tail).collect(),
-        };
-        prop_assert_eq!(
-            spans(marker.head_lines, marker.tail_lines),
-            spans(cut.head_lines, cut.tail_lines)
-        );
+        prop_assert_eq!(&marker.spans, &cut.spans);
+        prop_assert_eq!(marker.folded_lines, cut.folded_lines);
+        prop_assert_eq!(marker.escapes_removed, cut.escapes_removed);
+        prop_assert_eq!(marker.redraws_removed, cut.redraws_removed);
+        prop_assert_eq!(marker.condensed, cut.left_out_lines() == 0 && !cut.mid_line);
         let expected = match full {
             FullOutput::NotKept => MarkedFull::NotKept,
             FullOutput::Stored { id, reader } => MarkedFull::Stored {
@@ -540,5 +563,48 @@ proptest! {
             _ => unreachable!("every kind of full output is generated"),
         };
         prop_assert_eq!(marker.full, expected);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1_000))]
+
+    /// A cut that keeps what matters holds the contract too: within the allowance, whole chars,
+    /// a text that fits untouched, and the unchanged head and tail it states are the input's.
+    #[test]
+    fn keeping_what_matters_keeps_the_contract(
+        text in prop_oneof![text_strategy(), output_strategy()],
+        allowance in prop_oneof![0usize..40, 0usize..600, 0usize..5_000],
+        style in style_strategy(),
+        which in full_strategy(),
+        page_offset in prop_oneof![3 => Just(None), 1 => (0usize..100_000).prop_map(Some)],
+    ) {
+        let style = style.keeping_what_matters();
+        let full = full_of(which, "disk full");
+        let continuation = Continuation { full, page_offset };
+        let trimmed = fit_with(&text, allowance, &style, &continuation);
+        let out = trimmed.text();
+        let chars = text.chars().count();
+        let lines = line_count(&text);
+        let fits = chars <= allowance && style.max_lines().is_none_or(|m| lines <= m);
+        if fits {
+            prop_assert_eq!(out, text.as_str());
+            prop_assert!(!trimmed.is_trimmed());
+        } else {
+            prop_assert!(out.chars().count() <= allowance, "{} > {allowance}: {out:?}", out.chars().count());
+            let cut = trimmed.cut().unwrap();
+            prop_assert_eq!(cut.original_chars, chars);
+            prop_assert_eq!(cut.original_lines, lines);
+            prop_assert!(out.starts_with(&text[..cut.head_bytes]));
+            prop_assert!(out.ends_with(&text[text.len() - cut.tail_bytes..]));
+            let mut previous = 0;
+            for span in &cut.spans {
+                prop_assert!(span.first > previous && span.first <= span.last && span.last <= lines, "{:?}", cut.spans);
+                previous = span.last;
+            }
+            if let Some(max) = style.max_lines() {
+                prop_assert!(line_count(out) <= max + 1 + cut.spans.len(), "{out:?}");
+            }
+        }
     }
 }

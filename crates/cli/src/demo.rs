@@ -95,7 +95,7 @@ pub(crate) async fn run(
         .iter()
         .find_map(|r| Some((r.meta.artifact.clone()?, r.meta.cut.clone()?)));
     if let Some((id, cut)) = trimmed {
-        let offset = cut.head_lines.map_or(0, |span| span.last);
+        let offset = cut.head_lines().map_or(0, |span| span.last);
         let page = turn
             .execute([ToolCall::new(
                 "toolu_07",

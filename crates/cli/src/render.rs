@@ -10,8 +10,12 @@ pub(crate) fn result_json(result: &ToolResult) -> Value {
         let span = |s: Option<toolsmith::trim::LineSpan>| s.map(|s| json!([s.first, s.last]));
         json!({
             "chars": cut.kept_chars,
-            "head_lines": span(cut.head_lines),
-            "tail_lines": span(cut.tail_lines),
+            "head_lines": span(cut.head_lines()),
+            "tail_lines": span(cut.tail_lines()),
+            "spans": cut.spans.iter().map(|s| json!([s.first, s.last])).collect::<Vec<_>>(),
+            "folded_lines": cut.folded_lines,
+            "escapes_removed": cut.escapes_removed,
+            "redraws_removed": cut.redraws_removed,
         })
     });
     json!({

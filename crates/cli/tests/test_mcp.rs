@@ -112,7 +112,10 @@ async fn a_real_mcp_client_sees_well_formed_results_for_every_tool() {
         "{}",
         big_text.chars().count()
     );
-    assert!(big_text.ends_with("99999\n100000\n[exit code: 0]\n"));
+    assert!(
+        big_text.ends_with("\n100000\n[exit code: 0]\n"),
+        "{big_text}"
+    );
     let Some(toolsmith::trim::MarkedFull::Stored { id, .. }) =
         toolsmith::trim::find_marker(&big_text).map(|marker| marker.full)
     else {

@@ -10,9 +10,9 @@ use crate::ctxt::Ctxt;
 
 /// Every key `#[tool(...)]` accepts, as the unknown-key error lists them.
 const KEYS: &str = "`name`, `description`, `max_result_chars`, `max_result_lines`, `paginate`, \
-                    `head_ratio`, `timeout`, `preserve`, `read_only`, `destructive`, \
-                    `idempotent`, `open_world`, `allow_unknown_fields`, `state`, `size_hint`, \
-                    `crate`";
+                    `head_ratio`, `timeout`, `preserve`, `terminal_output`, `read_only`, \
+                    `destructive`, `idempotent`, `open_world`, `allow_unknown_fields`, `state`, \
+                    `size_hint`, `crate`";
 
 /// A value and the tokens it came from (for spans of later errors).
 pub(crate) struct Spanned<T> {
@@ -31,6 +31,7 @@ pub(crate) struct ToolAttrs {
     pub(crate) head_ratio: Option<Spanned<f64>>,
     pub(crate) timeout_ms: Option<Spanned<u64>>,
     pub(crate) preserve: Option<Span>,
+    pub(crate) terminal_output: Option<Span>,
     pub(crate) read_only: Option<Span>,
     pub(crate) destructive: Option<Span>,
     pub(crate) idempotent: Option<Span>,
@@ -117,6 +118,11 @@ impl ToolAttrs {
             "preserve" => {
                 flag(cx, &meta, "preserve")?;
                 set_flag(&mut self.preserve, key.span(), duplicate, cx);
+            }
+            // #[tool(terminal_output)]
+            "terminal_output" => {
+                flag(cx, &meta, "terminal_output")?;
+                set_flag(&mut self.terminal_output, key.span(), duplicate, cx);
             }
             // #[tool(read_only)]
             "read_only" => {

@@ -392,6 +392,9 @@ fn limits(attrs: &ToolAttrs, krate: &TokenStream) -> TokenStream {
     if attrs.preserve.is_some() {
         chain.extend(quote!(.with_preserve(true)));
     }
+    if attrs.terminal_output.is_some() {
+        chain.extend(quote!(.with_terminal_output(true)));
+    }
     chain
 }
 

@@ -46,6 +46,7 @@ const PROGRESS_EVERY: Duration = Duration::from_secs(2);
     destructive,
     open_world,
     preserve,
+    terminal_output,
     max_result_chars = 20_000,
     max_result_lines = 200,
     head_ratio = 0.2,

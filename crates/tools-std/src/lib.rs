@@ -37,7 +37,7 @@ use std::sync::Arc;
 
 use toolsmith::registry::RegistryBuilder;
 use toolsmith::tool::{DynTool, StateNeed, ToolError, into_dyn, with_spec};
-use toolsmith::trim::grouped;
+use toolsmith::trim::{Salience, grouped};
 
 pub use command::RunCommand;
 pub use confine::{CommandPolicy, SYSTEM_READABLE};
@@ -62,7 +62,7 @@ pub fn tools() -> Vec<Arc<dyn DynTool>> {
         needs_sandbox(into_dyn(EditFile::tool())),
         needs_sandbox(into_dyn(ListDirectory::tool())),
         needs_sandbox(into_dyn(Glob::tool())),
-        needs_sandbox(into_dyn(Grep::tool())),
+        needs_sandbox(grep()),
         needs_sandbox(run_command()),
     ]
 }
@@ -77,6 +77,14 @@ fn needs_sandbox(tool: Arc<dyn DynTool>) -> Arc<dyn DynTool> {
         );
         spec.needs.retain(|stated| stated != &need);
         spec.needs.push(need);
+    })
+}
+
+/// `grep`, whose every line is a match the model asked for: cut by position (and folds), with
+/// no lines singled out as salient.
+fn grep() -> Arc<dyn DynTool> {
+    with_spec(into_dyn(Grep::tool()), |spec| {
+        spec.limits = spec.limits.with_salience(Salience::Off);
     })
 }
 

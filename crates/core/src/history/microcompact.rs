@@ -303,8 +303,8 @@ impl Figures {
 fn parse_marker(text: &str) -> Option<Figures> {
     let marker = trim::find_marker(text)?;
     Some(Figures {
-        chars: marker.original_chars,
-        lines: marker.original_lines,
+        chars: marker.total,
+        lines: marker.lines.unwrap_or(0),
         current_chars: 0,
     })
 }

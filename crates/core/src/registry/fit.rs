@@ -59,8 +59,10 @@ pub(super) async fn fit(
     // was spooled as it came: its artifact is committed by now or soon.
     for (s, allowance) in settled.iter_mut().zip(allowances) {
         s.record.allowance = allowance;
+        // Stored when it will be changed: cut, or (a terminal's output) rendered.
         let overflows = s.totals.chars > allowance
-            || s.style.max_lines().is_some_and(|max| s.totals.lines > max);
+            || s.style.max_lines().is_some_and(|max| s.totals.lines > max)
+            || matches!(&s.body, Body::Text(text) if s.style.renders_whole(text));
         s.storing = match &mut s.body {
             Body::Text(text) | Body::Json(text) => registry
                 .artifacts()

@@ -21,7 +21,7 @@ use crate::tool::{
     Body as OutputBody, CallArgs, DisplayDuration, DynTool, ErrorKind, Event, OutputStream,
     ToolContext, ToolError,
 };
-use crate::trim::{Capture, Captured};
+use crate::trim::{Capture, Captured, Salience};
 
 /// What became of one call that ran.
 struct Outcome {
@@ -57,9 +57,10 @@ pub(super) async fn run(
         let timeout = spec.limits.timeout.or(inner.default_timeout);
         let read_only = spec.annotations.is_read_only();
         let most = budget.most_allowed(batch_budget, record.cap, record.planned);
+        let salience = spec.limits.salience;
         let approval = inner.approval.clone().zip(shown);
-        let call =
-            run_call(tool, args, cx, timeout, most, approval).instrument(record.span.clone());
+        let call = run_call(tool, args, cx, timeout, most, salience, approval)
+            .instrument(record.span.clone());
         if read_only {
             let handle = tasks.spawn(call);
             index_of.insert(handle.id(), i);
@@ -122,6 +123,7 @@ async fn run_call(
     cx: ToolContext,
     timeout: Option<Duration>,
     most_allowed: usize,
+    salience: Salience,
     approval: Option<(Arc<ApprovalPolicy>, Value)>,
 ) -> Outcome {
     let started = Instant::now();
@@ -157,7 +159,7 @@ async fn run_call(
                 OutputBody::Stream(stream) => {
                     let deadline = timeout.map(|limit| (started + limit, limit));
                     // Boxed: a call that returns text never carries the capture's state.
-                    Box::pin(consume(stream, &cx, deadline, most_allowed)).await
+                    Box::pin(consume(stream, &cx, deadline, most_allowed, salience)).await
                 }
             };
             Ok(Produced {
@@ -190,8 +192,10 @@ async fn consume(
     cx: &ToolContext,
     deadline: Option<(Instant, Duration)>,
     most_allowed: usize,
+    salience: Salience,
 ) -> (Body, Option<ErrorKind>) {
-    let mut capture = Capture::new(most_allowed);
+    // The stream's salient lines are gathered as it passes: a cut keeps them from the middle.
+    let mut capture = Capture::new(most_allowed).watching(salience);
     let mut spool = None;
     if let Some(store) = cx.artifacts() {
         let (open, slot) = spool_to(store.clone());

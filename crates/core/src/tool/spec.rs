@@ -166,6 +166,17 @@ pub struct ToolLimits {
     pub timeout: Option<Duration>,
     /// Whether history microcompaction must keep this tool's results (write and exec tools).
     pub preserve: bool,
+    /// Which lines of a middle a cut must drop it keeps (errors, failures, tracebacks …). By
+    /// default [`Salience::Default`](crate::trim::Salience::Default); off for a paginated tool,
+    /// whose page keeps its head.
+    pub salience: crate::trim::Salience,
+    /// Whether a cut folds runs of similar lines into their first and a count. By default true;
+    /// false for a paginated tool.
+    pub fold: bool,
+    /// Whether the output is a terminal's (a command's): shown as a terminal shows it, escape
+    /// sequences removed and redraws resolved, even when it fits (the change stated, the raw
+    /// bytes kept as an artifact). By default false: other outputs are rendered only when cut.
+    pub terminal_output: bool,
 }
 
 impl Default for ToolLimits {
@@ -177,6 +188,9 @@ impl Default for ToolLimits {
             paginate: false,
             timeout: None,
             preserve: false,
+            salience: crate::trim::Salience::Default,
+            fold: true,
+            terminal_output: false,
         }
     }
 }
@@ -205,13 +219,39 @@ impl ToolLimits {
 
     /// Sets [`paginate`](Self::paginate). A paginated tool's result is cut keeping its head, next
     /// to the `next page: offset=N` the marker names: a head ratio still at its default becomes
-    /// 1.0 (set one after this call to keep a tail too).
+    /// 1.0 (set one after this call to keep a tail too), and a page is cut by position, without
+    /// folds or salient lines (set them after this call to have them).
     #[must_use]
     pub fn with_paginate(mut self, paginate: bool) -> Self {
         self.paginate = paginate;
-        if paginate && self.head_ratio == crate::trim::TrimStyle::DEFAULT_HEAD_RATIO {
-            self.head_ratio = 1.0;
+        if paginate {
+            if self.head_ratio == crate::trim::TrimStyle::DEFAULT_HEAD_RATIO {
+                self.head_ratio = 1.0;
+            }
+            self.salience = crate::trim::Salience::Off;
+            self.fold = false;
         }
+        self
+    }
+
+    /// Sets [`salience`](Self::salience).
+    #[must_use]
+    pub fn with_salience(mut self, salience: crate::trim::Salience) -> Self {
+        self.salience = salience;
+        self
+    }
+
+    /// Sets [`fold`](Self::fold).
+    #[must_use]
+    pub fn with_folding(mut self, fold: bool) -> Self {
+        self.fold = fold;
+        self
+    }
+
+    /// Sets [`terminal_output`](Self::terminal_output).
+    #[must_use]
+    pub fn with_terminal_output(mut self, terminal_output: bool) -> Self {
+        self.terminal_output = terminal_output;
         self
     }
 
@@ -231,6 +271,19 @@ impl ToolLimits {
 
     /// The trim style these limits ask for.
     pub fn trim_style(&self) -> crate::trim::TrimStyle {
-        crate::trim::TrimStyle::head_tail(self.head_ratio).with_max_lines(self.max_result_lines)
+        use crate::trim::{Render, TrimStyle};
+        let render = if self.terminal_output {
+            Render::Always
+        } else if self.paginate {
+            // A page shows a file's bytes, escapes and all.
+            Render::Never
+        } else {
+            Render::OnCut
+        };
+        TrimStyle::head_tail(self.head_ratio)
+            .with_max_lines(self.max_result_lines)
+            .with_folding(self.fold)
+            .with_salience(self.salience)
+            .with_render(render)
     }
 }

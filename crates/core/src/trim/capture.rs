@@ -3,7 +3,12 @@
 use std::fmt;
 use std::io::{self, Write};
 
-use super::{Continuation, Totals, TrimStyle, Trimmed, cut_points};
+use super::keep::{HeldExcerpt, Source};
+use super::watch::Watch;
+use super::{Continuation, Salience, Totals, TrimStyle, Trimmed, cut_points};
+
+/// The most salient parts of a stream a capture holds: the first and the latest half.
+const MAX_HELD: usize = 64;
 
 /// Opens the sink the full stream is spooled to, called the first time the stream outgrows
 /// what the capture keeps in memory.
@@ -34,6 +39,8 @@ pub(crate) struct Capture {
     open_spool: Option<OpenSpool>,
     spool: Option<Box<dyn Write + Send>>,
     spool_error: Option<String>,
+    /// Gathers the salient lines of the stream, which a cut keeps from the middle it drops.
+    watch: Option<Watch>,
 }
 
 impl fmt::Debug for Capture {
@@ -65,7 +72,18 @@ impl Capture {
             open_spool: None,
             spool: None,
             spool_error: None,
+            watch: None,
         }
+    }
+
+    /// Gathers the stream's salient lines as it passes (see [`Salience`]), so that a cut can
+    /// keep them from the middle it does not hold: at most 64 parts of the stream, in about as
+    /// much memory as the head. `Salience::Off` gathers nothing.
+    #[must_use]
+    pub(crate) fn watching(mut self, salience: Salience) -> Self {
+        self.watch = super::salience::automaton(salience)
+            .map(|automaton| Watch::new(automaton, MAX_HELD, self.head_cap));
+        self
     }
 
     /// Spools the full stream to the sink `open` returns, opened the first time the stream
@@ -81,6 +99,9 @@ impl Capture {
     pub(crate) fn push(&mut self, chunk: &[u8]) {
         if chunk.is_empty() {
             return;
+        }
+        if let Some(watch) = &mut self.watch {
+            watch.push(chunk);
         }
         self.totals.add_chunk(chunk);
         self.last_byte = chunk.last().copied();
@@ -192,12 +213,14 @@ impl Capture {
             self.before_tail
         };
         let tail_starts_line = tail_start == 0 && before.is_none_or(|b| b == b'\n');
+        let held = self.watch.take().map(Watch::finish).unwrap_or_default();
         Captured::Parts(CapturedParts {
             head: String::from_utf8_lossy(&self.head[..head_end]).into_owned(),
             tail: String::from_utf8_lossy(&self.tail[tail_start..]).into_owned(),
             tail_starts_line,
             totals: self.totals,
             spool_error: self.spool_error,
+            held,
         })
     }
 }
@@ -219,6 +242,8 @@ pub(crate) struct CapturedParts {
     tail_starts_line: bool,
     totals: Totals,
     spool_error: Option<String>,
+    /// The salient parts of the stream the watch gathered.
+    held: Vec<HeldExcerpt>,
 }
 
 impl CapturedParts {
@@ -241,6 +266,26 @@ impl CapturedParts {
         continuation: &Continuation<'_>,
     ) -> Trimmed<'static> {
         let totals = self.totals;
+        if style.reduces() {
+            let source = Source {
+                head: &self.head,
+                tail: &self.tail,
+                whole: false,
+                tail_starts_line: self.tail_starts_line,
+                held: &self.held,
+                totals,
+            };
+            let automaton = super::salience::automaton(style.salience);
+            if let Some(cut) = super::keep::cut(
+                &source,
+                allowance,
+                style,
+                continuation,
+                automaton.as_deref(),
+            ) {
+                return cut;
+            }
+        }
         let reserve = super::marker_reserve(totals, continuation);
         let room = match allowance.checked_sub(reserve) {
             Some(room) if room >= super::MIN_ROOM => room,
@@ -298,7 +343,7 @@ mod tests {
             panic!("10,000 lines do not fit")
         };
         assert_eq!(parts.totals().lines, 10_000);
-        let shown = parts.fit(400, &TrimStyle::default(), &FullOutput::NotKept.into());
+        let shown = parts.fit(400, &TrimStyle::head_tail(0.3), &FullOutput::NotKept.into());
         assert!(shown.text().chars().count() <= 400);
         assert!(shown.text().ends_with("line 9999\n"));
     }

@@ -75,16 +75,24 @@ pub struct Cut {
     pub original_chars: usize,
     /// Lines in the input: newlines, plus one if the input does not end with a newline.
     pub original_lines: usize,
-    /// Chars of the input that were kept (the marker and its separators not counted).
+    /// Chars of content shown (the marker, fold and gap lines not counted): the input's lines
+    /// as they were, or as a terminal shows them when they held escapes or redraws.
     pub kept_chars: usize,
-    /// Byte length of the kept head: the head is `input[..head_bytes]`.
+    /// Byte length of the input's prefix the result starts with unchanged: the result begins
+    /// with `input[..head_bytes]`.
     pub head_bytes: usize,
-    /// Byte length of the kept tail: the tail is `input[input.len() - tail_bytes..]`.
+    /// Byte length of the input's suffix the result ends with unchanged: the result ends with
+    /// `input[input.len() - tail_bytes..]`.
     pub tail_bytes: usize,
-    /// The lines the kept head touches, if any head was kept.
-    pub head_lines: Option<LineSpan>,
-    /// The lines the kept tail touches, if any tail was kept.
-    pub tail_lines: Option<LineSpan>,
+    /// The lines shown, in order, as spans: the head, the excerpts kept from the middle, the
+    /// tail. A folded run is inside the span of its first line.
+    pub spans: Vec<LineSpan>,
+    /// Lines shown as a fold (`[… 2,998 more lines like this …]`) rather than one by one.
+    pub folded_lines: usize,
+    /// Escape sequences removed from the lines shown (terminal output rendered).
+    pub escapes_removed: usize,
+    /// Carriage-return and backspace redraws resolved in the lines shown.
+    pub redraws_removed: usize,
     /// Whether a cut fell inside a line (a line was kept only in part).
     pub mid_line: bool,
     /// For a paginated call: the offset of the first line not wholly kept in the head, which
@@ -94,15 +102,15 @@ pub struct Cut {
 
 impl Cut {
     /// The cut of a JSON text of `original_chars` chars and `original_lines` lines fitted by
-    /// [`fit_json`](super::fit_json): no head or tail of the text as such (the cut is inside the
+    /// [`fit_json`](super::fit_json): no lines of the text as such (the cut is inside the
     /// structure, stated by its markers), the kept chars those of the fitted text outside its
     /// markers.
     pub fn of_json(original_chars: usize, original_lines: usize, fit: &super::JsonFit) -> Self {
         Cut::without_spans(original_chars, original_lines, fit.kept_chars)
     }
 
-    /// A cut that keeps no head or tail of the text as such: `kept_chars` of it survive some
-    /// other way (inside a JSON structure, or not at all).
+    /// A cut that keeps no line of the text as such: `kept_chars` of it survive some other way
+    /// (inside a JSON structure, or not at all).
     pub(crate) fn without_spans(
         original_chars: usize,
         original_lines: usize,
@@ -114,11 +122,32 @@ impl Cut {
             kept_chars,
             head_bytes: 0,
             tail_bytes: 0,
-            head_lines: None,
-            tail_lines: None,
+            spans: Vec::new(),
+            folded_lines: 0,
+            escapes_removed: 0,
+            redraws_removed: 0,
             mid_line: false,
             next_offset: None,
         }
+    }
+
+    /// The first span, when it starts at line 1: the head kept.
+    pub fn head_lines(&self) -> Option<LineSpan> {
+        self.spans.first().copied().filter(|span| span.first == 1)
+    }
+
+    /// The last span, when it ends at the last line: the tail kept.
+    pub fn tail_lines(&self) -> Option<LineSpan> {
+        self.spans
+            .last()
+            .copied()
+            .filter(|span| span.last == self.original_lines && span.first > 1)
+    }
+
+    /// Lines of the input neither shown nor folded.
+    pub fn left_out_lines(&self) -> usize {
+        let shown: usize = self.spans.iter().map(|s| s.last + 1 - s.first).sum();
+        self.original_lines.saturating_sub(shown)
     }
 }
 
@@ -138,40 +167,81 @@ pub(crate) enum Layout {
 /// Renders the full marker for `cut`.
 pub(crate) fn render(cut: &Cut, full: &FullOutput<'_>, layout: Layout) -> String {
     let mut out = String::with_capacity(160);
-    out.push_str(OPENING);
+    // Nothing left out (only folded or rendered): condensed, not truncated.
+    let condensed = cut.left_out_lines() == 0 && !cut.mid_line && !cut.spans.is_empty();
+    out.push_str(if condensed && layout == Layout::Exact {
+        OPENING_CONDENSED
+    } else {
+        OPENING
+    });
     push_grouped(&mut out, cut.kept_chars);
     out.push_str(" of ");
     push_grouped(&mut out, cut.original_chars);
     out.push_str(" chars (");
-    match (cut.head_lines, cut.tail_lines) {
-        (None, None) => {
-            out.push_str("no lines of ");
-            push_grouped(&mut out, cut.original_lines);
-        }
-        (Some(one), None) | (None, Some(one)) => {
-            out.push_str("lines ");
-            push_span(&mut out, one, layout);
-            out.push_str(" of ");
-            push_grouped(&mut out, cut.original_lines);
-        }
-        (Some(head), Some(tail)) => {
-            out.push_str("lines ");
-            push_span(&mut out, head, layout);
-            out.push_str(" and ");
-            push_span(&mut out, tail, layout);
-            out.push_str(" of ");
-            push_grouped(&mut out, cut.original_lines);
-        }
+    if cut.spans.is_empty() {
+        out.push_str("no lines of ");
+    } else {
+        out.push_str("lines ");
+        push_spans(&mut out, &cut.spans, layout);
+        out.push_str(" of ");
     }
+    push_grouped(&mut out, cut.original_lines);
     if cut.mid_line {
         out.push_str(", cut mid-line");
     }
     out.push_str("); ");
+    if cut.folded_lines > 0 {
+        push_grouped(&mut out, cut.folded_lines);
+        out.push_str(" lines folded; ");
+    }
+    if cut.escapes_removed > 0 || cut.redraws_removed > 0 {
+        push_grouped(&mut out, cut.escapes_removed);
+        out.push_str(" escape sequences and ");
+        push_grouped(&mut out, cut.redraws_removed);
+        out.push_str(" redraws removed; ");
+    }
     if let Some(next) = cut.next_offset {
         let _ = write!(out, "next page: offset={next}; ");
     }
     push_full(&mut out, full);
     out.push(']');
+    out
+}
+
+/// Writes spans as a list: `1-30`, `1-30 and 431-500`, `1-30, 212, 400-402 and 431-500`.
+fn push_spans(out: &mut String, spans: &[LineSpan], layout: Layout) {
+    for (i, span) in spans.iter().enumerate() {
+        if i > 0 {
+            out.push_str(if i + 1 == spans.len() { " and " } else { ", " });
+        }
+        push_span(out, *span, layout);
+    }
+}
+
+/// The line that stands for a run of lines folded after the `period` lines shown before it:
+/// `[… 2,998 more lines like this (lines 2-2,999)]`.
+pub(crate) fn fold_line(folded: usize, period: usize, first: usize, last: usize) -> String {
+    let mut out = String::with_capacity(64);
+    out.push_str("[… ");
+    push_grouped(&mut out, folded);
+    if period == 1 {
+        out.push_str(" more lines like this (lines ");
+    } else {
+        out.push_str(" more lines repeating the ");
+        push_grouped(&mut out, period);
+        out.push_str(" above (lines ");
+    }
+    push_span(&mut out, LineSpan { first, last }, Layout::Widest);
+    out.push_str(")]");
+    out
+}
+
+/// The line that stands for lines left out between two kept parts: `[… lines 31-430 left out]`.
+pub(crate) fn gap_line(first: usize, last: usize) -> String {
+    let mut out = String::with_capacity(40);
+    out.push_str("[… lines ");
+    push_span(&mut out, LineSpan { first, last }, Layout::Widest);
+    out.push_str(" left out]");
     out
 }
 
@@ -298,28 +368,55 @@ pub fn grouped(n: impl TryInto<u64>) -> String {
 
 /// A marker read back from a text: the figures it states and where it says the full output is.
 ///
-/// What [`find`] and [`parse`] return; every marker trim renders parses back to the figures it was
-/// rendered from (a property test holds this).
+/// What [`find`] and [`parse`] return, for the markers of a text cut ([`fit`](super::fit)) and of
+/// a JSON cut ([`fit_json`](super::fit_json)) alike; every marker toolsmith renders parses back
+/// to the figures it was rendered from (a property test holds this).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Marker {
-    /// Chars of the output that were kept.
-    pub kept_chars: usize,
-    /// Chars of the whole output.
-    pub original_chars: usize,
-    /// Lines of the whole output.
-    pub original_lines: usize,
-    /// The lines the head touches, if a head was kept. (A marker naming one span names it
-    /// the same way for a head and a tail: it is read as the head when it starts at line 1.)
-    pub head_lines: Option<LineSpan>,
-    /// The lines the tail touches, if a tail was kept.
-    pub tail_lines: Option<LineSpan>,
+    /// What was kept, in `unit`s: chars of a text; items, keys or chars of a JSON value.
+    pub kept: usize,
+    /// The whole, in `unit`s.
+    pub total: usize,
+    /// `chars` (a text, or a JSON string), `items` (a JSON array) or `keys` (a JSON object).
+    pub unit: String,
+    /// The lines of a text; `None` for a JSON marker.
+    pub lines: Option<usize>,
+    /// What was shown, in order: line spans of a text; item, key or char spans of a JSON value.
+    pub spans: Vec<LineSpan>,
     /// Whether a cut fell inside a line.
     pub mid_line: bool,
+    /// Whether nothing was left out: every line is shown or folded (`output condensed`).
+    pub condensed: bool,
+    /// Lines shown as folds.
+    pub folded_lines: usize,
+    /// Escape sequences removed from what is shown.
+    pub escapes_removed: usize,
+    /// Redraws resolved in what is shown.
+    pub redraws_removed: usize,
+    /// Whether a JSON value was re-serialized compactly before it was cut.
+    pub json_compacted: bool,
     /// The offset the next page starts at, for a paginated call.
     pub next_offset: Option<usize>,
     /// Where the full output is.
     pub full: MarkedFull,
+}
+
+impl Marker {
+    /// The first span, when it starts at 1: the head kept (lines of a text, items of a JSON
+    /// array).
+    pub fn head(&self) -> Option<LineSpan> {
+        self.spans.first().copied().filter(|span| span.first == 1)
+    }
+
+    /// The last span, when it ends at the end: the tail kept.
+    pub fn tail(&self) -> Option<LineSpan> {
+        let end = self.lines.unwrap_or(self.total);
+        self.spans
+            .last()
+            .copied()
+            .filter(|span| span.last == end && span.first > 1)
+    }
 }
 
 /// Where a parsed [`Marker`] says the full output is: [`FullOutput`], owned.
@@ -345,6 +442,10 @@ pub enum MarkedFull {
 }
 
 const OPENING: &str = "[toolsmith: output truncated, kept ";
+/// The opening of a marker that left nothing out: every line is shown or folded.
+const OPENING_CONDENSED: &str = "[toolsmith: output condensed, kept ";
+/// What both openings start with.
+const OPENING_PREFIX: &str = "[toolsmith: output ";
 
 /// The first full marker in `text`, read back; `None` if there is none (or it is malformed).
 ///
@@ -354,70 +455,88 @@ const OPENING: &str = "[toolsmith: output truncated, kept ";
 /// let log: String = (1..=1000).map(|i| format!("line {i}\n")).collect();
 /// let trimmed = trim::fit(&log, 400, &TrimStyle::default());
 /// let marker = trim::find_marker(trimmed.text()).expect("a marker");
-/// assert_eq!(marker.original_lines, 1_000);
-/// assert_eq!(Some(marker.kept_chars), trimmed.cut().map(|cut| cut.kept_chars));
+/// assert_eq!(marker.lines, Some(1_000));
+/// assert_eq!(Some(marker.kept), trimmed.cut().map(|cut| cut.kept_chars));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn find(text: &str) -> Option<Marker> {
-    let start = memchr::memmem::find(text.as_bytes(), OPENING.as_bytes())?;
-    let rest = &text[start..];
-    // A marker is one line.
-    let line = rest.split('\n').next().unwrap_or(rest);
-    parse(line)
+    let finder = memchr::memmem::Finder::new(OPENING_PREFIX.as_bytes());
+    finder.find_iter(text.as_bytes()).find_map(|start| {
+        let rest = &text[start..];
+        // A marker is one line; inside a JSON string it ends at its closing quote.
+        let line = rest.split('\n').next().unwrap_or(rest);
+        parse(line).or_else(|| {
+            line.match_indices("]\"")
+                .find_map(|(end, _)| parse(&line[..=end]))
+        })
+    })
 }
 
-/// Reads back one marker, exactly as [`fit`](super::fit) renders it; `None` if `marker` is not
-/// one.
+/// Reads back one marker, exactly as a cut renders it; `None` if `marker` is not one.
 pub fn parse(marker: &str) -> Option<Marker> {
-    let body = marker.strip_prefix(OPENING)?.strip_suffix(']')?;
+    let (condensed, body) = match marker.strip_prefix(OPENING) {
+        Some(body) => (false, body),
+        None => (true, marker.strip_prefix(OPENING_CONDENSED)?),
+    };
+    let body = body.strip_suffix(']')?;
     let (kept, rest) = body.split_once(" of ")?;
-    let kept_chars = parse_grouped(kept)?;
-    let (original, rest) = rest.split_once(" chars (")?;
-    let original_chars = parse_grouped(original)?;
-    let (spans, rest) = rest.split_once("); ")?;
-    let (spans, mid_line) = match spans.strip_suffix(", cut mid-line") {
+    let kept = parse_grouped(kept)?;
+    let (total, rest) = rest.split_once(' ')?;
+    let total = parse_grouped(total)?;
+    let (unit, rest) = rest.split_once(" (")?;
+    let (spans_text, rest) = rest.split_once(')')?;
+    let (spans_text, mid_line) = match spans_text.strip_suffix(", cut mid-line") {
         Some(spans) => (spans, true),
-        None => (spans, false),
+        None => (spans_text, false),
     };
-    let (head_lines, tail_lines, original_lines) =
-        if let Some(lines) = spans.strip_prefix("no lines of ") {
-            (None, None, parse_grouped(lines)?)
-        } else {
-            let spans = spans.strip_prefix("lines ")?;
-            let (ranges, lines) = spans.rsplit_once(" of ")?;
-            let original_lines = parse_grouped(lines)?;
-            match ranges.split_once(" and ") {
-                Some((head, tail)) => (
-                    Some(parse_span(head)?),
-                    Some(parse_span(tail)?),
-                    original_lines,
-                ),
-                // One span alone: read as a head if it starts at line 1, else as a tail.
-                None => {
-                    let span = parse_span(ranges)?;
-                    if span.first == 1 {
-                        (Some(span), None, original_lines)
-                    } else {
-                        (None, Some(span), original_lines)
-                    }
-                }
-            }
-        };
-    let (next_offset, full) = match rest.strip_prefix("next page: offset=") {
-        Some(rest) => {
-            let (offset, full) = rest.split_once("; ")?;
-            (Some(offset.parse().ok()?), full)
-        }
-        None => (None, rest),
+    let (lines, spans) = if let Some(lines) = spans_text.strip_prefix("no lines of ") {
+        (Some(parse_grouped(lines)?), Vec::new())
+    } else if let Some(list) = spans_text.strip_prefix("lines ") {
+        let (list, lines) = list.rsplit_once(" of ")?;
+        (Some(parse_grouped(lines)?), parse_spans(list)?)
+    } else if spans_text.starts_with("none of ") {
+        (None, Vec::new())
+    } else {
+        // A JSON value: `items A-B and C-D of N`.
+        let list = spans_text.strip_prefix(unit)?.strip_prefix(' ')?;
+        let (list, _) = list.rsplit_once(" of ")?;
+        (None, parse_spans(list)?)
     };
-    let full = if full == "full output not kept" {
+    let (json_compacted, rest) = match rest.strip_prefix(", JSON compacted") {
+        Some(rest) => (true, rest),
+        None => (false, rest),
+    };
+    let mut rest = rest.strip_prefix("; ")?;
+    let mut folded_lines = 0;
+    let (mut escapes_removed, mut redraws_removed) = (0, 0);
+    let mut next_offset = None;
+    if let Some((folded, after)) = rest.split_once(" lines folded; ")
+        && let Some(folded) = parse_grouped(folded)
+    {
+        folded_lines = folded;
+        rest = after;
+    }
+    if let Some((escapes, after)) = rest.split_once(" escape sequences and ")
+        && let Some(escapes) = parse_grouped(escapes)
+    {
+        let (redraws, after) = after.split_once(" redraws removed; ")?;
+        escapes_removed = escapes;
+        redraws_removed = parse_grouped(redraws)?;
+        rest = after;
+    }
+    if let Some(after) = rest.strip_prefix("next page: offset=") {
+        let (offset, after) = after.split_once("; ")?;
+        next_offset = Some(offset.parse().ok()?);
+        rest = after;
+    }
+    let full = if rest == "full output not kept" {
         MarkedFull::NotKept
-    } else if let Some(reason) = full.strip_prefix("full output could not be kept: ") {
+    } else if let Some(reason) = rest.strip_prefix("full output could not be kept: ") {
         MarkedFull::Failed {
             reason: reason.to_owned(),
         }
     } else {
-        let stored = full.strip_prefix("full output: artifact ")?;
+        let stored = rest.strip_prefix("full output: artifact ")?;
         let (id, rest) = stored.split_once(", read it with ")?;
         let (reader, omitted_bytes) = match rest.split_once("; the artifact leaves out ") {
             Some((reader, omitted)) => {
@@ -433,15 +552,36 @@ pub fn parse(marker: &str) -> Option<Marker> {
         }
     };
     Some(Marker {
-        kept_chars,
-        original_chars,
-        original_lines,
-        head_lines,
-        tail_lines,
+        kept,
+        total,
+        unit: unit.to_owned(),
+        lines,
+        spans,
         mid_line,
+        condensed,
+        folded_lines,
+        escapes_removed,
+        redraws_removed,
+        json_compacted,
         next_offset,
         full,
     })
+}
+
+/// Reads `A-B, C and D-E`.
+fn parse_spans(list: &str) -> Option<Vec<LineSpan>> {
+    let (front, last) = match list.rsplit_once(" and ") {
+        Some((front, last)) => (Some(front), last),
+        None => (None, list),
+    };
+    let mut spans = Vec::new();
+    if let Some(front) = front {
+        for span in front.split(", ") {
+            spans.push(parse_span(span)?);
+        }
+    }
+    spans.push(parse_span(last)?);
+    Some(spans)
 }
 
 fn parse_span(span: &str) -> Option<LineSpan> {
@@ -496,11 +636,16 @@ mod tests {
             kept_chars: 19_812,
             head_bytes: 0,
             tail_bytes: 0,
-            head_lines: Some(LineSpan { first: 1, last: 30 }),
-            tail_lines: Some(LineSpan {
-                first: 431,
-                last: 500,
-            }),
+            spans: vec![
+                LineSpan { first: 1, last: 30 },
+                LineSpan {
+                    first: 431,
+                    last: 500,
+                },
+            ],
+            folded_lines: 0,
+            escapes_removed: 0,
+            redraws_removed: 0,
             mid_line: false,
             next_offset: None,
         };
@@ -518,17 +663,7 @@ mod tests {
     #[test]
     fn long_reasons_are_shortened_on_a_char_boundary() {
         let reason = "é".repeat(500);
-        let cut = Cut {
-            original_chars: 1,
-            original_lines: 1,
-            kept_chars: 0,
-            head_bytes: 0,
-            tail_bytes: 0,
-            head_lines: None,
-            tail_lines: None,
-            mid_line: false,
-            next_offset: None,
-        };
+        let cut = Cut::without_spans(1, 1, 0);
         let marker = render(&cut, &FullOutput::Failed { reason: &reason }, Layout::Exact);
         assert!(marker.ends_with("…]"));
         assert_eq!(marker.matches('é').count(), MAX_REASON_CHARS);

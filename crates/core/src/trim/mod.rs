@@ -17,8 +17,13 @@
 //! end when only a head is kept, at the start when only a tail is.
 
 mod capture;
+mod fold;
 mod json;
+mod keep;
 mod marker;
+mod salience;
+mod terminal;
+mod watch;
 
 use std::borrow::Cow;
 
@@ -27,6 +32,7 @@ pub use json::{JsonFit, fit_json};
 pub use marker::grouped;
 pub use marker::{Continuation, Cut, FullOutput, LineSpan, MarkedFull, Marker};
 pub use marker::{find as find_marker, parse as parse_marker};
+pub use salience::Salience;
 
 use marker::{Layout, MINIMAL, render};
 
@@ -36,7 +42,9 @@ const MIN_ROOM: usize = 64;
 /// How [`fit`] chooses what to keep.
 ///
 /// By default, 30% of the room goes to the head and 70% to the tail (errors and summaries come
-/// last), with no line limit.
+/// last), with no line limit, and the cut keeps what matters: terminal output rendered, repeats
+/// folded, salient lines kept from the middle ([`keeping_what_matters`](Self::keeping_what_matters)).
+/// [`head_tail`](Self::head_tail) alone is the positional cut: the head and the tail, as they are.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TrimStyle {
     head_ratio: f64,
@@ -44,6 +52,27 @@ pub struct TrimStyle {
     /// When the full marker does not fit: end the text's beginning with `…` (errors) instead
     /// of keeping head and tail around `[truncated]`.
     ellipsis_when_tiny: bool,
+    /// Whether runs of similar lines are folded into their first and a count.
+    fold: bool,
+    /// Which lines of the middle a cut keeps.
+    salience: Salience,
+    /// When escapes and redraws are rendered away.
+    render: Render,
+}
+
+/// When a text's escape sequences and redraws (carriage returns, backspaces) are rendered as a
+/// terminal shows them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Render {
+    /// Never: the text's bytes are what is shown (a file's content).
+    Never,
+    /// When the text is cut: what is shown of it is rendered. The default.
+    #[default]
+    OnCut,
+    /// Always: a tool whose output is a terminal's (a command's) is shown rendered even when it
+    /// fits, the change stated in a marker.
+    Always,
 }
 
 impl TrimStyle {
@@ -64,7 +93,54 @@ impl TrimStyle {
             head_ratio,
             max_lines: None,
             ellipsis_when_tiny: false,
+            fold: false,
+            salience: Salience::Off,
+            render: Render::Never,
         }
+    }
+
+    /// This style, keeping what matters when it cuts: what is shown of terminal output is
+    /// rendered (escapes removed, redraws resolved), runs of similar lines fold into their first
+    /// and a count, and the salient lines of a middle that must be dropped are kept, with their
+    /// line numbers, in the default salience. What the default style does.
+    #[must_use]
+    pub fn keeping_what_matters(mut self) -> Self {
+        self.fold = true;
+        self.salience = Salience::Default;
+        self.render = Render::OnCut;
+        self
+    }
+
+    /// Sets whether runs of similar lines are folded when the text is cut.
+    #[must_use]
+    pub fn with_folding(mut self, fold: bool) -> Self {
+        self.fold = fold;
+        self
+    }
+
+    /// Sets which lines of a dropped middle a cut keeps.
+    #[must_use]
+    pub fn with_salience(mut self, salience: Salience) -> Self {
+        self.salience = salience;
+        self
+    }
+
+    /// Sets when escape sequences and redraws are rendered away.
+    #[must_use]
+    pub fn with_render(mut self, render: Render) -> Self {
+        self.render = render;
+        self
+    }
+
+    /// Whether `text` is shown rendered even when it fits: the style renders always, and the
+    /// text holds escapes or redraws.
+    pub(crate) fn renders_whole(&self, text: &str) -> bool {
+        self.render == Render::Always && terminal::needs_rendering(text.as_bytes())
+    }
+
+    /// Whether the style keeps what matters in any way (folds, salience or rendering).
+    fn reduces(&self) -> bool {
+        self.fold || self.salience != Salience::Off || self.render != Render::Never
     }
 
     /// The style of error results: half the room for the head (what went wrong) and half for
@@ -74,7 +150,7 @@ impl TrimStyle {
     pub fn error() -> Self {
         TrimStyle {
             ellipsis_when_tiny: true,
-            ..Self::head_tail(0.5)
+            ..Self::head_tail(0.5).keeping_what_matters()
         }
     }
 
@@ -116,7 +192,7 @@ impl TrimStyle {
 
 impl Default for TrimStyle {
     fn default() -> Self {
-        Self::head_tail(Self::DEFAULT_HEAD_RATIO)
+        Self::head_tail(Self::DEFAULT_HEAD_RATIO).keeping_what_matters()
     }
 }
 
@@ -162,10 +238,17 @@ impl<'a> Trimmed<'a> {
 /// use toolsmith::trim::{fit, TrimStyle};
 ///
 /// let log: String = (1..=1000).map(|i| format!("line {i}\n")).collect();
-/// let trimmed = fit(&log, 400, &TrimStyle::default());
+/// // The positional cut: a head and a tail, as they are.
+/// let trimmed = fit(&log, 400, &TrimStyle::head_tail(0.3));
 /// assert!(trimmed.text().chars().count() <= 400);
 /// assert!(trimmed.text().starts_with("line 1\n"));
 /// assert!(trimmed.text().ends_with("line 1000\n"));
+///
+/// // The default keeps what matters: here, a thousand lines alike fold into three.
+/// let condensed = fit(&log, 400, &TrimStyle::default());
+/// assert!(condensed.text().starts_with(
+///     "line 1\n[… 998 more lines like this (lines 2-999)]\nline 1000\n[toolsmith: output condensed"
+/// ));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn fit<'a>(text: &'a str, allowance: usize, style: &TrimStyle) -> Trimmed<'a> {
@@ -193,9 +276,14 @@ pub fn fit_with<'a>(
     continuation: &Continuation<'_>,
 ) -> Trimmed<'a> {
     let bytes = text.as_bytes();
+    if style.renders_whole(text)
+        && let Some(rendered) = rendered_whole(text, allowance, style, continuation)
+    {
+        return rendered;
+    }
     // A text of at most `allowance` bytes has at most `allowance` chars: no count needed.
     let chars_fit = bytes.len() <= allowance;
-    if chars_fit && style.max_lines.is_none() {
+    if chars_fit && style.max_lines.is_none() && !style.renders_whole(text) {
         return untouched(text);
     }
     // One pass over the input; everything after it is proportional to what is kept.
@@ -208,7 +296,7 @@ pub fn fit_with<'a>(
     let original_lines = lines_from(bytes, newlines);
     let chars_fit = original_chars.is_none_or(|chars| chars <= allowance);
     let lines_fit = style.max_lines.is_none_or(|max| original_lines <= max);
-    if chars_fit && lines_fit {
+    if chars_fit && lines_fit && !style.renders_whole(text) {
         return untouched(text);
     }
     let original_chars = original_chars.unwrap_or_else(|| text.chars().count());
@@ -218,6 +306,26 @@ pub fn fit_with<'a>(
         lines: original_lines,
         newlines,
     };
+    if style.reduces() {
+        let source = keep::Source {
+            head: text,
+            tail: text,
+            whole: true,
+            tail_starts_line: true,
+            held: &[],
+            totals,
+        };
+        let automaton = salience::automaton(style.salience);
+        if let Some(cut) = keep::cut(
+            &source,
+            allowance,
+            style,
+            continuation,
+            automaton.as_deref(),
+        ) {
+            return cut;
+        }
+    }
     let reserve = marker_reserve(totals, continuation);
     let room = match allowance.checked_sub(reserve) {
         Some(room) if room >= MIN_ROOM => room,
@@ -233,6 +341,59 @@ pub fn fit_with<'a>(
         totals,
         continuation,
     )
+}
+
+/// A terminal's output shown whole as the terminal shows it, with a marker that states what was
+/// removed, when that fits `allowance` (and its line limit); `None` otherwise (it is cut, and
+/// what is shown of it rendered), or when rendering changed nothing.
+fn rendered_whole(
+    text: &str,
+    allowance: usize,
+    style: &TrimStyle,
+    continuation: &Continuation<'_>,
+) -> Option<Trimmed<'static>> {
+    let (rendered, removed) = terminal::render(text);
+    if removed.is_empty() {
+        return None;
+    }
+    let totals = Totals::of(text);
+    if style.max_lines.is_some_and(|max| totals.lines + 1 > max) {
+        return None;
+    }
+    let kept = rendered.chars().count();
+    let cut = Cut {
+        original_chars: totals.chars,
+        original_lines: totals.lines,
+        kept_chars: kept,
+        head_bytes: 0,
+        tail_bytes: 0,
+        spans: (totals.lines > 0)
+            .then_some(LineSpan {
+                first: 1,
+                last: totals.lines,
+            })
+            .into_iter()
+            .collect(),
+        folded_lines: 0,
+        escapes_removed: removed.escapes,
+        redraws_removed: removed.redraws,
+        mid_line: false,
+        next_offset: None,
+    };
+    let marker = render(&cut, &continuation.full, Layout::Exact);
+    let separator = usize::from(!rendered.is_empty() && !rendered.ends_with('\n'));
+    if kept + separator + marker.chars().count() > allowance {
+        return None;
+    }
+    let mut out = rendered.into_owned();
+    if separator == 1 {
+        out.push('\n');
+    }
+    out.push_str(&marker);
+    Some(Trimmed {
+        text: Cow::Owned(out),
+        cut: Some(cut),
+    })
 }
 
 /// The size of a whole text, as a marker states it.
@@ -324,8 +485,10 @@ fn join(
         kept_chars: head.chars().count() + tail.chars().count(),
         head_bytes: head.len(),
         tail_bytes: tail.len(),
-        head_lines,
-        tail_lines,
+        spans: head_lines.into_iter().chain(tail_lines).collect(),
+        folded_lines: 0,
+        escapes_removed: 0,
+        redraws_removed: 0,
         mid_line: head_mid_line || tail_mid_line,
     };
     let marker = marker(&cut);
@@ -356,14 +519,16 @@ pub(crate) fn marker_reserve(totals: Totals, continuation: &Continuation<'_>) ->
         kept_chars: totals.chars,
         head_bytes: 0,
         tail_bytes: 0,
-        head_lines: Some(LineSpan {
-            first: totals.lines,
-            last: totals.lines,
-        }),
-        tail_lines: Some(LineSpan {
-            first: totals.lines,
-            last: totals.lines,
-        }),
+        spans: vec![
+            LineSpan {
+                first: totals.lines,
+                last: totals.lines,
+            };
+            2
+        ],
+        folded_lines: 0,
+        escapes_removed: 0,
+        redraws_removed: 0,
         mid_line: true,
         next_offset: continuation
             .page_offset
@@ -474,11 +639,16 @@ fn tiny(
                 kept_chars: allowance - 1,
                 head_bytes: end,
                 tail_bytes: 0,
-                head_lines: (!kept.is_empty()).then(|| LineSpan {
-                    first: 1,
-                    last: 1 + count_newlines(&kept.as_bytes()[..kept.len() - 1]),
-                }),
-                tail_lines: None,
+                spans: (!kept.is_empty())
+                    .then(|| LineSpan {
+                        first: 1,
+                        last: 1 + count_newlines(&kept.as_bytes()[..kept.len() - 1]),
+                    })
+                    .into_iter()
+                    .collect(),
+                folded_lines: 0,
+                escapes_removed: 0,
+                redraws_removed: 0,
                 mid_line: !kept.ends_with('\n'),
                 next_offset: None,
             }),
