@@ -574,7 +574,8 @@ fn results_are_truncated_at_two_turns_and_summarized_at_four() {
     let truncated = result_text(&messages[6]);
     assert!(truncated.chars().count() < 3_000);
     assert!(truncated.starts_with("package main\n"));
-    assert!(truncated.contains("[toolsmith: output truncated, kept"));
+    // Its lines alike fold: the marker says what was kept and how.
+    assert!(truncated.contains("[toolsmith: output "), "{truncated}");
     assert_eq!(result_text(&messages[10]), recent, "one turn old: whole");
     assert!(
         result_text(&messages[12]).chars().count() < 600,
@@ -597,7 +598,7 @@ fn compacted_forms_change_only_when_they_cross_a_threshold() {
     let whole = &forms[0];
     assert!(whole.chars().count() > 20_000);
     assert_eq!(&forms[1], whole);
-    assert!(forms[2] != *whole && forms[2].contains("[toolsmith: output truncated"));
+    assert!(forms[2] != *whole && forms[2].contains("[toolsmith: output "));
     assert_eq!(forms[3], forms[2]);
     assert!(forms[4].starts_with("[Old tool result cleared — "));
     assert_eq!(forms[5], forms[4]);
@@ -630,7 +631,7 @@ fn preserved_tools_keep_their_results() {
     assert_eq!(report.summarized, ["t"]);
     assert_eq!(
         result_text(&messages[2]),
-        "[Old tool result cleared — 1,000 lines, 9K chars, text]"
+        "[Old tool result cleared — 1,000 lines, 9K chars, text, 1,000 errors]"
     );
 }
 
@@ -710,6 +711,49 @@ fn recovery_cuts_an_old_result_naming_the_artifact_it_named() {
         matches!(&marker.full, toolsmith::trim::MarkedFull::Stored { id: named, .. } if named == id),
         "{marker:?}"
     );
+}
+
+#[test]
+fn an_error_in_an_old_build_log_outlives_its_passing_lines() {
+    // A real `cargo test` run (tests/corpus) whose failing test sits in the middle.
+    let log = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/corpus/cargo-test.out"
+    ))
+    .unwrap();
+    let mut messages = vec![
+        Message::user("run the tests"),
+        Message::from_blocks(
+            Role::Assistant,
+            vec![Block::tool_use(
+                "t",
+                "run_command",
+                json!({ "command": "cargo test --no-fail-fast" }),
+            )],
+        ),
+        user_results_with("t", log.clone()),
+    ];
+    let age = |messages: &mut Vec<Message>, turns: usize| {
+        for _ in 0..turns {
+            messages.push(Message::assistant("next"));
+            messages.push(Message::user("ok"));
+        }
+    };
+    age(&mut messages, 2);
+    history::microcompact(&mut messages, &CompactPolicy::default());
+    let truncated = result_text(&messages[2]);
+    assert!(truncated.chars().count() < log.chars().count() / 5);
+    for must in ["test tests::broken ... FAILED", "the total of the order"] {
+        assert!(truncated.contains(must), "{must} is gone:\n{truncated}");
+    }
+    age(&mut messages, 2);
+    history::microcompact(&mut messages, &CompactPolicy::default());
+    let summary = result_text(&messages[2]);
+    assert!(
+        summary.starts_with("[Old tool result cleared — 1,258 lines, 35K chars, build log, "),
+        "{summary}"
+    );
+    assert!(summary.ends_with(" errors]"), "{summary}");
 }
 
 #[test]

@@ -132,6 +132,12 @@ pub enum ContentKind {
     Diff,
     /// `git log` output.
     GitLog,
+    /// The output of a build or test run (a compiler, `make`, `cargo`, a test runner).
+    BuildLog,
+    /// A log file.
+    Log,
+    /// Markdown.
+    Markdown,
     /// Anything else.
     Text,
 }
@@ -147,9 +153,82 @@ impl fmt::Display for ContentKind {
             ContentKind::Rust => "Rust source",
             ContentKind::Diff => "diff",
             ContentKind::GitLog => "git log",
+            ContentKind::BuildLog => "build log",
+            ContentKind::Log => "log",
+            ContentKind::Markdown => "Markdown",
             ContentKind::Text => "text",
         })
     }
+}
+
+/// The content type of a result, from the call that made it when its input says (a file's
+/// extension, a build or test command), else from its text ([`detect`]).
+///
+/// ```
+/// use serde_json::json;
+/// use toolsmith::history::{ContentKind, detect_for};
+///
+/// // A Go file of functions without a `package` line is still Go source.
+/// let read = json!({ "path": "handlers/user.go" });
+/// assert_eq!(detect_for("func Get() {}\n", Some(&read)), ContentKind::Go);
+/// let build = json!({ "command": "cargo build --release" });
+/// assert_eq!(detect_for("   Compiling …\n", Some(&build)), ContentKind::BuildLog);
+/// ```
+pub fn detect_for(text: &str, input: Option<&serde_json::Value>) -> ContentKind {
+    input
+        .and_then(kind_of_input)
+        .unwrap_or_else(|| detect(text))
+}
+
+/// The content type a call's input names: a file's extension, or a build or test command.
+fn kind_of_input(input: &serde_json::Value) -> Option<ContentKind> {
+    let field = |key: &str| input.get(key).and_then(serde_json::Value::as_str);
+    if let Some(path) = ["path", "file_path", "file", "filename"]
+        .into_iter()
+        .find_map(field)
+    {
+        let extension = path
+            .rsplit_once('.')
+            .map(|(_, ext)| ext.to_ascii_lowercase())?;
+        return Some(match extension.as_str() {
+            "go" => ContentKind::Go,
+            "py" | "pyi" => ContentKind::Python,
+            "rs" => ContentKind::Rust,
+            "js" | "mjs" | "cjs" | "jsx" => ContentKind::JavaScript,
+            "ts" | "tsx" | "mts" | "cts" => ContentKind::TypeScript,
+            "json" => ContentKind::Json,
+            "diff" | "patch" => ContentKind::Diff,
+            "log" => ContentKind::Log,
+            "md" | "markdown" => ContentKind::Markdown,
+            _ => return None,
+        });
+    }
+    let command = field("command")?;
+    const BUILDERS: &[&str] = &[
+        "cargo ",
+        "make",
+        "gcc ",
+        "g++ ",
+        "clang",
+        "javac ",
+        "mvn ",
+        "gradle",
+        "npm run",
+        "npm test",
+        "npx ",
+        "tsc",
+        "pytest",
+        "go build",
+        "go test",
+        "node --test",
+        "jest",
+        "cmake",
+        "ninja",
+    ];
+    BUILDERS
+        .iter()
+        .any(|builder| command.contains(builder))
+        .then_some(ContentKind::BuildLog)
 }
 
 /// Detects the content type from the beginning of a text (line-number gutters, as `read_file`
@@ -233,8 +312,8 @@ pub fn microcompact(history: &mut [Message], policy: &CompactPolicy) -> CompactR
             let Block::ToolResult(result) = block else {
                 continue;
             };
-            let tool = super::pairing::answered_call(previous, &result.tool_use_id)
-                .map(|call| call.name.as_str());
+            let call = super::pairing::answered_call(previous, &result.tool_use_id);
+            let tool = call.map(|call| call.name.as_str());
             if tool.is_some_and(|name| policy.preserve.iter().any(|p| p == name))
                 || !result.is_text_only()
             {
@@ -251,7 +330,8 @@ pub fn microcompact(history: &mut [Message], policy: &CompactPolicy) -> CompactR
                 }
                 let new = if age >= policy.summarize_after_turns {
                     report.summarized.push(result.tool_use_id.clone());
-                    summary(&figures, detect(&text))
+                    let kind = detect_for(&text, call.map(|call| &call.input));
+                    summary(&figures, kind, trim::salient_count(&text))
                 } else if age >= policy.truncate_after_turns {
                     match truncate(&text, policy) {
                         Some(cut) => {
@@ -309,14 +389,19 @@ fn parse_marker(text: &str) -> Option<Figures> {
     })
 }
 
-fn summary(figures: &Figures, kind: ContentKind) -> String {
+fn summary(figures: &Figures, kind: ContentKind, errors: usize) -> String {
     let chars = if figures.chars >= 1_000 {
         format!("{}K", (figures.chars + 500) / 1_000)
     } else {
         figures.chars.to_string()
     };
+    let errors = match errors {
+        0 => String::new(),
+        1 => ", 1 error".to_owned(),
+        n => format!(", {} errors", crate::trim::grouped(n)),
+    };
     format!(
-        "{SUMMARY_PREFIX}{} lines, {chars} chars, {kind}]",
+        "{SUMMARY_PREFIX}{} lines, {chars} chars, {kind}{errors}]",
         crate::trim::grouped(figures.lines)
     )
 }

@@ -35,7 +35,9 @@ pub use escalation::{CONTINUATION_TEXT, Escalation, MaxTokensEscalation};
 pub use message::{
     Block, Content, Message, ResultContent, Role, TextBlock, ToolResultBlock, ToolUseBlock,
 };
-pub use microcompact::{CompactPolicy, CompactReport, ContentKind, detect, microcompact};
+pub use microcompact::{
+    CompactPolicy, CompactReport, ContentKind, detect, detect_for, microcompact,
+};
 pub use openai::{ConversionError, from_openai, to_openai};
 pub use overflow::{
     DROPPED_NOTE, ProviderErrorKind, RecoveryLevel, RecoveryPolicy, RecoveryReport,

@@ -16,10 +16,11 @@ pub(super) fn shrink(text: &str, allowance: usize, head_ratio: f64) -> Option<St
         },
         None => FullOutput::NotKept,
     };
+    // The cut every path makes: errors and tracebacks outlive the passing lines around them.
     let trimmed = trim::fit_with(
         text,
         allowance,
-        &TrimStyle::head_tail(head_ratio),
+        &TrimStyle::head_tail(head_ratio).keeping_what_matters(),
         &Continuation::from(full),
     );
     trimmed

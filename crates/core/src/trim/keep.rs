@@ -492,13 +492,35 @@ pub(super) fn cut(
     if let Some(automaton) = automaton
         && middle_first <= middle_last
     {
-        let candidates = candidates(source, &head, &tail, tail_region, automaton);
-        let in_middle: Vec<&Candidate<'_>> = candidates
+        let candidates = candidates(source, &head, &tail, automaton);
+        let budget = (room as f64 * EXCERPT_SHARE) as usize;
+        let line_budget = if max_lines == usize::MAX {
+            usize::MAX
+        } else {
+            (max_lines as f64 * EXCERPT_SHARE) as usize
+        };
+        let any = candidates
             .iter()
-            .filter(|c| c.first_line >= middle_first && c.first_line + c.lines - 1 <= middle_last)
+            .any(|c| within(c, middle_first, middle_last).is_some());
+        if any {
+            // The head and the tail as they would be beside excerpts that take their whole
+            // share: the walks that follow only grow from these, so no excerpt loses a line to
+            // a walk that shrank.
+            (head, tail) = walks(room - budget, max_lines.saturating_sub(line_budget));
+        }
+        let middle_first = head.covered + 1;
+        let middle_last = totals.lines - tail.covered;
+        // A text's middle grew with the walks' retreat: it is searched again, whole.
+        let candidates = if any && source.whole {
+            self::candidates(source, &head, &tail, automaton)
+        } else {
+            candidates
+        };
+        let in_middle: Vec<Candidate<'_>> = candidates
+            .iter()
+            .filter_map(|c| within(c, middle_first, middle_last))
             .collect();
         if !in_middle.is_empty() {
-            let budget = (room as f64 * EXCERPT_SHARE) as usize;
             let per_block = block_overhead(totals);
             let excerpts: Vec<Excerpt> = in_middle
                 .iter()
@@ -509,11 +531,6 @@ pub(super) fn cut(
                     group: c.group,
                 })
                 .collect();
-            let line_budget = if max_lines == usize::MAX {
-                usize::MAX
-            } else {
-                (max_lines as f64 * EXCERPT_SHARE) as usize
-            };
             let picked = salience::choose(&excerpts, budget, line_budget, MAX_BLOCKS, |excerpt| {
                 let i = excerpts
                     .iter()
@@ -534,44 +551,39 @@ pub(super) fn cut(
                 .collect();
         }
     }
+    fn walk_block<'t>(candidate: &Candidate<'t>, shown: Shown) -> Walk<'t> {
+        walk_forward(
+            candidate.text,
+            0..candidate.text.len(),
+            candidate.first_line,
+            Room::UNLIMITED,
+            shown,
+            false,
+        )
+    }
     let mut blocks: Vec<Walk<'_>> = Vec::new();
     let mut block_spans: Vec<LineSpan> = Vec::new();
     if !chosen.is_empty() {
-        for candidate in &chosen {
-            let walk = walk_forward(
-                candidate.text,
-                0..candidate.text.len(),
-                candidate.first_line,
-                Room::UNLIMITED,
-                shown,
-                false,
-            );
-            block_spans.push(LineSpan {
-                first: candidate.first_line,
-                last: candidate.first_line + candidate.lines - 1,
-            });
-            blocks.push(walk);
-        }
+        let walked: Vec<Walk<'_>> = chosen.iter().map(|c| walk_block(c, shown)).collect();
         let used: usize =
-            blocks.iter().map(|b| b.chars).sum::<usize>() + blocks.len() * block_overhead(totals);
-        let used_lines: usize = blocks.iter().map(|b| b.lines).sum();
+            walked.iter().map(|b| b.chars).sum::<usize>() + walked.len() * block_overhead(totals);
+        let used_lines: usize = walked.iter().map(|b| b.lines).sum();
         let room = allowance
-            .checked_sub(reserve(totals, shown, continuation, blocks.len()))?
+            .checked_sub(reserve(totals, shown, continuation, walked.len()))?
             .checked_sub(used)?;
         (head, tail) = walks(room, max_lines.saturating_sub(used_lines));
-        // A walk that now reaches an excerpt covers it: the excerpt is no longer needed apart.
+        // The walks moved: each excerpt keeps what they do not cover (no more than it had).
         let head_last = head.covered;
         let tail_first = totals.lines + 1 - tail.covered;
-        let mut kept = Vec::new();
-        let mut kept_spans = Vec::new();
-        for (block, span) in blocks.into_iter().zip(block_spans) {
-            if span.first > head_last && span.last < tail_first {
-                kept.push(block);
-                kept_spans.push(span);
+        for candidate in &chosen {
+            if let Some(part) = within(candidate, head_last + 1, tail_first.saturating_sub(1)) {
+                block_spans.push(LineSpan {
+                    first: part.first_line,
+                    last: part.first_line + part.lines - 1,
+                });
+                blocks.push(walk_block(&part, shown));
             }
         }
-        blocks = kept;
-        block_spans = kept_spans;
     }
     Some(assemble(
         source,
@@ -620,55 +632,71 @@ fn reserve(totals: Totals, shown: Shown, continuation: &Continuation<'_>, blocks
         + 2
 }
 
-/// The salient parts of what the walks did not cover, in order.
+/// The salient parts of the output, in order: a text's found in what the walks did not cover;
+/// a stream's gathered as it passed (the watch saw all of it, head and tail included).
 fn candidates<'a>(
     source: &Source<'a>,
     head: &Walk<'_>,
     tail: &Walk<'_>,
-    tail_region: usize,
     automaton: &AhoCorasick,
 ) -> Vec<Candidate<'a>> {
-    let text_candidates = |text: &'a str, range: std::ops::Range<usize>, first_line: usize| {
-        salience::scan(text, range, first_line, automaton, MAX_CANDIDATES)
-            .into_iter()
-            .map(move |e| Candidate {
-                first_line: e.first_line,
-                lines: e.lines,
-                text: &text[e.bytes],
-                group: e.group,
+    if !source.whole {
+        return source
+            .held
+            .iter()
+            .map(|held| Candidate {
+                first_line: held.first_line,
+                lines: held.lines,
+                text: &held.text,
+                group: held.group,
             })
+            .collect();
+    }
+    let text = source.head;
+    let end = text.len() - tail.bytes;
+    salience::scan(
+        text,
+        head.bytes..end.max(head.bytes),
+        head.covered + 1,
+        automaton,
+        MAX_CANDIDATES,
+    )
+    .into_iter()
+    .map(|e| Candidate {
+        first_line: e.first_line,
+        lines: e.lines,
+        text: &text[e.bytes],
+        group: e.group,
+    })
+    .collect()
+}
+
+/// The part of `candidate` within lines `first..=last`, when any: a salient block a walk began
+/// (a panic whose first line the head kept) keeps the rest of it.
+fn within<'a>(candidate: &Candidate<'a>, first: usize, last: usize) -> Option<Candidate<'a>> {
+    let end_line = candidate.first_line + candidate.lines - 1;
+    if end_line < first || candidate.first_line > last {
+        return None;
+    }
+    let skip = first.saturating_sub(candidate.first_line);
+    let drop = end_line.saturating_sub(last);
+    let bytes = candidate.text.as_bytes();
+    let start = if skip == 0 {
+        0
+    } else {
+        nth_line_end(bytes, 0, bytes.len(), skip)
     };
-    if source.whole {
-        let end = source.tail.len() - tail.bytes;
-        return text_candidates(
-            source.head,
-            head.bytes..end.max(head.bytes),
-            head.covered + 1,
-        )
-        .collect();
-    }
-    let mut found: Vec<Candidate<'a>> =
-        text_candidates(source.head, head.bytes..source.head.len(), head.covered + 1).collect();
-    found.extend(source.held.iter().map(|held| Candidate {
-        first_line: held.first_line,
-        lines: held.lines,
-        text: &held.text,
-        group: held.group,
-    }));
-    let tail_text = source.tail;
-    let region_end = tail_text.len() - tail.bytes;
-    if tail_region < region_end {
-        let region = &tail_text.as_bytes()[tail_region..];
-        let lines_in_region = memchr::memchr_iter(b'\n', region).count()
-            + usize::from(region.last().is_some_and(|&b| b != b'\n'));
-        let first_line = source.totals.lines + 1 - lines_in_region;
-        found.extend(text_candidates(
-            tail_text,
-            tail_region..region_end,
-            first_line,
-        ));
-    }
-    found
+    let end = if drop == 0 {
+        bytes.len()
+    } else {
+        nth_line_start(bytes, bytes.len(), 0, drop)
+    };
+    (start < end).then(|| Candidate {
+        first_line: candidate.first_line + skip,
+        lines: candidate.lines - skip - drop,
+        text: &candidate.text[start..end],
+        group: candidate.group,
+    })
 }
 
 /// Joins the parts with the marker at the first gap and a gap line at the others, and states
@@ -759,7 +787,15 @@ fn assemble(
         }
     }
     if !marked {
-        pieces.push(Piece::Marker);
+        // Nothing left out: the marker goes where the first fold is (the output's own last
+        // line, a command's exit code, stays last), else at the end.
+        match pieces
+            .iter()
+            .position(|piece| matches!(piece, Piece::Fold { .. }))
+        {
+            Some(first_fold) => pieces.insert(first_fold, Piece::Marker),
+            None => pieces.push(Piece::Marker),
+        }
     }
     // The result starts and ends with the output unchanged for as long as it does.
     let head_bytes = match pieces.first() {

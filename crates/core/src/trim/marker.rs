@@ -236,11 +236,16 @@ pub(crate) fn fold_line(folded: usize, period: usize, first: usize, last: usize)
     out
 }
 
-/// The line that stands for lines left out between two kept parts: `[… lines 31-430 left out]`.
+/// The line that stands for lines left out between two kept parts: `[… lines 31-430 left out]`,
+/// `[… line 31 left out]`.
 pub(crate) fn gap_line(first: usize, last: usize) -> String {
     let mut out = String::with_capacity(40);
-    out.push_str("[… lines ");
-    push_span(&mut out, LineSpan { first, last }, Layout::Widest);
+    out.push_str(if first == last {
+        "[… line "
+    } else {
+        "[… lines "
+    });
+    push_span(&mut out, LineSpan { first, last }, Layout::Exact);
     out.push_str(" left out]");
     out
 }

@@ -244,11 +244,13 @@ impl<'a> Trimmed<'a> {
 /// assert!(trimmed.text().starts_with("line 1\n"));
 /// assert!(trimmed.text().ends_with("line 1000\n"));
 ///
-/// // The default keeps what matters: here, a thousand lines alike fold into three.
+/// // The default keeps what matters: here, a thousand lines alike fold into three, the marker
+/// // saying so where the fold starts.
 /// let condensed = fit(&log, 400, &TrimStyle::default());
-/// assert!(condensed.text().starts_with(
-///     "line 1\n[… 998 more lines like this (lines 2-999)]\nline 1000\n[toolsmith: output condensed"
-/// ));
+/// assert!(condensed.text().starts_with("line 1\n[toolsmith: output condensed"));
+/// assert!(condensed
+///     .text()
+///     .ends_with("\n[… 998 more lines like this (lines 2-999)]\nline 1000\n"));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn fit<'a>(text: &'a str, allowance: usize, style: &TrimStyle) -> Trimmed<'a> {
@@ -380,19 +382,29 @@ fn rendered_whole(
         mid_line: false,
         next_offset: None,
     };
+    // The marker first: the output's own last line (a command's exit code) stays last.
     let marker = render(&cut, &continuation.full, Layout::Exact);
-    let separator = usize::from(!rendered.is_empty() && !rendered.ends_with('\n'));
+    let separator = usize::from(!rendered.is_empty());
     if kept + separator + marker.chars().count() > allowance {
         return None;
     }
-    let mut out = rendered.into_owned();
+    let mut out = String::with_capacity(marker.len() + 1 + rendered.len());
+    out.push_str(&marker);
     if separator == 1 {
         out.push('\n');
     }
-    out.push_str(&marker);
+    out.push_str(&rendered);
     Some(Trimmed {
         text: Cow::Owned(out),
         cut: Some(cut),
+    })
+}
+
+/// How many salient parts `text` holds (errors, failures, tracebacks …, each with the block it
+/// opens): what a one-line summary of an old result states.
+pub(crate) fn salient_count(text: &str) -> usize {
+    salience::automaton(Salience::Default).map_or(0, |automaton| {
+        salience::scan(text, 0..text.len(), 1, &automaton, usize::MAX).len()
     })
 }
 

@@ -128,16 +128,18 @@ impl Watch {
             // An open excerpt waits for the end of its line.
             self.extend_partial(&chunk[at..]);
         }
-        self.seam.clear();
+        // The stream's last bytes, whichever chunks they came in.
         self.seam
             .extend_from_slice(&chunk[chunk.len().saturating_sub(SEAM - 1)..]);
+        let excess = self.seam.len().saturating_sub(SEAM - 1);
+        self.seam.drain(..excess);
     }
 
     /// Where the matches in `chunk` are (and one that straddles the seam with the chunk before).
     fn hits(&mut self, chunk: &[u8]) -> Vec<usize> {
         let mut hits = Vec::new();
         if !self.seam.is_empty() {
-            let mut seam = std::mem::take(&mut self.seam);
+            let mut seam = self.seam.clone();
             let seam_len = seam.len();
             seam.extend_from_slice(&chunk[..chunk.len().min(SEAM)]);
             if let Some(hit) = self
@@ -214,42 +216,60 @@ impl Watch {
     /// `None` when the line goes on past the chunk.
     fn take_line(&mut self, chunk: &[u8], at: usize) -> Option<usize> {
         let end = at + memchr::memchr(b'\n', &chunk[at..])? + 1;
-        let mut line = self.partial.clone();
+        let mut line = std::mem::take(&mut self.partial);
         line.extend_from_slice(cap(&chunk[at..end], &line));
-        let mut open = self.open.take()?;
-        match open.block_lines {
-            None => {
-                // The salient line.
-                let content = trim_break(&line);
-                open.opens = content.ends_with(b":");
-                open.closed = !open.opens;
-                open.block_lines = Some(0);
-                open.excerpt.group = fold::signature(content);
-            }
-            Some(block) => {
-                let ends = is_blank(&line)
-                    || block >= MAX_BLOCK_LINES
-                    || (!continues(&line) && open.closed);
-                if ends {
-                    // This line is not the block's: it may open an excerpt of its own, so it is
-                    // looked at again, its beginning still in `partial`.
-                    self.close(open);
-                    return Some(at);
+        self.take(line);
+        Some(end)
+    }
+
+    /// Takes a whole line into the open excerpt: its salient line, a line of its block, or the
+    /// line after the block, which closes it (and opens an excerpt of its own when salient).
+    fn take(&mut self, line: Vec<u8>) {
+        let Some(mut open) = self.open.take() else {
+            return;
+        };
+        if let Some(block) = open.block_lines {
+            let ends =
+                is_blank(&line) || block >= MAX_BLOCK_LINES || (!continues(&line) && open.closed);
+            if ends {
+                self.close(open);
+                if self.is_salient(&line) {
+                    self.open();
+                    self.take(line);
+                } else {
+                    self.previous = line;
+                    self.previous_kept = false;
+                    self.line += 1;
                 }
-                if !continues(&line) {
-                    open.closed = true;
-                }
-                open.block_lines = Some(block + 1);
+                return;
             }
+            if !continues(&line) {
+                open.closed = true;
+            }
+            open.block_lines = Some(block + 1);
+        } else {
+            // The salient line.
+            let content = trim_break(&line);
+            open.opens = content.ends_with(b":");
+            open.closed = !open.opens;
+            open.block_lines = Some(0);
+            open.excerpt.group = fold::signature(content);
         }
         open.excerpt.text.push_str(&String::from_utf8_lossy(&line));
         open.excerpt.lines += 1;
         self.open = Some(open);
-        self.partial.clear();
         self.previous = line;
         self.previous_kept = true;
         self.line += 1;
-        Some(end)
+    }
+
+    /// Whether a whole line holds a salient pattern (one that starts with a line break matches
+    /// at its beginning).
+    fn is_salient(&self, line: &[u8]) -> bool {
+        let mut probe = Vec::with_capacity(line.len() + 1);
+        probe.push(b'\n');
+        probe.extend_from_slice(line);
+        self.automaton.is_match(&probe[..])
     }
 
     /// Keeps a gathered excerpt, within the bounds.
@@ -276,23 +296,15 @@ impl Watch {
 
     /// Ends the stream: the excerpts gathered, in order.
     pub(crate) fn finish(mut self) -> Vec<HeldExcerpt> {
-        if let Some(mut open) = self.open.take() {
-            // The stream's last line, without a line break, belongs to the excerpt it ends.
-            let line = std::mem::take(&mut self.partial);
-            let takes = match open.block_lines {
-                None => true,
-                Some(_) => !line.is_empty() && continues(&line),
-            };
-            if takes && !line.is_empty() {
-                if open.block_lines.is_none() {
-                    open.excerpt.group = fold::signature(trim_break(&line));
-                }
-                open.excerpt.text.push_str(&String::from_utf8_lossy(&line));
-                open.excerpt.lines += 1;
-            }
-            if open.block_lines.is_some() || takes {
-                self.close(open);
-            }
+        // The stream's last line, without a line break, is taken as any other.
+        let last = std::mem::take(&mut self.partial);
+        if self.open.is_some() && !last.is_empty() {
+            self.take(last);
+        }
+        if let Some(open) = self.open.take()
+            && open.block_lines.is_some()
+        {
+            self.close(open);
         }
         let mut all = self.first;
         all.extend(self.latest);
@@ -321,4 +333,73 @@ fn continues(line: &[u8]) -> bool {
     }
     let digits = line.iter().take_while(|b| b.is_ascii_digit()).count();
     digits > 0 && line[digits..].trim_ascii_start().starts_with(b"|")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trim::salience::{self, Salience};
+
+    /// What a scan of the whole text finds, as the watch holds it.
+    fn scanned(text: &str) -> Vec<(usize, usize, String)> {
+        let automaton = salience::automaton(Salience::Default).unwrap();
+        salience::scan(text, 0..text.len(), 1, &automaton, usize::MAX)
+            .into_iter()
+            .map(|e| (e.first_line, e.lines, text[e.bytes].to_owned()))
+            .collect()
+    }
+
+    fn watched(text: &str, chunk: usize) -> Vec<(usize, usize, String)> {
+        let automaton = salience::automaton(Salience::Default).unwrap();
+        let mut watch = Watch::new(automaton, usize::MAX, usize::MAX);
+        for piece in text.as_bytes().chunks(chunk.max(1)) {
+            watch.push(piece);
+        }
+        watch
+            .finish()
+            .into_iter()
+            .map(|e| (e.first_line, e.lines, e.text))
+            .collect()
+    }
+
+    #[test]
+    fn a_stream_watched_in_chunks_finds_what_a_scan_of_it_finds() {
+        let text = "test tests::case_9 ... ok\n\nfailures:\n\n---- tests::broken stdout \
+                    ----\nthread 'tests::broken' panicked at alpha/src/lib.rs:405:54:\n\
+                    assertion `left == right` failed: the total\n  left: 5\n right: 4\n\n\
+                    test result: FAILED. 400 passed; 1 failed\n\nerror: test failed, to rerun\n     \
+                    Running unittests src/lib.rs\n\nrunning 400 tests\ntest tests::case_1 ... ok\n";
+        let expected = scanned(text);
+        assert_eq!(expected.len(), 3, "{expected:#?}");
+        for chunk in [1, 2, 3, 7, 16, 64, 1_000] {
+            assert_eq!(watched(text, chunk), expected, "chunks of {chunk}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn watching_agrees_with_scanning(
+            lines in proptest::collection::vec(
+                proptest::prop_oneof![
+                    4 => "[a-z ]{0,20}",
+                    1 => proptest::strategy::Just("error: it broke".to_owned()),
+                    1 => proptest::strategy::Just("Traceback (most recent call last):".to_owned()),
+                    1 => proptest::strategy::Just("  File \"x.py\", line 2".to_owned()),
+                    1 => proptest::strategy::Just("ValueError: bad".to_owned()),
+                    1 => proptest::strategy::Just("test x ... FAILED".to_owned()),
+                    1 => proptest::strategy::Just("E   assert 1 == 2".to_owned()),
+                    1 => proptest::strategy::Just(String::new()),
+                ],
+                0..60,
+            ),
+            end_with_newline in proptest::bool::ANY,
+            chunk in 1usize..50,
+        ) {
+            let mut text = lines.join("\n");
+            if end_with_newline {
+                text.push('\n');
+            }
+            proptest::prop_assert_eq!(watched(&text, chunk), scanned(&text));
+        }
+    }
 }
