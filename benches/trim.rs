@@ -1,4 +1,5 @@
-//! `trim::fit` against a naive trim (collect the lines, pick head and tail lines, join) on
+//! `trim::fit` (keeping what matters: folds, salient lines, rendering) and the positional cut it
+//! grew from, against a naive trim (collect the lines, pick head and tail lines, join) on
 //! log-like inputs of 1 MB and 100 MB (and 1 GB with `TOOLSMITH_BENCH_1GB=1`), and against one
 //! memchr newline count over the same input, the least an exact line total can cost.
 //!
@@ -73,6 +74,8 @@ fn bench_fit(c: &mut Criterion) {
         sizes.push(("1GB", 1 << 30));
     }
     let style = TrimStyle::default();
+    // What `fit` was before it kept what matters: a head and a tail, by position.
+    let positional = TrimStyle::head_tail(TrimStyle::DEFAULT_HEAD_RATIO);
     let allowance = 20_000;
     let mut group = c.benchmark_group("trim_20k");
     group.sample_size(10);
@@ -82,6 +85,11 @@ fn bench_fit(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("fit", label), &text, |b, text| {
             b.iter(|| fit(black_box(text), allowance, &style).text().len())
         });
+        group.bench_with_input(
+            BenchmarkId::new("fit_positional", label),
+            &text,
+            |b, text| b.iter(|| fit(black_box(text), allowance, &positional).text().len()),
+        );
         // The floor: one memchr newline count over the input, what any exact line total costs.
         group.bench_with_input(BenchmarkId::new("memchr_count", label), &text, |b, text| {
             b.iter(|| memchr::memchr_iter(b'\n', black_box(text).as_bytes()).count())

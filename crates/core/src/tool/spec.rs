@@ -173,10 +173,13 @@ pub struct ToolLimits {
     /// Whether a cut folds runs of similar lines into their first and a count. By default true;
     /// false for a paginated tool.
     pub fold: bool,
-    /// Whether the output is a terminal's (a command's): shown as a terminal shows it, escape
-    /// sequences removed and redraws resolved, even when it fits (the change stated, the raw
-    /// bytes kept as an artifact). By default false: other outputs are rendered only when cut.
-    pub terminal_output: bool,
+    /// When escape sequences and carriage-return redraws are rendered away: by default
+    /// [`Render::OnCut`](crate::trim::Render::OnCut) (what a cut shows of an output);
+    /// [`Render::Always`](crate::trim::Render::Always) for a terminal's output (a command's,
+    /// shown rendered even when it fits, the change stated and the raw bytes kept as an
+    /// artifact); [`Render::Never`](crate::trim::Render::Never) for a paginated tool (a file's
+    /// bytes are what it shows).
+    pub render: crate::trim::Render,
 }
 
 impl Default for ToolLimits {
@@ -190,7 +193,7 @@ impl Default for ToolLimits {
             preserve: false,
             salience: crate::trim::Salience::Default,
             fold: true,
-            terminal_output: false,
+            render: crate::trim::Render::OnCut,
         }
     }
 }
@@ -230,6 +233,7 @@ impl ToolLimits {
             }
             self.salience = crate::trim::Salience::Off;
             self.fold = false;
+            self.render = crate::trim::Render::Never;
         }
         self
     }
@@ -248,10 +252,23 @@ impl ToolLimits {
         self
     }
 
-    /// Sets [`terminal_output`](Self::terminal_output).
+    /// Sets [`render`](Self::render).
+    #[must_use]
+    pub fn with_render(mut self, render: crate::trim::Render) -> Self {
+        self.render = render;
+        self
+    }
+
+    /// States that the output is a terminal's (true: [`Render::Always`](crate::trim::Render::Always))
+    /// or not (false: [`Render::OnCut`](crate::trim::Render::OnCut)); what the macros'
+    /// `terminal_output` key sets.
     #[must_use]
     pub fn with_terminal_output(mut self, terminal_output: bool) -> Self {
-        self.terminal_output = terminal_output;
+        self.render = if terminal_output {
+            crate::trim::Render::Always
+        } else {
+            crate::trim::Render::OnCut
+        };
         self
     }
 
@@ -271,19 +288,10 @@ impl ToolLimits {
 
     /// The trim style these limits ask for.
     pub fn trim_style(&self) -> crate::trim::TrimStyle {
-        use crate::trim::{Render, TrimStyle};
-        let render = if self.terminal_output {
-            Render::Always
-        } else if self.paginate {
-            // A page shows a file's bytes, escapes and all.
-            Render::Never
-        } else {
-            Render::OnCut
-        };
-        TrimStyle::head_tail(self.head_ratio)
+        crate::trim::TrimStyle::head_tail(self.head_ratio)
             .with_max_lines(self.max_result_lines)
             .with_folding(self.fold)
             .with_salience(self.salience)
-            .with_render(render)
+            .with_render(self.render)
     }
 }

@@ -418,20 +418,53 @@ pub(super) fn cut(
     continuation: &Continuation<'_>,
     automaton: Option<&AhoCorasick>,
 ) -> Option<Trimmed<'static>> {
-    let totals = source.totals;
-    if totals.lines < 2 {
+    if source.totals.lines < 2 {
         return None;
     }
-    let mut shown = Shown::of(style);
-    // Nothing to render in what could be shown: no room is kept for saying so.
-    shown.render &= terminal::needs_rendering(source.head.as_bytes())
-        || (!source.whole && terminal::needs_rendering(source.tail.as_bytes()))
-        || source
-            .held
-            .iter()
-            .any(|held| terminal::needs_rendering(held.text.as_bytes()));
+    let shown = Shown::of(style);
+    // Room for saying escapes were removed is kept only once a cut shows that it needs it:
+    // looking for escapes in all of a large output would cost a pass over it.
+    let plain = Shown {
+        render: false,
+        ..shown
+    };
+    let first = cut_with(
+        source,
+        allowance,
+        style,
+        continuation,
+        automaton,
+        shown,
+        plain,
+    )?;
+    let fits = first.text().chars().count() <= allowance;
+    if fits || !shown.render {
+        return Some(first);
+    }
+    cut_with(
+        source,
+        allowance,
+        style,
+        continuation,
+        automaton,
+        shown,
+        shown,
+    )
+}
+
+/// [`cut`], showing lines as `shown` says, with room for the marker `reserved` says.
+fn cut_with(
+    source: &Source<'_>,
+    allowance: usize,
+    style: &TrimStyle,
+    continuation: &Continuation<'_>,
+    automaton: Option<&AhoCorasick>,
+    shown: Shown,
+    reserved: Shown,
+) -> Option<Trimmed<'static>> {
+    let totals = source.totals;
     let max_lines = style.max_lines.unwrap_or(usize::MAX);
-    let room = allowance.checked_sub(reserve(totals, shown, continuation, 0))?;
+    let room = allowance.checked_sub(reserve(totals, reserved, continuation, 0))?;
     if room < MIN_ROOM {
         return None;
     }
@@ -483,44 +516,36 @@ pub(super) fn cut(
         );
         (head, tail)
     };
-    let (mut head, mut tail) = walks(room, max_lines);
-
-    // The middle: what neither walk covered.
+    let budget = (room as f64 * EXCERPT_SHARE) as usize;
+    let line_budget = if max_lines == usize::MAX {
+        usize::MAX
+    } else {
+        (max_lines as f64 * EXCERPT_SHARE) as usize
+    };
+    // With salience, the head and the tail are first walked as they would be beside excerpts
+    // that take their whole share, and the middle they leave is searched once: the walks that
+    // follow only grow from these, so no excerpt loses a line to a walk that shrank.
+    let (mut head, mut tail) = match automaton {
+        Some(_) => walks(room - budget, max_lines.saturating_sub(line_budget)),
+        None => walks(room, max_lines),
+    };
     let middle_first = head.covered + 1;
     let middle_last = totals.lines - tail.covered;
     let mut chosen: Vec<Candidate<'_>> = Vec::new();
-    if let Some(automaton) = automaton
-        && middle_first <= middle_last
-    {
-        let candidates = candidates(source, &head, &tail, automaton);
-        let budget = (room as f64 * EXCERPT_SHARE) as usize;
-        let line_budget = if max_lines == usize::MAX {
-            usize::MAX
+    if let Some(automaton) = automaton {
+        let candidates = if middle_first <= middle_last {
+            candidates(source, &head, &tail, automaton)
         } else {
-            (max_lines as f64 * EXCERPT_SHARE) as usize
-        };
-        let any = candidates
-            .iter()
-            .any(|c| within(c, middle_first, middle_last).is_some());
-        if any {
-            // The head and the tail as they would be beside excerpts that take their whole
-            // share: the walks that follow only grow from these, so no excerpt loses a line to
-            // a walk that shrank.
-            (head, tail) = walks(room - budget, max_lines.saturating_sub(line_budget));
-        }
-        let middle_first = head.covered + 1;
-        let middle_last = totals.lines - tail.covered;
-        // A text's middle grew with the walks' retreat: it is searched again, whole.
-        let candidates = if any && source.whole {
-            self::candidates(source, &head, &tail, automaton)
-        } else {
-            candidates
+            Vec::new()
         };
         let in_middle: Vec<Candidate<'_>> = candidates
             .iter()
             .filter_map(|c| within(c, middle_first, middle_last))
             .collect();
-        if !in_middle.is_empty() {
+        if in_middle.is_empty() {
+            // Nothing salient in the middle: the head and the tail take all the room.
+            (head, tail) = walks(room, max_lines);
+        } else {
             let per_block = block_overhead(totals);
             let excerpts: Vec<Excerpt> = in_middle
                 .iter()
@@ -549,6 +574,10 @@ pub(super) fn cut(
                     group: in_middle[i].group,
                 })
                 .collect();
+            if chosen.is_empty() {
+                // No excerpt fits beside the marker: the head and the tail take all the room.
+                (head, tail) = walks(room, max_lines);
+            }
         }
     }
     fn walk_block<'t>(candidate: &Candidate<'t>, shown: Shown) -> Walk<'t> {
@@ -569,7 +598,7 @@ pub(super) fn cut(
             walked.iter().map(|b| b.chars).sum::<usize>() + walked.len() * block_overhead(totals);
         let used_lines: usize = walked.iter().map(|b| b.lines).sum();
         let room = allowance
-            .checked_sub(reserve(totals, shown, continuation, walked.len()))?
+            .checked_sub(reserve(totals, reserved, continuation, walked.len()))?
             .checked_sub(used)?;
         (head, tail) = walks(room, max_lines.saturating_sub(used_lines));
         // The walks moved: each excerpt keeps what they do not cover (no more than it had).
