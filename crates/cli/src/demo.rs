@@ -5,6 +5,17 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 use toolsmith::{Registry, ToolCall, ToolResult};
 
+/// A test run as a terminal shows it: 3,000 tests, coloured, one of them failing in the middle
+/// with its panic message, and the summary.
+const TEST_RUN: &str = "ok() { printf 'test suite::case_%s ... \\033[32mok\\033[0m\\n' \"$@\"; }; \
+    for i in $(seq 1 1500); do ok $i; done; \
+    printf 'test suite::totals ... \\033[31mFAILED\\033[0m\\n'; \
+    echo \"thread 'suite::totals' panicked at src/orders.rs:42:9:\"; \
+    echo 'assertion `left == right` failed: the total of the order'; \
+    echo '  left: 5'; echo ' right: 4'; \
+    for i in $(seq 1501 3000); do ok $i; done; \
+    echo 'test result: FAILED. 2999 passed; 1 failed'";
+
 /// Runs the demo batch over `root` and prints what happened to each call.
 pub(crate) async fn run(
     registry: &Registry,
@@ -54,12 +65,9 @@ pub(crate) async fn run(
         "far more matches than fit: head kept, all of it stored as an artifact",
     ));
     planned.push((
-        ToolCall::new(
-            "toolu_05",
-            "run_command",
-            json!({ "command": "find . -type f -not -path '*/target/*' -not -path '*/.git/*' | sort; echo 'error: the last line survives'" }),
-        ),
-        "a command: its output, then its exit code (over budget, its tail would be kept)",
+        ToolCall::new("toolu_05", "run_command", json!({ "command": TEST_RUN })),
+        "a test run of 3,000 coloured lines, one failure in the middle: the passing lines fold, \
+         the failure and its panic are kept, the colours removed",
     ));
     planned.push((
         ToolCall::new(
@@ -232,6 +240,8 @@ fn print_result(result: &ToolResult) {
         }
     };
     match marker {
+        // A cut that keeps what matters is short: shown whole, as the model reads it.
+        Some(_) if lines.len() <= 40 => show(0..lines.len()),
         Some(at) => {
             show(at.saturating_sub(2)..at + 1);
             show((at + 1).min(lines.len())..(at + 3).min(lines.len()));

@@ -359,6 +359,16 @@ fn demo_shows_the_budget_at_work() {
         run.stdout.contains("[toolsmith: output "),
         "something is cut or folded"
     );
+    // The test run keeps its failure from the middle, folds the passing lines, drops colours.
+    for shown in [
+        "  test suite::totals ... FAILED\n",
+        "   right: 4\n",
+        "more lines like this",
+        "escape sequences and 0 redraws removed",
+    ] {
+        assert!(run.stdout.contains(shown), "{shown}:\n{}", run.stdout);
+    }
+    assert!(!run.stdout.contains("\x1b[32m"), "{}", run.stdout);
     assert!(run.stdout.contains("is outside the workspace root"));
 }
 
