@@ -373,3 +373,30 @@ async fn the_registry_cuts_an_oversized_json_result_as_json() {
         "all but the marker and its quotes is the input's"
     );
 }
+
+#[test]
+fn json_markers_read_back_through_the_one_parser() {
+    let rows: Vec<u32> = (0..10_000).collect();
+    let text = serde_json::to_string(&rows).unwrap();
+    let full = FullOutput::Stored {
+        id: "0123456789abcdef0123456789abcdef",
+        reader: "read_artifact",
+    };
+    let fitted = fit_json(&text, 400, 0.5, &full).unwrap();
+    let marker = toolsmith::trim::find_marker(&fitted.text).expect("a marker in the JSON");
+    assert_eq!(marker.unit, "items");
+    assert_eq!(marker.total, 10_000);
+    assert_eq!(marker.lines, None);
+    let value: Value = serde_json::from_str(&fitted.text).unwrap();
+    let shown = value.as_array().unwrap().len() - 1; // the marker element
+    assert_eq!(marker.kept, shown);
+    let head = marker.head().expect("the head of the array");
+    let tail = marker.tail().expect("the tail of the array");
+    assert_eq!(head.first, 1);
+    assert_eq!(tail.last, 10_000);
+    assert_eq!(head.last + (tail.last - tail.first + 1), shown);
+    assert!(matches!(
+        marker.full,
+        toolsmith::trim::MarkedFull::Stored { ref id, .. } if id == "0123456789abcdef0123456789abcdef"
+    ));
+}
