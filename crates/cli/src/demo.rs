@@ -78,18 +78,18 @@ pub(crate) async fn run(
         "an escape attempt, as a prompt-injected model might make: refused",
     ));
 
-    println!(
+    outln!(
         "toolsmith demo: {} calls of the standard tools in one batch over {}; batch budget \
          {budget} chars, split by fair share\n",
         planned.len(),
         root.display()
     );
-    println!("The calls, as the model sent them:");
+    outln!("The calls, as the model sent them:");
     for (call, purpose) in &planned {
-        println!("  {} {} {}", call.id, call.name, arguments(call));
-        println!("      {purpose}");
+        outln!("  {} {} {}", call.id, call.name, arguments(call));
+        outln!("      {purpose}");
     }
-    println!();
+    outln!();
     let calls = planned.into_iter().map(|(call, _)| call);
     let mut turn = registry.turn();
     let results = turn.execute(calls).await;
@@ -111,13 +111,13 @@ pub(crate) async fn run(
                 json!({ "id": id.as_str(), "offset": offset, "limit": 5 }),
             )])
             .await;
-        println!(
+        outln!(
             "── read_artifact id={id} offset={offset} limit=5: lines the model did not see ──"
         );
-        println!("{}", page[0].content);
+        outln!("{}", page[0].content);
     }
     let shown: usize = results.iter().map(ToolResult::content_chars).sum();
-    println!(
+    outln!(
         "total shown to the model: {shown} chars of {budget}; full outputs kept in {}",
         artifacts.display()
     );
@@ -175,11 +175,11 @@ fn arguments(call: &ToolCall) -> String {
 
 fn print_table(results: &[ToolResult]) {
     // Sizes in chars (Unicode scalar values), as the budget counts them.
-    println!(
+    outln!(
         "{:<9} {:<15} {:>9} {:>9} {:>9} {:>7} {:>9}  artifact",
         "", "", "planned", "final", "original", "original", "shown"
     );
-    println!(
+    outln!(
         "{:<9} {:<15} {:>9} {:>9} {:>9} {:>7} {:>9}",
         "call", "tool", "chars", "chars", "chars", "lines", "chars"
     );
@@ -194,7 +194,7 @@ fn print_table(results: &[ToolResult]) {
             ),
             (None, false) => "-".to_owned(),
         };
-        println!(
+        outln!(
             "{:<9} {:<15} {:>9} {:>9} {:>9} {:>7} {:>9}  {artifact}",
             r.call_id,
             r.tool,
@@ -205,23 +205,23 @@ fn print_table(results: &[ToolResult]) {
             r.content_chars(),
         );
     }
-    println!(
+    outln!(
         "(planned: the allowance the tool saw while running; final: after unused room was handed \
          on; shown: what the model reads)"
     );
-    println!();
+    outln!();
 }
 
 /// What the model sees of a result: an error in full; a trimmed one around its marker; any
 /// other by its first and last lines.
 fn print_result(result: &ToolResult) {
-    println!("── {} ({}) ──", result.call_id, result.tool);
+    outln!("── {} ({}) ──", result.call_id, result.tool);
     if result.is_error() {
         // An error is short and every word of it counts: shown whole, wrapped.
         for line in wrap(&result.content, 98) {
-            println!("  {line}");
+            outln!("  {line}");
         }
-        println!();
+        outln!();
         return;
     }
     let lines: Vec<&str> = result.content.lines().collect();
@@ -230,12 +230,12 @@ fn print_result(result: &ToolResult) {
         for line in &lines[range] {
             // Markers in full; other lines shortened to keep the page readable.
             if line.starts_with("[toolsmith:") {
-                println!("  {line}");
+                outln!("  {line}");
             } else if line.chars().count() > 98 {
                 let short: String = line.chars().take(97).collect();
-                println!("  {short}…");
+                outln!("  {short}…");
             } else {
-                println!("  {line}");
+                outln!("  {line}");
             }
         }
     };
@@ -249,11 +249,11 @@ fn print_result(result: &ToolResult) {
         None if lines.len() <= 5 => show(0..lines.len()),
         None => {
             show(0..2);
-            println!("  … ({} lines in all, untouched)", lines.len());
+            outln!("  … ({} lines in all, untouched)", lines.len());
             show(lines.len() - 2..lines.len());
         }
     }
-    println!();
+    outln!();
 }
 
 /// `text` in lines of at most `width` chars, broken between words (a longer word stands alone).

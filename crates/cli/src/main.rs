@@ -1,6 +1,23 @@
 //! The `toolsmith` command-line tool: the standard tools, the budget and the history tools of
 //! toolsmith, from a shell.
 
+/// Prints to stdout like `print!`; when the reader went away (`toolsmith call … | head -c 10`)
+/// the process ends quietly, with success, instead of panicking as `print!` does.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::write_out(format_args!($($arg)*))
+    };
+}
+
+/// Prints a line to stdout; see [`out!`].
+macro_rules! outln {
+    () => { out!("\n") };
+    ($($arg:tt)*) => {{
+        out!($($arg)*);
+        out!("\n");
+    }};
+}
+
 mod approve;
 mod args;
 mod demo;
@@ -22,6 +39,20 @@ use args::{Cli, Command, Split};
 use input::{read_calls, read_history};
 use render::{result_json, table};
 use wiring::{budget_policy, registry, show_progress};
+
+/// Writes to stdout, ending the process when it cannot: quietly and with success when the
+/// reader closed the pipe, with the error otherwise.
+fn write_out(args: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(error) = stdout.write_fmt(args) {
+        if error.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("toolsmith: error: could not write the output ({error})");
+        std::process::exit(1);
+    }
+}
 
 /// A failure to report: the message for the user, and the exit code.
 struct Failure {
@@ -73,7 +104,7 @@ async fn run(command: Command) -> Result<ExitCode, Failure> {
             let (registry, _store) =
                 registry(&workspace, BudgetPolicy::default(), ApprovalPolicy::new())?;
             let schemas = registry.schemas(format.dialect())?;
-            println!("{}", serde_json::to_string_pretty(&schemas)?);
+            outln!("{}", serde_json::to_string_pretty(&schemas)?);
             Ok(ExitCode::SUCCESS)
         }
         Command::Call {
@@ -104,11 +135,11 @@ async fn run(command: Command) -> Result<ExitCode, Failure> {
             drop(progress);
             let result = &results[0];
             if json {
-                println!("{}", serde_json::to_string_pretty(&result_json(result))?);
+                outln!("{}", serde_json::to_string_pretty(&result_json(result))?);
             } else {
-                print!("{}", result.content);
+                out!("{}", result.content);
                 if !result.content.ends_with('\n') {
-                    println!();
+                    outln!();
                 }
             }
             Ok(if result.is_error() {
@@ -131,7 +162,7 @@ async fn run(command: Command) -> Result<ExitCode, Failure> {
             let results = registry.turn().execute(calls).await;
             drop(progress);
             let blocks: Vec<history::Block> = results.iter().map(ToolResult::to_block).collect();
-            println!("{}", serde_json::to_string_pretty(&blocks)?);
+            outln!("{}", serde_json::to_string_pretty(&blocks)?);
             eprint!("{}", table(&results));
             Ok(ExitCode::SUCCESS)
         }
@@ -162,7 +193,7 @@ async fn run(command: Command) -> Result<ExitCode, Failure> {
         Command::Repair { input } => {
             let (shape, mut messages) = read_history(&input)?;
             let report = history::repair(&mut messages);
-            println!("{}", serde_json::to_string_pretty(&shape.write(messages)?)?);
+            outln!("{}", serde_json::to_string_pretty(&shape.write(messages)?)?);
             eprintln!("repair: {report}");
             Ok(ExitCode::SUCCESS)
         }
@@ -179,7 +210,7 @@ async fn run(command: Command) -> Result<ExitCode, Failure> {
                 )
                 .preserving(preserve);
             let report = history::microcompact(&mut messages, &policy);
-            println!("{}", serde_json::to_string_pretty(&shape.write(messages)?)?);
+            outln!("{}", serde_json::to_string_pretty(&shape.write(messages)?)?);
             eprintln!("compact: {report}");
             Ok(ExitCode::SUCCESS)
         }

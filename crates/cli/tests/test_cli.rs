@@ -606,3 +606,38 @@ fn approve_deny_refuses_what_changes_things_and_runs_reads() {
     assert_eq!(blocks[1]["content"], "big.log\n");
     assert!(!dir.path().join("made").exists());
 }
+
+#[test]
+fn a_reader_that_goes_away_ends_the_output_quietly() {
+    use std::io::Read as _;
+    let dir = workspace();
+    let artifacts = dir.path().join(".artifacts");
+    // Five pages of the big log: far more output than a pipe buffers.
+    let calls: Vec<Value> = (1..=5)
+        .map(|i| {
+            json!({ "type": "tool_use", "id": format!("t{i}"), "name": "read_file",
+                    "input": { "path": "big.log", "limit": 3000 } })
+        })
+        .collect();
+    let input = dir.path().join("calls.json");
+    std::fs::write(&input, Value::Array(calls).to_string()).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+        .args(["batch", input.to_str().unwrap(), "--budget", "400000"])
+        .arg("--root")
+        .arg(dir.path())
+        .arg("--artifacts")
+        .arg(&artifacts)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read ten bytes, as `| head -c 10` does, and hang up.
+    let mut first = [0u8; 10];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(&first, b"[\n  {\n    ");
+}
