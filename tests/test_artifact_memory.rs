@@ -40,6 +40,7 @@ fn reading_the_last_page_of_100_mb_stays_small() {
             &id,
             PageRequest {
                 offset: line - 3,
+                char_offset: 0,
                 limit: Some(10),
                 max_bytes: 1 << 20,
             },

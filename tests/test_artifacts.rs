@@ -26,6 +26,7 @@ fn page(offset: usize, limit: Option<usize>) -> PageRequest {
     PageRequest {
         offset,
         limit,
+        char_offset: 0,
         max_bytes: 1 << 20,
     }
 }
@@ -519,4 +520,99 @@ async fn a_capped_artifact_is_named_in_the_marker_and_by_read_artifact() {
         "{}",
         page.content
     );
+}
+
+/// Reads `id` through `read_artifact` from `(offset, char_offset)` to its end, following the
+/// `next:` each page header gives, a turn per page; returns the pages' text without their
+/// headers, and how many pages it took.
+async fn read_to_the_end(registry: &Registry, id: &str, mut at: (usize, usize)) -> (String, usize) {
+    let mut text = String::new();
+    let mut pages = 0;
+    loop {
+        let page = registry
+            .turn()
+            .execute([ToolCall::new(
+                "read",
+                "read_artifact",
+                json!({ "id": id, "offset": at.0, "char_offset": at.1 }),
+            )])
+            .await
+            .remove(0);
+        assert!(!page.is_error(), "{}", page.content);
+        pages += 1;
+        let (header, body) = page.content.split_once('\n').unwrap();
+        text.push_str(body);
+        if header.contains("end of artifact") {
+            return (text, pages);
+        }
+        let next = header.split("next: offset=").nth(1).expect(header);
+        let next = next.trim_end_matches(']');
+        at = match next.split_once(" char_offset=") {
+            Some((line, char_offset)) => (line.parse().unwrap(), char_offset.parse().unwrap()),
+            None => (next.parse().unwrap(), 0),
+        };
+    }
+}
+
+#[tokio::test]
+async fn every_char_of_a_one_line_output_is_reachable_from_the_marker() {
+    let tmp = tempfile::tempdir().unwrap();
+    let registry = Registry::builder()
+        .tool(Emit::default())
+        .artifacts(DirStore::open(tmp.path().join("artifacts")).unwrap())
+        .budget(BudgetPolicy::default().with_batch_budget_chars(4_000))
+        .build()
+        .unwrap();
+    let mut turn = registry.turn();
+    let text = "é".repeat(30_000) + &"x".repeat(30_010);
+    let result = turn
+        .execute([ToolCall::new(
+            "one",
+            "emit",
+            json!({ "lines": 1, "text": text }),
+        )])
+        .await
+        .remove(0);
+    let full = format!("{text} 1\n");
+    assert_eq!(full.chars().count(), 60_013);
+    let marker = toolsmith::trim::find_marker(&result.content).expect("a marker");
+    let (head, tail) = (
+        marker.head_line_chars.unwrap(),
+        marker.tail_line_chars.unwrap(),
+    );
+    assert!(
+        result.content.contains(&format!(
+            "(line 1 of 1, cut mid-line: first {} and last {} chars of line 1)",
+            toolsmith::trim::grouped(head),
+            toolsmith::trim::grouped(tail)
+        )),
+        "{}",
+        result.content
+    );
+    let shown_head: String = full.chars().take(head).collect();
+    assert!(result.content.starts_with(&shown_head));
+
+    // The rest of the line, from where the head stops, page by page within the budget.
+    let id = result.meta.artifact.unwrap();
+    let first = registry
+        .turn()
+        .execute([ToolCall::new(
+            "read",
+            "read_artifact",
+            json!({ "id": id.as_str(), "char_offset": head }),
+        )])
+        .await
+        .remove(0);
+    let header = first.content.lines().next().unwrap();
+    let from = toolsmith::trim::grouped(head + 1);
+    assert!(
+        header.starts_with(&format!(
+            "[artifact {id}: line 1 from char {from} of 1, line 1 cut after char "
+        )),
+        "{header}"
+    );
+    assert!(header.contains("; next: offset=0 char_offset="), "{header}");
+    let (rest, pages) = read_to_the_end(&registry, id.as_str(), (0, head)).await;
+    assert_eq!(shown_head + &rest, full);
+    assert!(pages >= 15, "60,013 chars in pages of under 4,000: {pages}");
 }

@@ -63,13 +63,17 @@ mod reference {
         head: Option<(usize, usize)>,
         tail: Option<(usize, usize)>,
         lines: usize,
-        mid_line: bool,
+        line_cuts: Option<(Option<usize>, Option<usize>)>,
         next: Option<usize>,
         full: &FullOutput<'_>,
         widest: bool,
     ) -> String {
+        let tail = tail.filter(|tail| Some(*tail) != head || widest);
         let spans = match (head, tail) {
             (None, None) => format!("no lines of {}", grouped(lines)),
+            (Some((a, b)), None) | (None, Some((a, b))) if a == b && !widest => {
+                format!("line {} of {}", grouped(a), grouped(lines))
+            }
             (Some((a, b)), None) | (None, Some((a, b))) => {
                 format!("lines {} of {}", range(a, b, widest), grouped(lines))
             }
@@ -80,7 +84,38 @@ mod reference {
                 grouped(lines)
             ),
         };
-        let mid = if mid_line { ", cut mid-line" } else { "" };
+        let head_line = head.map(|(_, last)| last);
+        let tail_line = tail.or(head).map(|(first, _)| first);
+        let mid = match line_cuts {
+            None => String::new(),
+            Some((None, None)) => ", cut mid-line".to_owned(),
+            Some((Some(first), Some(last))) if head_line == tail_line && !widest => format!(
+                ", cut mid-line: first {} and last {} chars of line {}",
+                grouped(first),
+                grouped(last),
+                grouped(head_line.unwrap())
+            ),
+            Some((first, last)) => {
+                let parts: Vec<String> = first
+                    .map(|n| {
+                        format!(
+                            "first {} chars of line {}",
+                            grouped(n),
+                            grouped(head_line.unwrap())
+                        )
+                    })
+                    .into_iter()
+                    .chain(last.map(|n| {
+                        format!(
+                            "last {} chars of line {}",
+                            grouped(n),
+                            grouped(tail_line.unwrap())
+                        )
+                    }))
+                    .collect();
+                format!(", cut mid-line: {}", parts.join(", "))
+            }
+        };
         let next = next
             .map(|n| format!("next page: offset={n}; "))
             .unwrap_or_default();
@@ -148,33 +183,25 @@ mod reference {
             Some((total_lines, total_lines)),
             Some((total_lines, total_lines)),
             total_lines,
-            true,
+            Some((None, None)),
             page_offset.map(|o| o + total_lines),
             full,
             true,
         );
-        let reserve = widest.chars().count() + 2;
-        // Too small for the full marker: head and tail around `[truncated]`, else that alone.
-        let tiny = allowance < reserve + 64;
-        if tiny && allowance < 14 {
-            return if allowance >= 11 {
-                "[truncated]".to_owned()
-            } else {
-                String::new()
-            };
-        }
-        let room = if tiny {
-            allowance - 13
-        } else {
-            allowance - reserve
-        };
+        let base = widest.chars().count() + 2;
+        // Naming the lines a cut fell inside: `: first N chars of line L, ` for each part.
+        let named = 2
+            * (": first ".len()
+                + grouped(total).len()
+                + " chars of line ".len()
+                + grouped(total_lines).len()
+                + 2);
         let ratio = style.head_ratio();
-        let (head_end, tail_start);
-        if total <= room {
-            let (hq, tq) = split(style.max_lines().unwrap_or(total_lines), ratio);
-            head_end = first_lines(&chars, hq);
-            tail_start = last_lines(&chars, tq);
-        } else {
+        let cuts = |room: usize| -> (usize, usize) {
+            if total <= room {
+                let (hq, tq) = split(style.max_lines().unwrap_or(total_lines), ratio);
+                return (first_lines(&chars, hq), last_lines(&chars, tq));
+            }
             let (hr, tr) = split(room, ratio);
             let mut h = hr;
             if h > 0 && chars[h - 1] != '\n' {
@@ -206,9 +233,31 @@ mod reference {
                     t += last_lines(&chars[t..], tq);
                 }
             }
-            head_end = h;
-            tail_start = t;
+            (h, t)
+        };
+        let inside_a_line = |(h, t): (usize, usize)| {
+            (h > 0 && h < total && chars[h - 1] != '\n')
+                || (t < total && t > 0 && chars[t - 1] != '\n')
+        };
+        // The cuts for the room beside the marker; when they fall inside a line, again with room
+        // to name it. Too small for the full marker: head and tail around `[truncated]`, else
+        // that alone.
+        let mut tiny = allowance < base + 64;
+        let mut chosen = (!tiny).then(|| cuts(allowance - base));
+        if let Some(first) = chosen
+            && inside_a_line(first)
+        {
+            tiny = allowance < base + named + 64;
+            chosen = (!tiny).then(|| cuts(allowance - base - named));
         }
+        if tiny && allowance < 14 {
+            return if allowance >= 11 {
+                "[truncated]".to_owned()
+            } else {
+                String::new()
+            };
+        }
+        let (head_end, tail_start) = chosen.unwrap_or_else(|| cuts(allowance - 13));
         let head: String = chars[..head_end].iter().collect();
         let tail: String = chars[tail_start..].iter().collect();
         let head_span = (head_end > 0).then(|| {
@@ -219,8 +268,25 @@ mod reference {
             let newlines = chars[..tail_start].iter().filter(|&&c| c == '\n').count();
             (1 + newlines, total_lines)
         });
-        let mid_line = (head_end > 0 && head_end < total && chars[head_end - 1] != '\n')
-            || (tail_start < total && tail_start > 0 && chars[tail_start - 1] != '\n');
+        // A line cut inside: the chars of it shown, its line break not counted.
+        let head_line_chars = (head_end > 0 && head_end < total && chars[head_end - 1] != '\n')
+            .then(|| {
+                chars[..head_end]
+                    .iter()
+                    .rev()
+                    .take_while(|&&c| c != '\n')
+                    .count()
+            });
+        let tail_line_chars =
+            (tail_start < total && tail_start > 0 && chars[tail_start - 1] != '\n').then(|| {
+                let line: Vec<char> = chars[tail_start..]
+                    .iter()
+                    .copied()
+                    .take_while(|&c| c != '\n')
+                    .collect();
+                line.len()
+                    - usize::from(line.last() == Some(&'\r') && tail_start + line.len() < total)
+            });
         let kept = head_end + (total - tail_start);
         let head_cut_mid_line = head_end > 0 && head_end < total && chars[head_end - 1] != '\n';
         let whole_head_lines =
@@ -235,7 +301,8 @@ mod reference {
                 head_span,
                 tail_span,
                 total_lines,
-                mid_line,
+                (head_line_chars.is_some() || tail_line_chars.is_some())
+                    .then_some((head_line_chars, tail_line_chars)),
                 next,
                 full,
                 false,
@@ -404,11 +471,16 @@ fn a_10_mb_line_is_cut_inside_the_line() {
             assert!(cut.mid_line);
         }
         if trimmed.text().contains("[toolsmith:") {
-            assert!(
-                trimmed
-                    .text()
-                    .contains("(lines 1 and 1 of 1, cut mid-line)")
-            );
+            // The marker names the line and how much of its beginning and end is shown: the
+            // rest of it is read from the char offset the head stops at.
+            let (first, last) = (cut.head_line_chars.unwrap(), cut.tail_line_chars.unwrap());
+            assert_eq!(first + last, cut.kept_chars);
+            assert_eq!(line[..cut.head_bytes].chars().count(), first);
+            assert!(trimmed.text().contains(&format!(
+                "(line 1 of 1, cut mid-line: first {} and last {} chars of line 1)",
+                reference::grouped(first),
+                reference::grouped(last)
+            )));
         }
     }
 }
@@ -531,6 +603,8 @@ proptest! {
         prop_assert_eq!(marker.unit.as_str(), "chars");
         prop_assert_eq!(marker.lines, Some(cut.original_lines));
         prop_assert_eq!(marker.mid_line, cut.mid_line);
+        prop_assert_eq!(marker.head_line_chars, cut.head_line_chars);
+        prop_assert_eq!(marker.tail_line_chars, cut.tail_line_chars);
         prop_assert_eq!(marker.next_offset, cut.next_offset);
         prop_assert_eq!(&marker.spans, &cut.spans);
         prop_assert_eq!(marker.folded_lines, cut.folded_lines);

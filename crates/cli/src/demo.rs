@@ -111,9 +111,7 @@ pub(crate) async fn run(
                 json!({ "id": id.as_str(), "offset": offset, "limit": 5 }),
             )])
             .await;
-        outln!(
-            "── read_artifact id={id} offset={offset} limit=5: lines the model did not see ──"
-        );
+        outln!("── read_artifact id={id} offset={offset} limit=5: lines the model did not see ──");
         outln!("{}", page[0].content);
     }
     let shown: usize = results.iter().map(ToolResult::content_chars).sum();
@@ -177,11 +175,23 @@ fn print_table(results: &[ToolResult]) {
     // Sizes in chars (Unicode scalar values), as the budget counts them.
     outln!(
         "{:<9} {:<15} {:>9} {:>9} {:>9} {:>7} {:>9}  artifact",
-        "", "", "planned", "final", "original", "original", "shown"
+        "",
+        "",
+        "planned",
+        "final",
+        "original",
+        "original",
+        "shown"
     );
     outln!(
         "{:<9} {:<15} {:>9} {:>9} {:>9} {:>7} {:>9}",
-        "call", "tool", "chars", "chars", "chars", "lines", "chars"
+        "call",
+        "tool",
+        "chars",
+        "chars",
+        "chars",
+        "lines",
+        "chars"
     );
     for r in results {
         let artifact = match (&r.meta.artifact, r.is_error()) {

@@ -106,6 +106,36 @@ impl<R: BufRead> LineReader<R> {
         }
     }
 
+    /// Skips up to `count` chars of the line being read (never its line break); returns how many
+    /// were skipped, fewer when the line ends first. Chars are UTF-8 scalar values; a skip
+    /// never stops inside one.
+    pub fn skip_chars(&mut self, count: usize) -> io::Result<usize> {
+        let mut skipped = 0usize;
+        loop {
+            let buffer = self.reader.fill_buf()?;
+            if buffer.is_empty() {
+                return Ok(skipped);
+            }
+            let mut consumed = 0;
+            let mut done = false;
+            for &byte in buffer {
+                let starts_char = (byte as i8) >= -64;
+                if byte == b'\n' || (starts_char && skipped == count) {
+                    done = true;
+                    break;
+                }
+                skipped += usize::from(starts_char);
+                consumed += 1;
+            }
+            let last = buffer[..consumed].last().copied();
+            self.note(consumed, last);
+            self.reader.consume(consumed);
+            if done {
+                return Ok(skipped);
+            }
+        }
+    }
+
     /// Whether the text has nothing more to read.
     pub fn is_at_end(&mut self) -> io::Result<bool> {
         Ok(self.reader.fill_buf()?.is_empty())
@@ -200,6 +230,21 @@ mod tests {
         empty.count_rest().unwrap();
         assert_eq!(empty.lines_read(), 0);
         assert!(empty.is_at_end().unwrap());
+    }
+
+    #[test]
+    fn skips_chars_within_a_line_on_char_boundaries() {
+        let text = "aé😀bc\nnext";
+        let mut lines = LineReader::new(BufReader::with_capacity(3, text.as_bytes()));
+        assert_eq!(lines.skip_chars(3).unwrap(), 3);
+        let mut rest = Vec::new();
+        assert_eq!(lines.read_line(&mut rest, 100).unwrap(), Some(true));
+        assert_eq!(rest, b"bc\n");
+        let mut lines = LineReader::new("ab\ncd".as_bytes());
+        assert_eq!(lines.skip_chars(10).unwrap(), 2, "the line ends first");
+        rest.clear();
+        assert_eq!(lines.read_line(&mut rest, 100).unwrap(), Some(true));
+        assert_eq!(rest, b"\n");
     }
 
     #[test]

@@ -57,6 +57,9 @@ pub enum ArtifactError {
 pub struct PageRequest {
     /// The first line to return, counting from 0.
     pub offset: usize,
+    /// Where in line `offset` the page starts, in chars from its beginning (0: the whole line):
+    /// how a line longer than a page is read, page by page.
+    pub char_offset: usize,
     /// How many lines to return; `None` means as many as `max_bytes` allows.
     pub limit: Option<usize>,
     /// The most bytes of text to return; a page stops before the line that would exceed it
@@ -72,10 +75,17 @@ pub struct ArtifactPage {
     pub text: String,
     /// The 0-based index of the first line returned (the request's offset).
     pub offset: usize,
+    /// The chars of the first line the page skipped (the request's char offset, or fewer when
+    /// the line is shorter).
+    pub first_char: usize,
     /// How many lines (whole or cut) the page holds.
     pub lines: usize,
-    /// Whether the page's last line was cut by `max_bytes`.
+    /// Whether the page's last line was cut by `max_bytes`: it goes on at
+    /// [`next`](Self::next)'s char offset.
     pub cut_mid_line: bool,
+    /// The chars of the page's last line the page holds, counted from where the line (or, for
+    /// the first line, the page) starts.
+    pub last_line_chars: usize,
     /// The artifact's lines in all.
     pub total_lines: usize,
     /// The artifact's size in bytes.
@@ -86,11 +96,24 @@ pub struct ArtifactPage {
 }
 
 impl ArtifactPage {
-    /// The offset to read the next page from, or `None` at the end.
-    /// A line cut by `max_bytes` is not read again: the next page starts after it.
+    /// Where the next page starts, `(line offset, char offset)`, or `None` at the end: after the
+    /// page's last line, or inside it when `max_bytes` cut it.
+    pub fn next(&self) -> Option<(usize, usize)> {
+        if self.lines == 0 {
+            return None;
+        }
+        let last = self.offset + self.lines - 1;
+        if self.cut_mid_line {
+            let start = if self.lines == 1 { self.first_char } else { 0 };
+            return Some((last, start + self.last_line_chars));
+        }
+        (last + 1 < self.total_lines).then_some((last + 1, 0))
+    }
+
+    /// The line offset of the next page, or `None` at the end (see [`next`](Self::next), which
+    /// also says where inside a cut line it goes on).
     pub fn next_offset(&self) -> Option<usize> {
-        let next = self.offset + self.lines;
-        (self.lines > 0 && next < self.total_lines).then_some(next)
+        self.next().map(|(line, _)| line)
     }
 }
 

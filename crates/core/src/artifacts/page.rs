@@ -14,20 +14,31 @@ pub(super) fn read_page_from(
 ) -> Result<ArtifactPage, ArtifactError> {
     let mut reader = LineReader::new(reader);
     reader.skip(page.offset)?;
+    let first_char = if page.char_offset > 0 {
+        reader.skip_chars(page.char_offset)?
+    } else {
+        0
+    };
     let mut text = Vec::new();
     let mut lines = 0usize;
     let mut cut_mid_line = false;
+    let mut last_start = 0;
     while page.limit.is_none_or(|limit| lines < limit) {
         let start = text.len();
         let room = page.max_bytes.saturating_sub(start);
         match reader.read_line(&mut text, room)? {
             None => break,
-            Some(true) => lines += 1,
+            Some(true) => {
+                lines += 1;
+                last_start = start;
+            }
             Some(false) => {
-                // A line that does not fit ends the page; the first one is kept in part.
+                // A line that does not fit ends the page; the first one is kept in part, and
+                // the next page goes on inside it.
                 if lines == 0 {
                     lines = 1;
                     cut_mid_line = true;
+                    last_start = start;
                 } else {
                     text.truncate(start);
                 }
@@ -49,11 +60,14 @@ pub(super) fn read_page_from(
         }
         Err(error) => String::from_utf8_lossy(error.as_bytes()).into_owned(),
     };
+    let last_line_chars = text[last_start.min(text.len())..].chars().count();
     Ok(ArtifactPage {
         text,
         offset: page.offset,
+        first_char,
         lines,
         cut_mid_line,
+        last_line_chars,
         total_lines,
         total_bytes,
         capped,
@@ -67,6 +81,7 @@ mod tests {
     fn page(offset: usize, limit: Option<usize>, max_bytes: usize) -> PageRequest {
         PageRequest {
             offset,
+            char_offset: 0,
             limit,
             max_bytes,
         }
@@ -100,5 +115,32 @@ mod tests {
         assert_eq!(got.text, "éé");
         assert!(got.cut_mid_line);
         assert_eq!(got.lines, 1);
+        assert_eq!(
+            got.next(),
+            Some((0, 2)),
+            "the line goes on at its third char"
+        );
+    }
+
+    #[test]
+    fn every_char_of_a_long_line_is_reached_page_by_page() {
+        let line: String = (0..1_000)
+            .map(|i| char::from(b'a' + (i % 26) as u8))
+            .collect();
+        let text = format!("{line}é\nlast\n");
+        let mut read = String::new();
+        let mut at = Some((0, 0));
+        while let Some((offset, char_offset)) = at {
+            let request = PageRequest {
+                offset,
+                char_offset,
+                limit: None,
+                max_bytes: 97,
+            };
+            let got = read_page_from(text.as_bytes(), request, false).unwrap();
+            read.push_str(&got.text);
+            at = got.next();
+        }
+        assert_eq!(read, text);
     }
 }

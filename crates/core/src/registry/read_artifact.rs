@@ -8,7 +8,9 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::artifacts::{ArtifactError, ArtifactId, ArtifactStore, PageRequest, READ_ARTIFACT};
+use crate::artifacts::{
+    ArtifactError, ArtifactId, ArtifactPage, ArtifactStore, PageRequest, READ_ARTIFACT,
+};
 use crate::tool::ToolContext;
 use crate::tool::{Tool, ToolAnnotations, ToolLimits};
 use crate::tool::{ToolError, ToolOutput};
@@ -27,6 +29,10 @@ pub struct ReadArtifactArgs {
     /// The first line to read, counting from 0. Defaults to 0.
     #[serde(default)]
     pub offset: usize,
+    /// Where in line `offset` to start, in chars from its beginning. Defaults to 0; a page
+    /// that cuts a long line says the char offset it goes on from.
+    #[serde(default)]
+    pub char_offset: usize,
     /// How many lines to read. Defaults to as many as fit the budget.
     #[serde(default)]
     pub limit: Option<usize>,
@@ -64,7 +70,8 @@ impl Tool for ReadArtifact {
     fn description(&self) -> Cow<'static, str> {
         "Reads the full output of a truncated tool result, one page of lines at a time. Pass the \
          artifact id from the truncation marker; `offset` is the first line (0-based) and \
-         `limit` the number of lines. Each page says where the next one starts."
+         `limit` the number of lines. Each page says where the next one starts; a line longer \
+         than a page goes on at the `char_offset` the page gives."
             .into()
     }
 
@@ -87,6 +94,7 @@ impl Tool for ReadArtifact {
             .map_err(|error| ToolError::invalid_arguments(format!("id: {error}")))?;
         let request = PageRequest {
             offset: args.offset,
+            char_offset: args.char_offset,
             limit: args.limit,
             // Bytes bound chars from above, so the body fits whatever the text.
             max_bytes: cx.allowance().saturating_sub(HEADER_RESERVE),
@@ -112,30 +120,51 @@ impl Tool for ReadArtifact {
                 grouped(page.total_lines)
             )));
         }
-        let first = page.offset + 1;
-        let last = page.offset + page.lines;
-        let cut = if page.cut_mid_line {
-            format!(", line {} cut to fit the budget", grouped(last))
-        } else {
-            String::new()
-        };
-        let next = match page.next_offset() {
-            Some(next) => format!("next: offset={next}"),
-            None => "end of artifact".to_owned(),
-        };
-        let capped = if page.capped {
-            "; capped when stored: the middle of the output was left out where a [toolsmith: …] \
-             line says so"
-        } else {
-            ""
-        };
-        let mut text = format!(
-            "[artifact {id}: lines {}-{} of {}{cut}; {next}{capped}]\n",
-            grouped(first),
-            grouped(last),
-            grouped(page.total_lines)
-        );
+        if page.cut_mid_line && page.lines == 1 && page.last_line_chars == 0 {
+            return Err(ToolError::invalid_arguments(format!(
+                "the call's budget of {} chars leaves no room for a page of artifact `{id}`; \
+                 read it in a call with a larger share of the batch",
+                grouped(cx.allowance())
+            )));
+        }
+        let mut text = page_header(&id, &page);
         text.push_str(&page.text);
         Ok(text.into())
     }
+}
+
+/// The header line of a page: which lines it holds, where a long line was entered or cut, and
+/// where the next page starts.
+fn page_header(id: &ArtifactId, page: &ArtifactPage) -> String {
+    let first = page.offset + 1;
+    let last = page.offset + page.lines;
+    let mut range = if page.lines == 1 {
+        format!("line {}", grouped(first))
+    } else {
+        format!("lines {}-{}", grouped(first), grouped(last))
+    };
+    if page.first_char > 0 {
+        range.push_str(&format!(" from char {}", grouped(page.first_char + 1)));
+    }
+    range.push_str(&format!(" of {}", grouped(page.total_lines)));
+    let cut = match page.next() {
+        Some((line, char_offset)) if page.cut_mid_line => format!(
+            ", line {} cut after char {} to fit the budget",
+            grouped(line + 1),
+            grouped(char_offset)
+        ),
+        _ => String::new(),
+    };
+    let next = match page.next() {
+        Some((line, 0)) => format!("next: offset={line}"),
+        Some((line, char_offset)) => format!("next: offset={line} char_offset={char_offset}"),
+        None => "end of artifact".to_owned(),
+    };
+    let capped = if page.capped {
+        "; capped when stored: the middle of the output was left out where a [toolsmith: …] \
+         line says so"
+    } else {
+        ""
+    };
+    format!("[artifact {id}: {range}{cut}; {next}{capped}]\n")
 }

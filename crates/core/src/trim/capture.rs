@@ -286,38 +286,33 @@ impl CapturedParts {
                 return cut;
             }
         }
-        let reserve = super::marker_reserve(totals, continuation);
-        let room = match allowance.checked_sub(reserve) {
-            Some(room) if room >= super::MIN_ROOM => room,
-            _ => {
-                return super::tiny(
-                    &self.head,
-                    Some((&self.tail, self.tail_starts_line)),
-                    totals,
-                    allowance,
-                    style,
-                );
-            }
-        };
-        if self.head.chars().count() + self.tail.chars().count() <= room
-            && style.max_lines().is_none()
-        {
-            // Keep everything captured (the middle is gone anyway).
-            return super::assemble(
+        let captured = self.head.chars().count() + self.tail.chars().count();
+        let cuts = super::positional_cuts(allowance, totals, continuation, |room| {
+            let (head_end, tail_start) = if captured <= room && style.max_lines().is_none() {
+                // Keep everything captured (the middle is gone anyway).
+                (self.head.len(), 0)
+            } else {
+                cut_points(&self.head, &self.tail, room, style)
+            };
+            let starts_line = if tail_start == 0 {
+                self.tail_starts_line
+            } else {
+                self.tail.as_bytes()[tail_start - 1] == b'\n'
+            };
+            let head_mid_line = head_end > 0 && self.head.as_bytes()[head_end - 1] != b'\n';
+            let mid_line = head_mid_line || (tail_start < self.tail.len() && !starts_line);
+            ((head_end, tail_start, starts_line), mid_line)
+        });
+        let Some((head_end, tail_start, starts_line)) = cuts else {
+            return super::tiny(
                 &self.head,
-                &self.tail,
-                self.tail_starts_line,
+                Some((&self.tail, self.tail_starts_line)),
                 totals,
-                continuation,
+                allowance,
+                style,
             );
-        }
-        let (head_end, tail_start) = cut_points(&self.head, &self.tail, room, style);
-        let tail = &self.tail[tail_start..];
-        let starts_line = if tail_start == 0 {
-            self.tail_starts_line
-        } else {
-            self.tail.as_bytes()[tail_start - 1] == b'\n'
         };
+        let tail = &self.tail[tail_start..];
         super::assemble(
             &self.head[..head_end],
             tail,

@@ -75,7 +75,8 @@ struct Walk<'a> {
     covered: usize,
     /// Bytes of the region the walk covered, from where it started.
     bytes: usize,
-    mid_line: bool,
+    /// When the walk cut a line inside: the chars of it shown.
+    partial: Option<usize>,
 }
 
 /// How a walk shows lines.
@@ -83,6 +84,9 @@ struct Walk<'a> {
 struct Shown {
     fold: bool,
     render: bool,
+    /// Chars the marker grows by when a walk cuts a line inside (naming the line and the
+    /// chars shown): the walk that cuts counts them as its own.
+    line_cut: usize,
 }
 
 impl Shown {
@@ -90,6 +94,7 @@ impl Shown {
         Shown {
             fold: style.fold,
             render: style.render != Render::Never,
+            line_cut: 0,
         }
     }
 
@@ -185,14 +190,16 @@ fn walk_forward<'a>(
         }
         if cut_inside && walk.pieces.is_empty() {
             // One line longer than the room: its beginning, cut on a char boundary.
-            let kept: String = shown_line.chars().take(left.saturating_sub(1)).collect();
-            walk.kept += kept.chars().count();
-            walk.chars += kept.chars().count() + 1;
+            let room = left.saturating_sub(1 + shown.line_cut);
+            let kept: String = shown_line.chars().take(room).collect();
+            let count = kept.chars().count();
+            walk.kept += count;
+            walk.chars += count + 1 + shown.line_cut;
             walk.lines += 1;
             walk.removed.add(removed);
             walk.pieces.push(Piece::Lines(Cow::Owned(kept)));
             walk.covered += 1;
-            walk.mid_line = true;
+            walk.partial = Some(count);
         }
         break;
     }
@@ -265,15 +272,17 @@ fn walk_backward<'a>(
         if walk.pieces.is_empty() {
             // One line longer than the room: its end, cut on a char boundary.
             let count = shown_line.chars().count();
-            let keep = left.saturating_sub(1);
+            let keep = left.saturating_sub(1 + shown.line_cut);
             let kept: String = shown_line.chars().skip(count - keep.min(count)).collect();
-            walk.kept += kept.chars().count();
-            walk.chars += kept.chars().count() + 1;
+            let count = kept.chars().count();
+            walk.kept += count;
+            walk.chars += count + 1 + shown.line_cut;
             walk.lines += 1;
             walk.removed.add(removed);
+            // The line's chars shown, its line break not counted.
+            walk.partial = Some(count - (kept.len() - without_break(kept.as_bytes()).len()));
             walk.pieces.push(Piece::Lines(Cow::Owned(kept)));
             walk.covered += 1;
-            walk.mid_line = true;
         }
         break;
     }
@@ -421,7 +430,10 @@ pub(super) fn cut(
     if source.totals.lines < 2 {
         return None;
     }
-    let shown = Shown::of(style);
+    let shown = Shown {
+        line_cut: super::marker::line_cut_reserve(source.totals.chars, source.totals.lines),
+        ..Shown::of(style)
+    };
     // Room for saying escapes were removed is kept only once a cut shows that it needs it:
     // looking for escapes in all of a large output would cost a pass over it.
     let plain = Shown {
@@ -644,6 +656,7 @@ fn reserve(totals: Totals, shown: Shown, continuation: &Continuation<'_>, blocks
     };
     let mut cut = Cut::without_spans(totals.chars, totals.lines, totals.chars);
     cut.spans = vec![widest; blocks + 2];
+    // A line cut inside is named by the walk that cut it (`Shown::line_cut`).
     cut.mid_line = true;
     if shown.fold {
         cut.folded_lines = totals.lines;
@@ -753,11 +766,23 @@ fn assemble(
             last: totals.lines,
         });
     }
-    // Spans that touch or overlap are one.
+    // Spans that touch or overlap are one, except where a line cut inside ends the head or
+    // starts the tail: the marker names that line as a span's edge (a text of one line cut
+    // at both ends is one span).
+    let head_partial = head.partial.filter(|_| head.covered > 0);
+    let tail_partial = tail.partial.filter(|_| tail.covered > 0);
+    let tail_first = totals.lines + 1 - tail.covered;
     let mut merged: Vec<LineSpan> = Vec::with_capacity(spans.len());
     for span in spans {
+        let apart = |last: &LineSpan| {
+            *last != span
+                && ((head_partial.is_some() && last.first == 1 && last.last == head.covered)
+                    || (tail_partial.is_some() && span.first == tail_first))
+        };
         match merged.last_mut() {
-            Some(last) if span.first <= last.last + 1 => last.last = last.last.max(span.last),
+            Some(last) if span.first <= last.last + 1 && !apart(last) => {
+                last.last = last.last.max(span.last)
+            }
             _ => merged.push(span),
         }
     }
@@ -767,12 +792,11 @@ fn assemble(
     parts.push(head);
     parts.extend(blocks);
     parts.push(tail);
-    let (mut kept, mut folded, mut removed, mut mid_line) = (0, 0, Removed::default(), false);
+    let (mut kept, mut folded, mut removed) = (0, 0, Removed::default());
     for part in &parts {
         kept += part.kept;
         folded += part.folded;
         removed.add(part.removed);
-        mid_line |= part.mid_line;
     }
     // The pieces, with the gaps between the parts: the first gap is the marker.
     let mut pieces: Vec<Piece<'_>> = Vec::new();
@@ -788,9 +812,11 @@ fn assemble(
         starts.push((tail.covered > 0).then(|| totals.lines + 1 - tail.covered));
         starts
     };
-    for (part, start) in parts.into_iter().zip(part_starts) {
+    for (index, (part, start)) in parts.into_iter().zip(part_starts).enumerate() {
         let Some(start) = start else { continue };
-        if start > next_line {
+        // A head cut inside its last line leaves the rest of that line out: the marker follows.
+        let after_cut_line = index > 0 && head_partial.is_some() && !marked;
+        if start > next_line || after_cut_line {
             if marked {
                 pieces.push(Piece::Gap {
                     first: next_line,
@@ -837,9 +863,7 @@ fn assemble(
     let whole_head_lines = spans
         .first()
         .filter(|span| span.first == 1)
-        .map_or(0, |span| {
-            span.last - usize::from(mid_line && spans.len() == 1)
-        });
+        .map_or(0, |span| span.last - usize::from(head_partial.is_some()));
     let cut = Cut {
         original_chars: totals.chars,
         original_lines: totals.lines,
@@ -850,7 +874,9 @@ fn assemble(
         folded_lines: folded,
         escapes_removed: removed.escapes,
         redraws_removed: removed.redraws,
-        mid_line,
+        mid_line: head_partial.is_some() || tail_partial.is_some(),
+        head_line_chars: head_partial,
+        tail_line_chars: tail_partial,
         next_offset: continuation
             .page_offset
             .map(|offset| offset.saturating_add(whole_head_lines)),

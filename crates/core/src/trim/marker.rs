@@ -93,8 +93,15 @@ pub struct Cut {
     pub escapes_removed: usize,
     /// Carriage-return and backspace redraws resolved in the lines shown.
     pub redraws_removed: usize,
-    /// Whether a cut fell inside a line (a line was kept only in part).
+    /// Whether a cut fell inside a line (a line was kept only in part): the head ended, or
+    /// the tail started, inside one.
     pub mid_line: bool,
+    /// When the head ends inside a line (the last line of the first span): the chars of that
+    /// line shown, from its start, which is also the char offset its rest is read from.
+    pub head_line_chars: Option<usize>,
+    /// When the tail starts inside a line (the first line of the last span): the chars of that
+    /// line shown, up to its end.
+    pub tail_line_chars: Option<usize>,
     /// For a paginated call: the offset of the first line not wholly kept in the head, which
     /// the next page should start at.
     pub next_offset: Option<usize>,
@@ -127,6 +134,8 @@ impl Cut {
             escapes_removed: 0,
             redraws_removed: 0,
             mid_line: false,
+            head_line_chars: None,
+            tail_line_chars: None,
             next_offset: None,
         }
     }
@@ -178,16 +187,23 @@ pub(crate) fn render(cut: &Cut, full: &FullOutput<'_>, layout: Layout) -> String
     out.push_str(" of ");
     push_grouped(&mut out, cut.original_chars);
     out.push_str(" chars (");
-    if cut.spans.is_empty() {
-        out.push_str("no lines of ");
-    } else {
-        out.push_str("lines ");
-        push_spans(&mut out, &cut.spans, layout);
-        out.push_str(" of ");
+    match cut.spans.as_slice() {
+        [] => out.push_str("no lines of "),
+        [span] if span.first == span.last && layout == Layout::Exact => {
+            out.push_str("line ");
+            push_grouped(&mut out, span.first);
+            out.push_str(" of ");
+        }
+        spans => {
+            out.push_str("lines ");
+            push_spans(&mut out, spans, layout);
+            out.push_str(" of ");
+        }
     }
     push_grouped(&mut out, cut.original_lines);
     if cut.mid_line {
         out.push_str(", cut mid-line");
+        push_line_cuts(&mut out, cut, layout);
     }
     out.push_str("); ");
     if cut.folded_lines > 0 {
@@ -206,6 +222,84 @@ pub(crate) fn render(cut: &Cut, full: &FullOutput<'_>, layout: Layout) -> String
     push_full(&mut out, full);
     out.push(']');
     out
+}
+
+/// Writes which lines were cut inside and how many of their chars are shown:
+/// `: first 1,163 chars of line 30, last 2,716 chars of line 431`, or
+/// `: first 1,163 and last 2,716 chars of line 1` when both cuts fell in one line.
+fn push_line_cuts(out: &mut String, cut: &Cut, layout: Layout) {
+    let head = cut
+        .head_line_chars
+        .zip(cut.spans.first().map(|span| span.last));
+    let tail = cut
+        .tail_line_chars
+        .zip(cut.spans.last().map(|span| span.first));
+    let line = |out: &mut String, line: usize| {
+        out.push_str(" chars of line ");
+        push_grouped(out, line);
+    };
+    match (head, tail) {
+        (None, None) => {}
+        (Some((first, head_line)), Some((last, tail_line)))
+            if head_line == tail_line && layout == Layout::Exact =>
+        {
+            out.push_str(": first ");
+            push_grouped(out, first);
+            out.push_str(" and last ");
+            push_grouped(out, last);
+            line(out, head_line);
+        }
+        _ => {
+            out.push_str(": ");
+            if let Some((first, head_line)) = head {
+                out.push_str("first ");
+                push_grouped(out, first);
+                line(out, head_line);
+                if tail.is_some() {
+                    out.push_str(", ");
+                }
+            }
+            if let Some((last, tail_line)) = tail {
+                out.push_str("last ");
+                push_grouped(out, last);
+                line(out, tail_line);
+            }
+        }
+    }
+}
+
+/// The most chars naming one cut line adds to a marker of a text of `chars` chars and `lines`
+/// lines, beyond `, cut mid-line`: the head and the tail each leave this free when they cut a
+/// line, and the two together cover either form [`push_line_cuts`] writes.
+pub(crate) fn line_cut_reserve(chars: usize, lines: usize) -> usize {
+    ": first ".len()
+        + grouped(chars).len()
+        + " chars of line ".len()
+        + grouped(lines).len()
+        + ", ".len()
+}
+
+/// Reads back what [`push_line_cuts`] wrote (without its `: `): the head's and the tail's
+/// chars shown of the lines they cut.
+fn parse_line_cuts(text: &str) -> Option<(Option<usize>, Option<usize>)> {
+    if let Some(both) = text.strip_prefix("first ")
+        && let Some((first, rest)) = both.split_once(" and last ")
+    {
+        let (last, line) = rest.split_once(" chars of line ")?;
+        parse_grouped(line)?;
+        return Some((Some(parse_grouped(first)?), Some(parse_grouped(last)?)));
+    }
+    let (mut head, mut tail) = (None, None);
+    for part in text.split(", ") {
+        let (count, line) = part.split_once(" chars of line ")?;
+        parse_grouped(line)?;
+        if let Some(first) = count.strip_prefix("first ") {
+            head = Some(parse_grouped(first)?);
+        } else {
+            tail = Some(parse_grouped(count.strip_prefix("last ")?)?);
+        }
+    }
+    Some((head, tail))
 }
 
 /// Writes spans as a list: `1-30`, `1-30 and 431-500`, `1-30, 212, 400-402 and 431-500`.
@@ -391,6 +485,11 @@ pub struct Marker {
     pub spans: Vec<LineSpan>,
     /// Whether a cut fell inside a line.
     pub mid_line: bool,
+    /// The chars shown of the line the head ends inside, from its start (see
+    /// [`Cut::head_line_chars`]).
+    pub head_line_chars: Option<usize>,
+    /// The chars shown of the line the tail starts inside, up to its end.
+    pub tail_line_chars: Option<usize>,
     /// Whether nothing was left out: every line is shown or folded (`output condensed`).
     pub condensed: bool,
     /// Lines shown as folds.
@@ -490,12 +589,24 @@ pub fn parse(marker: &str) -> Option<Marker> {
     let total = parse_grouped(total)?;
     let (unit, rest) = rest.split_once(" (")?;
     let (spans_text, rest) = rest.split_once(')')?;
-    let (spans_text, mid_line) = match spans_text.strip_suffix(", cut mid-line") {
-        Some(spans) => (spans, true),
-        None => (spans_text, false),
-    };
+    let (spans_text, mid_line, (head_line_chars, tail_line_chars)) =
+        match spans_text.split_once(", cut mid-line") {
+            Some((spans, "")) => (spans, true, (None, None)),
+            Some((spans, cuts)) => (spans, true, parse_line_cuts(cuts.strip_prefix(": ")?)?),
+            None => (spans_text, false, (None, None)),
+        };
     let (lines, spans) = if let Some(lines) = spans_text.strip_prefix("no lines of ") {
         (Some(parse_grouped(lines)?), Vec::new())
+    } else if let Some(one) = spans_text.strip_prefix("line ") {
+        let (line, lines) = one.split_once(" of ")?;
+        let line = parse_grouped(line)?;
+        (
+            Some(parse_grouped(lines)?),
+            vec![LineSpan {
+                first: line,
+                last: line,
+            }],
+        )
     } else if let Some(list) = spans_text.strip_prefix("lines ") {
         let (list, lines) = list.rsplit_once(" of ")?;
         (Some(parse_grouped(lines)?), parse_spans(list)?)
@@ -563,6 +674,8 @@ pub fn parse(marker: &str) -> Option<Marker> {
         lines,
         spans,
         mid_line,
+        head_line_chars,
+        tail_line_chars,
         condensed,
         folded_lines,
         escapes_removed,
@@ -652,6 +765,8 @@ mod tests {
             escapes_removed: 0,
             redraws_removed: 0,
             mid_line: false,
+            head_line_chars: None,
+            tail_line_chars: None,
             next_offset: None,
         };
         let full = FullOutput::Stored {
@@ -663,6 +778,44 @@ mod tests {
             "[toolsmith: output truncated, kept 19,812 of 45,231 chars (lines 1-30 and 431-500 \
              of 500); full output: artifact 7f3a, read it with read_artifact]"
         );
+    }
+
+    #[test]
+    fn a_cut_inside_a_line_names_the_line_and_the_chars_shown() {
+        let mut one_line = Cut::without_spans(60_012, 1, 3_820);
+        one_line.spans = vec![LineSpan { first: 1, last: 1 }];
+        one_line.mid_line = true;
+        one_line.head_line_chars = Some(1_146);
+        one_line.tail_line_chars = Some(2_674);
+        let mut two_lines = one_line.clone();
+        two_lines.original_lines = 500;
+        two_lines.spans = vec![
+            LineSpan { first: 1, last: 30 },
+            LineSpan {
+                first: 431,
+                last: 500,
+            },
+        ];
+        two_lines.tail_line_chars = None;
+        for (cut, spans) in [
+            (
+                &one_line,
+                "(line 1 of 1, cut mid-line: first 1,146 and last 2,674 chars of line 1)",
+            ),
+            (
+                &two_lines,
+                "(lines 1-30 and 431-500 of 500, cut mid-line: first 1,146 chars of line 30)",
+            ),
+        ] {
+            let marker = render(cut, &FullOutput::NotKept, Layout::Exact);
+            assert!(marker.contains(spans), "{marker}");
+            let read = parse(&marker).expect("the marker reads back");
+            assert_eq!(read.spans, cut.spans);
+            assert_eq!(read.head_line_chars, cut.head_line_chars);
+            assert_eq!(read.tail_line_chars, cut.tail_line_chars);
+            let widest = render(cut, &FullOutput::NotKept, Layout::Widest);
+            assert!(widest.len() >= marker.len(), "{widest}");
+        }
     }
 
     #[test]

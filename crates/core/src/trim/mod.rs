@@ -328,14 +328,16 @@ pub fn fit_with<'a>(
             return cut;
         }
     }
-    let reserve = marker_reserve(totals, continuation);
-    let room = match allowance.checked_sub(reserve) {
-        Some(room) if room >= MIN_ROOM => room,
-        _ => return tiny(text, None, totals, allowance, style),
+    let cuts = positional_cuts(allowance, totals, continuation, |room| {
+        let (head_end, tail_start) = choose_cuts(text, original_chars, original_lines, room, style);
+        let tail_starts_line = tail_start == 0 || bytes[tail_start - 1] == b'\n';
+        let head_mid_line = head_end > 0 && bytes[head_end - 1] != b'\n';
+        let mid_line = head_mid_line || (tail_start < bytes.len() && !tail_starts_line);
+        ((head_end, tail_start, tail_starts_line), mid_line)
+    });
+    let Some((head_end, tail_start, tail_starts_line)) = cuts else {
+        return tiny(text, None, totals, allowance, style);
     };
-
-    let (head_end, tail_start) = choose_cuts(text, original_chars, original_lines, room, style);
-    let tail_starts_line = tail_start == 0 || bytes[tail_start - 1] == b'\n';
     assemble(
         &text[..head_end],
         &text[tail_start..],
@@ -380,6 +382,8 @@ fn rendered_whole(
         escapes_removed: removed.escapes,
         redraws_removed: removed.redraws,
         mid_line: false,
+        head_line_chars: None,
+        tail_line_chars: None,
         next_offset: None,
     };
     // The marker first: the output's own last line (a command's exit code) stays last.
@@ -488,6 +492,8 @@ fn join(
     });
     let head_mid_line = !head.is_empty() && !head.ends_with('\n');
     let tail_mid_line = !tail.is_empty() && !tail_starts_line;
+    // A text of one line cut at both ends: one span.
+    let tail_lines = tail_lines.filter(|tail| Some(*tail) != head_lines);
     // The next page starts at the first line the head did not keep whole.
     let whole_head_lines = head_lines.map_or(0, |span| span.last - usize::from(head_mid_line));
     let cut = Cut {
@@ -502,6 +508,8 @@ fn join(
         escapes_removed: 0,
         redraws_removed: 0,
         mid_line: head_mid_line || tail_mid_line,
+        head_line_chars: head_mid_line.then(|| last_line_chars(head)),
+        tail_line_chars: tail_mid_line.then(|| first_line_chars(tail)),
     };
     let marker = marker(&cut);
 
@@ -521,7 +529,32 @@ fn join(
     }
 }
 
-/// The length in chars of the longest marker a cut of a text with these totals can produce,
+/// A positional cut's points, chosen by `choose` for the room the allowance leaves beside the
+/// marker; `choose` also says whether they fall inside a line, and then they are chosen again
+/// with room for the marker to name the line and the chars it shows. `None` when the allowance
+/// leaves less than [`MIN_ROOM`].
+pub(crate) fn positional_cuts<T>(
+    allowance: usize,
+    totals: Totals,
+    continuation: &Continuation<'_>,
+    choose: impl Fn(usize) -> (T, bool),
+) -> Option<T> {
+    let room_for = |reserve: usize| {
+        allowance
+            .checked_sub(reserve)
+            .filter(|&room| room >= MIN_ROOM)
+    };
+    let reserve = marker_reserve(totals, continuation);
+    let (cuts, mid_line) = choose(room_for(reserve)?);
+    if !mid_line {
+        return Some(cuts);
+    }
+    let named = 2 * marker::line_cut_reserve(totals.chars, totals.lines);
+    Some(choose(room_for(reserve + named)?).0)
+}
+
+/// The length in chars of the longest marker a cut of a text with these totals can produce
+/// (without naming a line cut inside, which [`positional_cuts`] adds when a cut needs it),
 /// plus the two line breaks around it: what to leave free when sizing a head and a tail for
 /// [`assemble`].
 pub(crate) fn marker_reserve(totals: Totals, continuation: &Continuation<'_>) -> usize {
@@ -542,6 +575,8 @@ pub(crate) fn marker_reserve(totals: Totals, continuation: &Continuation<'_>) ->
         escapes_removed: 0,
         redraws_removed: 0,
         mid_line: true,
+        head_line_chars: None,
+        tail_line_chars: None,
         next_offset: continuation
             .page_offset
             .map(|offset| offset.saturating_add(totals.lines)),
@@ -662,6 +697,9 @@ fn tiny(
                 escapes_removed: 0,
                 redraws_removed: 0,
                 mid_line: !kept.ends_with('\n'),
+                head_line_chars: (!kept.is_empty() && !kept.ends_with('\n'))
+                    .then(|| last_line_chars(kept)),
+                tail_line_chars: None,
                 next_offset: None,
             }),
         };
@@ -691,6 +729,23 @@ fn tiny(
         }
         _ if MINIMAL.len() <= allowance => nothing(MINIMAL),
         _ => nothing(""),
+    }
+}
+
+/// The chars of `text` after its last line break: its last line, cut or not.
+fn last_line_chars(text: &str) -> usize {
+    let start = memchr::memrchr(b'\n', text.as_bytes()).map_or(0, |i| i + 1);
+    text[start..].chars().count()
+}
+
+/// The chars of `text` before its first line break (`\n` or `\r\n`).
+fn first_line_chars(text: &str) -> usize {
+    match memchr::memchr(b'\n', text.as_bytes()) {
+        Some(end) => {
+            let line = &text[..end];
+            line.strip_suffix('\r').unwrap_or(line).chars().count()
+        }
+        None => text.chars().count(),
     }
 }
 
