@@ -75,7 +75,7 @@ pub(crate) enum Command {
         #[command(flatten)]
         workspace: Workspace,
     },
-    /// Serve the standard tools over MCP on stdio.
+    /// Serve the standard tools over MCP, on stdio or (with --http) streamable HTTP.
     Serve {
         /// Calls of tools that change something: run them, refuse them, or ask the client's
         /// user (by MCP elicitation; refused when the client cannot ask).
@@ -83,9 +83,12 @@ pub(crate) enum Command {
         approve: Approve,
         #[command(flatten)]
         workspace: Workspace,
+        #[command(flatten)]
+        http: Http,
     },
-    /// Serve another MCP server's tools on stdio with every result within a cap: oversized
-    /// results are cut, kept whole as artifacts, and read back with read_artifact.
+    /// Serve MCP servers again, transparently, with every result within a cap: oversized
+    /// results are cut (what matters kept), kept whole as artifacts, and read back with
+    /// read_artifact; everything else passes as it came.
     Proxy(Proxy),
     /// Repair tool_use/tool_result pairing of a history (Anthropic messages JSON) and print it.
     Repair {
@@ -137,20 +140,52 @@ pub(crate) enum Split {
     Fair,
 }
 
+/// Serving over streamable HTTP instead of stdio.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Http {
+    /// Serve over MCP's streamable HTTP at this address (`127.0.0.1:8080`; port 0 picks one),
+    /// endpoint `/mcp`, instead of stdio. An address beyond loopback needs --token-env.
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) http: Option<String>,
+    /// The environment variable holding the token clients must send as
+    /// `Authorization: Bearer TOKEN` (16 chars or more).
+    #[arg(long, value_name = "VAR", requires = "http")]
+    pub(crate) token_env: Option<String>,
+    /// A web origin allowed beside loopback ones (`https://app.example.com`); repeatable.
+    #[arg(long, value_name = "ORIGIN", requires = "http")]
+    pub(crate) allow_origin: Vec<String>,
+    /// A `Host` allowed beside loopback ones and the listening address; repeatable.
+    #[arg(long, value_name = "HOST", requires = "http")]
+    pub(crate) allow_host: Vec<String>,
+}
+
 /// What `proxy` was asked to serve.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Proxy {
-    /// The most characters a result may have; longer ones are cut (head and tail kept) and
-    /// kept whole as artifacts read with read_artifact.
+    /// The most characters of text a result may have; longer ones are cut (what matters kept)
+    /// and kept whole as artifacts read with read_artifact.
     #[arg(long, default_value_t = 20_000)]
     pub(crate) max_result_chars: usize,
+    /// The most images and audio clips one result carries; later ones become artifacts.
+    #[arg(long, default_value_t = 4)]
+    pub(crate) max_media_blocks: usize,
+    /// The most bytes of base64 one image or audio clip may have; a larger one becomes an
+    /// artifact read_artifact returns as the same content.
+    #[arg(long, default_value_t = 1 << 20)]
+    pub(crate) max_media_bytes: usize,
+    /// Name every tool and prompt `<server>__<name>`, not only names two servers share.
+    #[arg(long)]
+    pub(crate) prefix_all: bool,
+    #[command(flatten)]
+    pub(crate) http: Http,
     /// Where full outputs of cut results are kept (as for the other commands). Default:
     /// `toolsmith/artifacts` in your cache directory.
     #[arg(long)]
     pub(crate) artifacts: Option<PathBuf>,
     /// A configuration file of servers, `{"mcpServers": {"name": {"command": …, "args": […],
-    /// "env": {…}}}}` (as Claude Desktop, Claude Code and Cursor write it): their tools are
-    /// served together, named `<server>__<tool>`.
+    /// "env": {…}}, "remote": {"url": …, "headers": {…}}}}` (as Claude Desktop, Claude Code
+    /// and Cursor write it, `${VAR}` and `${VAR:-default}` expanded): served together, a name
+    /// two servers share named `<server>__<name>`.
     #[arg(long, conflicts_with = "command")]
     pub(crate) config: Option<PathBuf>,
     /// Seconds a server has to start and answer `initialize`.

@@ -78,6 +78,14 @@ fn fail(message: impl Into<String>) -> Failure {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Warnings (a server of a proxy that could not start, a listing cut short) go to stderr,
+    // where MCP clients keep a server's log.
+    tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::WARN)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .without_time()
+        .init();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(error) => {
@@ -166,7 +174,11 @@ async fn run(command: Command) -> Result<ExitCode, Failure> {
             eprint!("{}", table(&results));
             Ok(ExitCode::SUCCESS)
         }
-        Command::Serve { approve, workspace } => {
+        Command::Serve {
+            approve,
+            workspace,
+            http,
+        } => {
             let (policy, asker) = match approve {
                 Approve::Ask => {
                     let asker =
@@ -183,7 +195,16 @@ async fn run(command: Command) -> Result<ExitCode, Failure> {
             if let Some(asker) = asker {
                 server = server.with_client_approver(asker);
             }
-            server.serve_stdio().await?;
+            if http.http.is_some() {
+                let listening = server
+                    .serve_http(proxy::http_options(&http)?)
+                    .await
+                    .map_err(|error| fail(error.to_string()))?;
+                proxy::announce(listening.local_addr());
+                proxy::stopped().await;
+            } else {
+                server.serve_stdio().await?;
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Proxy(options) => {

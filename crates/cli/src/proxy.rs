@@ -1,16 +1,15 @@
-//! `toolsmith proxy`: any MCP server's tools, served again through a budgeting registry.
+//! `toolsmith proxy`: MCP servers served again, transparently, with every result within a cap.
 
 use std::time::Duration;
 
-use toolsmith::mcp::{McpClient, McpServer, parse_servers_config};
-use toolsmith::tool::ToolLimits;
-use toolsmith::{BudgetPolicy, Registry};
+use toolsmith::mcp::{MediaLimits, Prefix, Proxy, Upstream, parse_servers_config};
 
-use crate::args::Proxy;
+use crate::args::{Http, Proxy as ProxyArgs};
 use crate::{Failure, fail};
 
-/// Serves the upstream servers `options` names through a budgeting registry, on stdio.
-pub(crate) async fn run(options: Proxy) -> Result<(), Failure> {
+/// Relays to the servers `options` names, on stdio or over HTTP, until the client (or the
+/// process) ends.
+pub(crate) async fn run(options: ProxyArgs) -> Result<(), Failure> {
     if options.max_result_chars < 1_000 {
         return Err(fail(format!(
             "--max-result-chars {}: too small to hold a marker and some content; use 1000 \
@@ -18,12 +17,12 @@ pub(crate) async fn run(options: Proxy) -> Result<(), Failure> {
             options.max_result_chars
         )));
     }
-    let init_timeout = Duration::from_secs(options.init_timeout.max(1));
-    let timeout = Duration::from_secs(options.timeout.max(1));
-    let limits = ToolLimits::default()
-        .with_max_result_chars(Some(options.max_result_chars))
-        .with_timeout(Some(timeout));
-    let builders = match (&options.config, options.command.split_first()) {
+    let prefix = if options.prefix_all {
+        Prefix::Always
+    } else {
+        Prefix::OnCollision
+    };
+    let upstreams = match (&options.config, options.command.split_first()) {
         (Some(path), _) => {
             let text = std::fs::read_to_string(path).map_err(|error| {
                 fail(format!(
@@ -33,17 +32,31 @@ pub(crate) async fn run(options: Proxy) -> Result<(), Failure> {
             })?;
             let servers = parse_servers_config(&text)
                 .map_err(|error| fail(format!("--config {}: {error}", path.display())))?;
-            servers
-                .iter()
-                .map(|(name, server)| Ok(McpClient::from_config(name, server)?.prefixed(true)))
-                .collect::<Result<Vec<_>, Failure>>()?
+            let mut upstreams = Vec::new();
+            for (name, server) in &servers {
+                // A server whose settings cannot be read is left out; the others are served.
+                match Upstream::from_config(name, server) {
+                    Ok(upstream) => upstreams.push(upstream.prefix(prefix)),
+                    Err(error) => eprintln!(
+                        "toolsmith proxy: --config {}: {error}; the other servers are served",
+                        path.display()
+                    ),
+                }
+            }
+            if upstreams.is_empty() {
+                return Err(fail(format!(
+                    "--config {}: no server could be set up (see above)",
+                    path.display()
+                )));
+            }
+            upstreams
         }
         (None, Some((program, args))) => {
             let name = std::path::Path::new(program).file_name().map_or_else(
                 || program.clone(),
                 |name| name.to_string_lossy().into_owned(),
             );
-            vec![McpClient::stdio(name, program).args(args)]
+            vec![Upstream::command(name, program).args(args).prefix(prefix)]
         }
         (None, None) => {
             return Err(fail(
@@ -52,46 +65,97 @@ pub(crate) async fn run(options: Proxy) -> Result<(), Failure> {
             ));
         }
     };
-    let connecting = builders
-        .into_iter()
-        .map(|builder| builder.init_timeout(init_timeout).limits(limits).connect());
-    let clients = futures_util::future::join_all(connecting)
-        .await
-        .into_iter()
-        .collect::<Result<Vec<_>, _>>()?;
-
     let store = crate::wiring::artifact_store(options.artifacts.as_ref())?;
-    let budget = BudgetPolicy::default()
-        .with_batch_budget_chars(options.max_result_chars)
-        .with_per_result_max_chars(Some(options.max_result_chars));
-    let mut builder = Registry::builder()
-        .budget(budget)
+    let proxy = Proxy::new(upstreams)
+        .max_result_chars(options.max_result_chars)
+        .media_limits(MediaLimits {
+            max_blocks: options.max_media_blocks,
+            max_bytes: options.max_media_bytes,
+        })
         .artifacts(store)
-        .default_timeout(Some(timeout));
-    for client in &clients {
-        for tool in client.tools() {
-            builder = builder.dyn_tool(described(tool, options.max_result_chars));
+        .timeout(Duration::from_secs(options.timeout.max(1)))
+        .init_timeout(Duration::from_secs(options.init_timeout.max(1)));
+    match &options.http.http {
+        None => proxy
+            .serve_stdio()
+            .await
+            .map_err(|error| fail(error.to_string())),
+        Some(_) => {
+            let server = proxy
+                .serve_http(http_options(&options.http)?)
+                .await
+                .map_err(|error| fail(error.to_string()))?;
+            announce(server.local_addr());
+            stopped().await;
+            Ok(())
         }
     }
-    let registry = builder.build()?;
-    let served = McpServer::new(registry)?.serve_stdio().await;
-    // The upstreams stop with their clients (their process groups are killed).
-    for client in &clients {
-        client.shutdown().await;
-    }
-    served?;
-    Ok(())
 }
 
-/// `tool` with its cap stated in its description.
-fn described(
-    tool: std::sync::Arc<dyn toolsmith::tool::DynTool>,
-    cap: usize,
-) -> std::sync::Arc<dyn toolsmith::tool::DynTool> {
-    let note = format!(
-        "\n\nResults over {} characters are cut to that size (their beginning and end kept); \
-         the whole result stays readable with read_artifact.",
-        toolsmith::trim::grouped(cap)
-    );
-    toolsmith::tool::with_spec(tool, |spec| spec.description.push_str(&note))
+/// The listener's options from the command line: the address, the token's variable, the
+/// origins and hosts allowed.
+pub(crate) fn http_options(http: &Http) -> Result<toolsmith::mcp::HttpOptions, Failure> {
+    let Some(addr) = &http.http else {
+        return Err(fail("--http needs an address, like 127.0.0.1:8080"));
+    };
+    let addr: std::net::SocketAddr = addr.parse().map_err(|_| {
+        fail(format!(
+            "--http {addr}: not an address; write an IP and a port, like 127.0.0.1:8080"
+        ))
+    })?;
+    if !addr.ip().is_loopback() && http.token_env.is_none() {
+        return Err(fail(format!(
+            "--http {addr}: listening beyond this machine needs a token; set one in a variable \
+             and name it with --token-env"
+        )));
+    }
+    let mut options = toolsmith::mcp::HttpOptions::new(addr);
+    if let Some(variable) = &http.token_env {
+        let token = std::env::var(variable).map_err(|_| {
+            fail(format!(
+                "--token-env {variable}: the variable is not set; set it to the token clients \
+                 must send"
+            ))
+        })?;
+        if token.len() < 16 {
+            return Err(fail(format!(
+                "--token-env {variable}: the token is {} chars; use 16 or more",
+                token.len()
+            )));
+        }
+        options = options.with_bearer_token(token);
+    }
+    for origin in &http.allow_origin {
+        options = options.with_allowed_origin(origin);
+    }
+    for host in &http.allow_host {
+        options = options.with_allowed_host(host);
+    }
+    Ok(options)
+}
+
+/// Says where the endpoint is, on stderr (the first line a script can read).
+pub(crate) fn announce(addr: std::net::SocketAddr) {
+    eprintln!("toolsmith: listening on http://{addr}/mcp");
+}
+
+/// Waits for Ctrl-C or SIGTERM.
+pub(crate) async fn stopped() {
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(term) => term,
+                Err(_) => {
+                    let _ = tokio::signal::ctrl_c().await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = tokio::signal::ctrl_c().await;
 }

@@ -167,17 +167,36 @@ async fn upstream_errors_stay_errors_and_content_is_carried() {
         text(&failed)
     );
 
-    let image = text(&proxy.call("image", json!({})).await);
-    assert!(
-        image.starts_with("a caption\n[image: image/png, about 24 bytes, kept"),
-        "{image}"
+    // An image passes as the image it was, beside its caption, blocks in order.
+    let image = proxy.call("image", json!({})).await;
+    let blocks = serde_json::to_value(&image.content).unwrap();
+    assert_eq!(
+        blocks,
+        json!([
+            { "type": "text", "text": "a caption" },
+            { "type": "image", "data": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB", "mimeType": "image/png" },
+        ])
     );
 
-    // Structured content without text is cut as JSON and stays valid JSON.
-    let structured = text(&proxy.call("structured", json!({})).await);
-    let value: Value = serde_json::from_str(&structured).expect("the cut result is JSON");
-    assert!(value["issues"].is_array(), "{structured:.200}");
-    assert!(structured.chars().count() <= 20_000);
+    // Structured content over the cap (a tool without an output schema) is cut as JSON and
+    // stays valid JSON, within the cap on its own; its text is cut as text.
+    let structured = proxy.call("structured", json!({})).await;
+    let value = structured
+        .structured_content
+        .clone()
+        .expect("structured content is kept");
+    assert!(value["issues"].is_array(), "{value:.200}");
+    let written = value.to_string();
+    assert!(
+        written.chars().count() <= 20_000,
+        "{}",
+        written.chars().count()
+    );
+    assert!(
+        toolsmith::trim::find_marker(&written).is_some(),
+        "{written:.300}"
+    );
+    assert!(text(&structured).chars().count() <= 20_000);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -286,23 +305,69 @@ async fn a_config_serves_several_servers_prefixed_with_toolsmith_serve_among_the
         },
     }});
     std::fs::write(&config, servers.to_string()).unwrap();
+    // Names are served as the servers list them, except where two collide (or a server's
+    // `read_artifact` meets the proxy's own).
     let proxy = start(&["--config", config.to_str().unwrap()], &[]).await;
+    let tools = proxy.client.list_tools(None).await.unwrap().tools;
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    for name in [
+        "echo",
+        "read_file",
+        "run_command",
+        "std__read_artifact",
+        "read_artifact",
+    ] {
+        assert!(names.contains(&name), "{name} missing from {names:?}");
+    }
+    let read = proxy.call("read_file", json!({ "path": "notes.md" })).await;
+    assert!(text(&read).contains("beta"), "{}", text(&read));
+    let echo = proxy.call("echo", json!({ "text": "x" })).await;
+    assert_eq!(text(&echo), "x");
+    drop(proxy);
+
+    // Asked to, every name gets its server's.
+    let proxy = start(&["--prefix-all", "--config", config.to_str().unwrap()], &[]).await;
     let tools = proxy.client.list_tools(None).await.unwrap().tools;
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     for name in [
         "fixture__echo",
         "std__read_file",
-        "std__run_command",
+        "std__read_artifact",
         "read_artifact",
     ] {
         assert!(names.contains(&name), "{name} missing from {names:?}");
     }
-    let read = proxy
-        .call("std__read_file", json!({ "path": "notes.md" }))
-        .await;
-    assert!(text(&read).contains("beta"), "{}", text(&read));
-    let echo = proxy.call("fixture__echo", json!({ "text": "x" })).await;
-    assert_eq!(text(&echo), "x");
+    let echo = proxy.call("fixture__echo", json!({ "text": "y" })).await;
+    assert_eq!(text(&echo), "y");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn names_two_servers_share_get_their_servers_and_a_failing_server_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("servers.json");
+    let servers = json!({ "mcpServers": {
+        "one": { "command": fixture() },
+        "two": { "command": fixture() },
+        "broken": { "command": "/nonexistent/mcp-server" },
+    }});
+    std::fs::write(&config, servers.to_string()).unwrap();
+    let proxy = start(&["--config", config.to_str().unwrap()], &[]).await;
+    let info = proxy.client.peer_info().expect("the proxy initialized");
+    let instructions = info.instructions.clone().unwrap_or_default();
+    assert!(
+        instructions.contains("MCP server `broken`: cannot start `/nonexistent/mcp-server`"),
+        "{instructions}"
+    );
+    let tools = proxy.client.list_tools(None).await.unwrap().tools;
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert!(
+        names.contains(&"one__echo") && names.contains(&"two__echo"),
+        "{names:?}"
+    );
+    assert!(!names.contains(&"echo"), "{names:?}");
+    let one = text(&proxy.call("one__pid", json!({})).await);
+    let two = text(&proxy.call("two__pid", json!({})).await);
+    assert_ne!(one, two, "each name reaches its own server");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -328,11 +393,9 @@ async fn a_streamable_http_server_is_proxied() {
     )
     .unwrap();
     let proxy = start(&["--config", config.to_str().unwrap()], &[]).await;
-    let echo = proxy
-        .call("remote__echo", json!({ "text": "over http" }))
-        .await;
+    let echo = proxy.call("echo", json!({ "text": "over http" })).await;
     assert_eq!(text(&echo), "over http");
-    let big = text(&proxy.call("remote__big", json!({ "chars": 100_000 })).await);
+    let big = text(&proxy.call("big", json!({ "chars": 100_000 })).await);
     assert!(big.chars().count() <= 20_000);
     assert!(toolsmith::trim::find_marker(&big).is_some());
     drop(proxy);
@@ -359,15 +422,60 @@ async fn proxy_fails(args: &[&str]) -> (i32, String) {
     )
 }
 
+/// Starts `toolsmith proxy` with `args`, sends a client's `initialize`, and returns the error
+/// it answers with and what the proxy wrote on stderr once its input ended.
+async fn initialize_fails(args: &[&str]) -> (String, String) {
+    use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = proxy_command(dir.path(), args);
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let mut child = command.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": { "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } },
+    });
+    stdin
+        .write_all(format!("{initialize}\n").as_bytes())
+        .await
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let answer = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+        .await
+        .expect("the proxy answers in time")
+        .unwrap()
+        .expect("an answer");
+    drop(stdin);
+    let output = tokio::time::timeout(Duration::from_secs(20), child.wait_with_output())
+        .await
+        .expect("the proxy ends with its input")
+        .unwrap();
+    let answer: Value = serde_json::from_str(&answer).unwrap();
+    assert_eq!(answer["id"], 1, "{answer}");
+    (
+        answer["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_upstreams_and_configs_are_refused_with_what_to_do() {
-    let (code, stderr) = proxy_fails(&["--", "/nonexistent/mcp-server"]).await;
-    assert_eq!(code, 1, "{stderr}");
-    assert!(
-        stderr.contains("MCP server `mcp-server`: cannot start `/nonexistent/mcp-server`")
-            && stderr.contains("check the command"),
-        "{stderr}"
-    );
+    // A server is started when the client initializes: its failure is the answer, and the log.
+    let (error, stderr) = initialize_fails(&["--", "/nonexistent/mcp-server"]).await;
+    for text in [&error, &stderr] {
+        assert!(
+            text.contains("MCP server `mcp-server`: cannot start `/nonexistent/mcp-server`")
+                && text.contains("check the command"),
+            "{text}"
+        );
+    }
 
     let dir = tempfile::tempdir().unwrap();
     let not_json = dir.path().join("bad.json");
@@ -383,7 +491,7 @@ async fn bad_upstreams_and_configs_are_refused_with_what_to_do() {
     assert!(stderr.contains("names no servers"), "{stderr}");
 
     let fixture = fixture();
-    let (code, stderr) = proxy_fails(&[
+    let (error, _) = initialize_fails(&[
         "--init-timeout",
         "1",
         "--",
@@ -391,10 +499,9 @@ async fn bad_upstreams_and_configs_are_refused_with_what_to_do() {
         "--hang",
     ])
     .await;
-    assert_eq!(code, 1, "{stderr}");
     assert!(
-        stderr.contains("MCP server `mcp_fixture_server` did not answer `initialize` within 1 s"),
-        "{stderr}"
+        error.contains("MCP server `mcp_fixture_server` did not answer `initialize` within 1 s"),
+        "{error}"
     );
 
     let (code, stderr) = proxy_fails(&[]).await;

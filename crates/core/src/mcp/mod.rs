@@ -14,12 +14,16 @@
 
 mod approve;
 mod client;
+mod relay;
 mod server;
 mod transport;
 
 pub use approve::ClientApprover;
 pub use client::{
-    McpClient, McpClientBuilder, McpClientError, PREFIX_SEPARATOR, ServerConfig,
+    McpClient, McpClientBuilder, McpClientError, PREFIX_SEPARATOR, ServerConfig, expand_config,
     parse_servers_config,
 };
+#[cfg(feature = "mcp-http")]
+pub use relay::{HttpOptions, HttpServer};
+pub use relay::{MediaLimits, Prefix, Proxy, ProxyError, Upstream};
 pub use server::{MAX_RESULT_META_KEY, McpServer, serve_stdio};

@@ -153,6 +153,34 @@ impl McpServer {
         service.waiting().await?;
         Ok(())
     }
+
+    /// Serves clients over MCP's streamable HTTP, as [`HttpOptions`](super::HttpOptions) say (an address, a bearer
+    /// token, the origins allowed): each client session is a session of its own over the same
+    /// registry. Returns once listening; the server runs until dropped or shut down.
+    ///
+    /// # Errors
+    ///
+    /// [`ProxyError`](super::ProxyError) when the address cannot be listened on.
+    #[cfg(feature = "mcp-http")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
+    pub async fn serve_http(
+        self,
+        options: super::HttpOptions,
+    ) -> Result<super::HttpServer, super::ProxyError> {
+        let sessions = super::relay::http_server::over_streams(move |stream| {
+            let mut server = self.clone();
+            Box::pin(async move {
+                let (read, write) = tokio::io::split(stream);
+                let closed = CancellationToken::new();
+                server.shutdown = closed.clone();
+                let transport = transport::LineTransport::new(read, write, closed);
+                if let Ok(service) = server.serve(transport).await {
+                    let _ = service.waiting().await;
+                }
+            })
+        });
+        super::HttpServer::start(options, sessions).await
+    }
 }
 
 impl ServerHandler for McpServer {

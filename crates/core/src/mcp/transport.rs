@@ -22,31 +22,37 @@ use crate::trim::grouped;
 /// The longest message accepted, in bytes (rmcp's own default, 16 MiB).
 pub(crate) const MAX_MESSAGE_BYTES: usize = 16 << 20;
 /// How much of an oversized line is kept to find its request id.
-const ID_PREFIX_BYTES: usize = 4096;
+pub(crate) const ID_PREFIX_BYTES: usize = 4096;
 
 /// The error code of an answer the client did not read because it was over its limit (in the
 /// range JSON-RPC leaves to implementations).
 pub(crate) const ANSWER_TOO_LARGE: i32 = -32_099;
 
 /// JSON-RPC 2.0 error codes.
-const PARSE_ERROR: i64 = -32700;
-const INVALID_REQUEST: i64 = -32600;
-const INVALID_PARAMS: i64 = -32602;
+pub(crate) const PARSE_ERROR: i64 = -32700;
+pub(crate) const INVALID_REQUEST: i64 = -32600;
+pub(crate) const INVALID_PARAMS: i64 = -32602;
 
 /// Newline-delimited JSON-RPC over a reader and a writer, each line at most `max_line` bytes.
 pub(crate) struct LineTransport<R, W> {
-    read: BufReader<R>,
+    lines: Lines<R>,
     write: Arc<tokio::sync::Mutex<W>>,
-    max_line: usize,
-    line: Vec<u8>,
-    /// While an oversized line is skipped: its first bytes, to answer it by id.
-    discarding: Option<Vec<u8>>,
     /// Cancelled when the input ends.
     closed: CancellationToken,
 }
 
-/// The next message's line, as [`LineTransport::next_line`] gives it.
-enum Next {
+/// The lines of a reader, each at most `max_line` bytes: a longer one is skipped, and only its
+/// first bytes kept (to find its id).
+pub(crate) struct Lines<R> {
+    read: BufReader<R>,
+    max_line: usize,
+    line: Vec<u8>,
+    /// While an oversized line is skipped: its first bytes, to answer it by id.
+    discarding: Option<Vec<u8>>,
+}
+
+/// The next message's line, as [`Lines::next`] gives it.
+pub(crate) enum Next {
     /// A line with something on it, without its `\r`.
     Text(Vec<u8>),
     /// A line over the limit was skipped; its first bytes.
@@ -63,26 +69,19 @@ enum Line {
     End,
 }
 
-impl<R, W> LineTransport<R, W>
-where
-    R: AsyncRead + Unpin + Send + Sync,
-    W: AsyncWrite + Unpin + Send + Sync + 'static,
-{
-    pub(crate) fn new(read: R, write: W, closed: CancellationToken) -> Self {
-        LineTransport {
+impl<R: AsyncRead + Unpin> Lines<R> {
+    pub(crate) fn new(read: R, max_line: usize) -> Self {
+        Lines {
             read: BufReader::with_capacity(64 * 1024, read),
-            write: Arc::new(tokio::sync::Mutex::new(write)),
-            max_line: MAX_MESSAGE_BYTES,
+            max_line,
             line: Vec::new(),
             discarding: None,
-            closed,
         }
     }
 
-    /// Sets the longest line read, in bytes.
-    pub(crate) fn with_max_line(mut self, bytes: usize) -> Self {
-        self.max_line = bytes;
-        self
+    /// The longest line read, in bytes.
+    pub(crate) fn max_line(&self) -> usize {
+        self.max_line
     }
 
     /// Reads one line into `self.line` without letting it grow past the limit. Cancel-safe:
@@ -126,14 +125,11 @@ where
     }
 
     /// The next line that holds something, or an oversized line's first bytes; `None` at the
-    /// end of the input, which also cancels `closed`.
-    async fn next_line(&mut self) -> Option<Next> {
+    /// end of the input. Cancel-safe.
+    pub(crate) async fn next(&mut self) -> Option<Next> {
         loop {
             match self.read_line().await {
-                Line::End => {
-                    self.closed.cancel();
-                    return None;
-                }
+                Line::End => return None,
                 Line::Oversized(prefix) => return Some(Next::Oversized(prefix)),
                 Line::Complete => {
                     let mut line = std::mem::take(&mut self.line);
@@ -146,6 +142,36 @@ where
                 }
             }
         }
+    }
+}
+
+impl<R, W> LineTransport<R, W>
+where
+    R: AsyncRead + Unpin + Send + Sync,
+    W: AsyncWrite + Unpin + Send + Sync + 'static,
+{
+    pub(crate) fn new(read: R, write: W, closed: CancellationToken) -> Self {
+        LineTransport {
+            lines: Lines::new(read, MAX_MESSAGE_BYTES),
+            write: Arc::new(tokio::sync::Mutex::new(write)),
+            closed,
+        }
+    }
+
+    /// Sets the longest line read, in bytes.
+    pub(crate) fn with_max_line(mut self, bytes: usize) -> Self {
+        self.lines.max_line = bytes;
+        self
+    }
+
+    /// The next line that holds something, or an oversized line's first bytes; `None` at the
+    /// end of the input, which also cancels `closed`.
+    async fn next_line(&mut self) -> Option<Next> {
+        let next = self.lines.next().await;
+        if next.is_none() {
+            self.closed.cancel();
+        }
+        next
     }
 
     /// Writes a JSON-RPC error response.
@@ -193,7 +219,7 @@ where
                     let message = format!(
                         "the message is over the server's limit of {} bytes and was not read; \
                          send smaller messages (large inputs belong in files)",
-                        grouped(self.max_line)
+                        grouped(self.lines.max_line)
                     );
                     self.reply_error(id_in_prefix(&prefix), INVALID_REQUEST, message)
                         .await;
@@ -269,7 +295,7 @@ where
                             "message": format!(
                                 "the answer is over the client's limit of {} bytes and was \
                                  not read",
-                                grouped(self.max_line)
+                                grouped(self.lines.max_line)
                             ),
                         },
                     });
@@ -296,7 +322,7 @@ where
 
 /// A request whose method needs `params` (with certain fields) but came without them: its id
 /// and the error message.
-fn missing_params(message: &Value) -> Option<(Value, String)> {
+pub(crate) fn missing_params(message: &Value) -> Option<(Value, String)> {
     let id = message.get("id")?;
     let method = message.get("method")?.as_str()?;
     let needed: &[&str] = match method {
@@ -339,7 +365,7 @@ fn quoted(keys: &[&str]) -> String {
 
 /// The request id in the first bytes of a message, when it is there: `null` otherwise, as
 /// JSON-RPC answers a request whose id cannot be read.
-fn id_in_prefix(prefix: &[u8]) -> Value {
+pub(crate) fn id_in_prefix(prefix: &[u8]) -> Value {
     let finder = memchr::memmem::Finder::new(b"\"id\"");
     for at in finder.find_iter(prefix) {
         let rest = &prefix[at + 4..];

@@ -20,7 +20,10 @@ pub(super) enum Target {
         cwd: Option<PathBuf>,
     },
     #[cfg(feature = "mcp-http")]
-    Http { url: String },
+    Http {
+        url: String,
+        headers: BTreeMap<String, String>,
+    },
 }
 
 /// How to connect to an MCP server and what its tools become. Made by [`McpClient::stdio`],
@@ -78,6 +81,22 @@ impl McpClientBuilder {
     pub fn args(mut self, more: impl IntoIterator<Item = impl Into<String>>) -> Self {
         if let Some(Target::Stdio { args, .. }) = self.for_command("args") {
             args.extend(more.into_iter().map(Into::into));
+        }
+        self
+    }
+
+    /// Sends a header with every request to a server reached over HTTP
+    /// (`Authorization: Bearer …`). (Not for a command.)
+    pub fn header(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        match &mut self.target {
+            #[cfg(feature = "mcp-http")]
+            Target::Http { headers, .. } => {
+                headers.insert(key.into(), value.into());
+            }
+            Target::Stdio { .. } => {
+                let _ = (key, value);
+                self.misuse.get_or_insert("header");
+            }
         }
         self
     }

@@ -13,7 +13,7 @@ mod builder;
 mod config;
 mod content;
 mod progress;
-mod session;
+pub(crate) mod session;
 mod tool;
 
 use std::collections::BTreeMap;
@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use builder::McpClientBuilder;
-pub use config::{ServerConfig, parse_servers_config};
+pub use config::{ServerConfig, expand_config, parse_servers_config};
 
 use crate::tool::DynTool;
 use builder::Target;
@@ -116,20 +116,28 @@ impl McpClient {
     #[cfg(feature = "mcp-http")]
     #[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
     pub fn http(name: impl Into<String>, url: impl Into<String>) -> McpClientBuilder {
-        McpClientBuilder::new(name, Target::Http { url: url.into() })
+        McpClientBuilder::new(
+            name,
+            Target::Http {
+                url: url.into(),
+                headers: BTreeMap::new(),
+            },
+        )
     }
 
-    /// A server as a configuration file describes it ([`parse_servers_config`]).
+    /// A server as a configuration file describes it ([`parse_servers_config`]), with
+    /// `${VAR}` and `${VAR:-default}` expanded ([`expand_config`]).
     ///
     /// # Errors
     ///
-    /// [`McpClientError::Config`] for a server with a `url` when the `mcp-http` feature is off,
-    /// or with neither a `command` nor a `url`.
+    /// [`McpClientError::Config`] for a variable that is not set and has no default, a server
+    /// with a `url` when the `mcp-http` feature is off, or with neither a `command` nor a `url`.
     pub fn from_config(
         name: impl Into<String>,
         config: &ServerConfig,
     ) -> Result<McpClientBuilder, McpClientError> {
         let name = name.into();
+        let config = &expand_config(&name, config)?;
         match (&config.command, &config.url) {
             (Some(command), None) => Ok(McpClientBuilder::new(
                 name,
@@ -143,7 +151,10 @@ impl McpClient {
             #[cfg(feature = "mcp-http")]
             (None, Some(url)) => Ok(McpClientBuilder::new(
                 name,
-                Target::Http { url: url.clone() },
+                Target::Http {
+                    url: url.clone(),
+                    headers: config.headers.clone(),
+                },
             )),
             #[cfg(not(feature = "mcp-http"))]
             (None, Some(_)) => Err(McpClientError::Config(format!(

@@ -35,8 +35,9 @@ pub(super) struct Session {
     pub(super) _process: Option<Process>,
 }
 
-/// A server's process and the tree of processes it started.
-pub(super) struct Process {
+/// A server's process and the tree of processes it started: killed, all of them, when dropped.
+#[derive(Debug)]
+pub(crate) struct Process {
     _child: tokio::process::Child,
     #[cfg(unix)]
     _tree: crate::process::ProcessTree,
@@ -72,32 +73,8 @@ impl Inner {
                 env,
                 cwd,
             } => {
-                let mut process = tokio::process::Command::new(command);
-                process
-                    .args(args)
-                    .envs(env)
-                    .stdin(std::process::Stdio::piped())
-                    .stdout(std::process::Stdio::piped())
-                    .stderr(std::process::Stdio::inherit())
-                    .kill_on_drop(true);
-                #[cfg(unix)]
-                let mut tree = crate::process::ProcessTree::new();
-                #[cfg(unix)]
-                tree.prepare(&mut process);
-                if let Some(cwd) = cwd {
-                    process.current_dir(cwd);
-                }
-                let mut child = process.spawn().map_err(|source| McpClientError::Spawn {
-                    server: self.name.clone(),
-                    command: command.clone(),
-                    source,
-                })?;
-                // From here, a failure drops the tree: the server and all it started are killed.
-                #[cfg(unix)]
-                tree.started(&child);
-                let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
-                    return Err(self.handshake("gave no pipes to talk on".to_owned()));
-                };
+                let (process, stdout, stdin) =
+                    spawn_server(&self.name, command, args, env, cwd.as_deref())?;
                 let transport = LineTransport::new(stdout, stdin, CancellationToken::new())
                     .with_max_line(self.max_message_bytes);
                 let service = match tokio::time::timeout(timeout, handler.serve(transport)).await {
@@ -107,17 +84,28 @@ impl Inner {
                 };
                 Ok(Session {
                     service,
-                    _process: Some(Process {
-                        _child: child,
-                        #[cfg(unix)]
-                        _tree: tree,
-                    }),
+                    _process: Some(process),
                 })
             }
             #[cfg(feature = "mcp-http")]
-            Target::Http { url } => {
-                let transport =
-                    rmcp::transport::StreamableHttpClientTransport::from_uri(url.as_str());
+            Target::Http { url, headers } => {
+                let mut custom = std::collections::HashMap::new();
+                for (key, value) in headers {
+                    let name = http::HeaderName::try_from(key.as_str()).map_err(|error| {
+                        self.handshake(format!(
+                            "has a header name `{key}` that is not valid ({error})"
+                        ))
+                    })?;
+                    let value = http::HeaderValue::try_from(value.as_str()).map_err(|error| {
+                        self.handshake(format!(
+                            "has a value of header `{key}` that is not valid ({error})"
+                        ))
+                    })?;
+                    custom.insert(name, value);
+                }
+                let config = rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                    .custom_headers(custom);
+                let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
                 match tokio::time::timeout(timeout, handler.serve(transport)).await {
                     Ok(Ok(service)) => Ok(Session {
                         service,
@@ -161,6 +149,62 @@ impl Inner {
     }
 }
 
-pub(super) fn seconds(duration: Duration) -> String {
+/// Starts a server's command in a process tree of its own, its stdin and stdout piped, its
+/// stderr this process's.
+pub(crate) fn spawn_server(
+    server: &str,
+    command: &str,
+    args: &[String],
+    env: &std::collections::BTreeMap<String, String>,
+    cwd: Option<&std::path::Path>,
+) -> Result<
+    (
+        Process,
+        tokio::process::ChildStdout,
+        tokio::process::ChildStdin,
+    ),
+    McpClientError,
+> {
+    let mut process = tokio::process::Command::new(command);
+    process
+        .args(args)
+        .envs(env)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .kill_on_drop(true);
+    #[cfg(unix)]
+    let mut tree = crate::process::ProcessTree::new();
+    #[cfg(unix)]
+    tree.prepare(&mut process);
+    if let Some(cwd) = cwd {
+        process.current_dir(cwd);
+    }
+    let mut child = process.spawn().map_err(|source| McpClientError::Spawn {
+        server: server.to_owned(),
+        command: command.to_owned(),
+        source,
+    })?;
+    // From here, a failure drops the tree: the server and all it started are killed.
+    #[cfg(unix)]
+    tree.started(&child);
+    let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+        return Err(McpClientError::Handshake {
+            server: server.to_owned(),
+            what: "gave no pipes to talk on".to_owned(),
+        });
+    };
+    Ok((
+        Process {
+            _child: child,
+            #[cfg(unix)]
+            _tree: tree,
+        },
+        stdout,
+        stdin,
+    ))
+}
+
+pub(crate) fn seconds(duration: Duration) -> String {
     format!("{} s", duration.as_secs_f64())
 }

@@ -1,0 +1,484 @@
+//! What the relay budgets: a tool result's content blocks and `structuredContent`, and a
+//! resource's contents, each fitted to the cap with every byte it leaves out kept as an
+//! artifact. Everything else in a result passes as it came.
+//!
+//! The rule, per result:
+//!
+//! - **Images and audio** (and binary embedded resources) are not text: they do not count
+//!   against the cap in chars. A result keeps at most [`MediaLimits::max_blocks`] of them, each
+//!   at most [`MediaLimits::max_bytes`] of base64; one over either limit is stored as an
+//!   artifact that `read_artifact` returns as the same content type, and a one-line note takes
+//!   its place.
+//! - **Other blocks** (resource links, blocks of types the relay does not know) pass as they
+//!   are and count their JSON's chars; past half the cap the rest are stored together as an
+//!   artifact and a note says how many were left out.
+//! - **Text** (text blocks, and the text of embedded resources) shares what is left of the cap,
+//!   max-min fairly; a text over its share is cut — keeping what matters, with the marker — and
+//!   kept whole as an artifact.
+//! - **`structuredContent`** fits the cap on its own (a client reads it or the text, not
+//!   both). Over the cap, it is cut to valid JSON with [`fit_json`](crate::trim::fit_json) —
+//!   unless the tool advertises an `outputSchema`, which a cut structure could break: then the
+//!   structure is kept whole as an artifact, left out of the result, and the result says so as
+//!   an error result (a client validates the structure of successful results only).
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use crate::artifacts::{ArtifactId, ArtifactStore, PageRequest, READ_ARTIFACT, store_text};
+use crate::trim::{self, Continuation, FullOutput, TrimStyle, grouped};
+
+/// How many images and audio clips a result carries, and how large each may be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MediaLimits {
+    /// The most media blocks one result keeps (4 by default); later ones become artifacts.
+    pub max_blocks: usize,
+    /// The most bytes of base64 one media block may have (1 MiB by default).
+    pub max_bytes: usize,
+}
+
+impl Default for MediaLimits {
+    fn default() -> Self {
+        MediaLimits {
+            max_blocks: 4,
+            max_bytes: 1 << 20,
+        }
+    }
+}
+
+/// What fitting needs: the cap, where the rest goes, and the media rule.
+#[derive(Debug, Clone)]
+pub(crate) struct Fitting {
+    pub(crate) cap: usize,
+    pub(crate) store: Arc<dyn ArtifactStore>,
+    pub(crate) media: MediaLimits,
+}
+
+/// The first line of an artifact holding an image or audio clip: the type and the MIME type,
+/// then the base64 data on lines of its own.
+const MEDIA_HEADER: &str = "toolsmith-media:";
+
+/// A block as the fitter sees it.
+enum Kind {
+    /// A text block (`text`), or an embedded resource's text (`resource.text`).
+    Text,
+    /// An image, an audio clip, or an embedded resource's blob.
+    Media,
+    /// Anything else: passed as it is, counted by its JSON.
+    Other,
+}
+
+fn kind_of(block: &Value) -> Kind {
+    match block.get("type").and_then(Value::as_str) {
+        Some("text") if block.get("text").is_some_and(Value::is_string) => Kind::Text,
+        Some("image" | "audio") if block.get("data").is_some_and(Value::is_string) => Kind::Media,
+        Some("resource") => match block.get("resource") {
+            Some(resource) if resource.get("text").is_some_and(Value::is_string) => Kind::Text,
+            Some(resource) if resource.get("blob").is_some_and(Value::is_string) => Kind::Media,
+            _ => Kind::Other,
+        },
+        _ => Kind::Other,
+    }
+}
+
+/// The text of a text block or of an embedded resource.
+fn text_slot(block: &mut Value) -> Option<&mut Value> {
+    if block.get("type").and_then(Value::as_str) == Some("resource") {
+        block.get_mut("resource")?.get_mut("text")
+    } else {
+        block.get_mut("text")
+    }
+}
+
+/// The base64 data of a media block, its content type (`image`, `audio`, `blob`) and MIME type.
+fn media_of(block: &Value) -> Option<(&str, &str, &str)> {
+    if block.get("type").and_then(Value::as_str) == Some("resource") {
+        let resource = block.get("resource")?;
+        let mime = resource
+            .get("mimeType")
+            .and_then(Value::as_str)
+            .unwrap_or("application/octet-stream");
+        return Some(("blob", mime, resource.get("blob")?.as_str()?));
+    }
+    let kind = block.get("type")?.as_str()?;
+    let mime = block
+        .get("mimeType")
+        .and_then(Value::as_str)
+        .unwrap_or("application/octet-stream");
+    Some((kind, mime, block.get("data")?.as_str()?))
+}
+
+fn text_block(text: String) -> Value {
+    json!({ "type": "text", "text": text })
+}
+
+/// Runs blocking store work off the runtime's threads.
+async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+    tokio::task::spawn_blocking(work).await.ok()
+}
+
+/// Stores `text` whole; the id and the bytes the store's cap left out, or why it failed.
+async fn store(store: &Arc<dyn ArtifactStore>, text: String) -> Result<(ArtifactId, u64), String> {
+    let store = Arc::clone(store);
+    blocking(move || store_text(store.as_ref(), &text))
+        .await
+        .unwrap_or_else(|| {
+            Err(crate::artifacts::ArtifactError::Io(std::io::Error::other(
+                "the store panicked",
+            )))
+        })
+        .map_err(|error| format!("the artifact store failed ({error})"))
+}
+
+/// Where a note says the rest is: `artifact ID, read it with read_artifact`.
+fn kept_as(stored: &Result<(ArtifactId, u64), String>) -> String {
+    match stored {
+        Ok((id, _)) => format!("it is artifact {id}, read it with {READ_ARTIFACT}"),
+        Err(why) => format!("it could not be kept: {why}"),
+    }
+}
+
+/// Stores a media block's data as an artifact `read_artifact` returns as the same content
+/// type: the header line, then the base64 on lines of 76 chars.
+async fn store_media(
+    fitting: &Fitting,
+    kind: &str,
+    mime: &str,
+    data: &str,
+) -> Result<(ArtifactId, u64), String> {
+    let mut text = String::with_capacity(data.len() + data.len() / 76 + 64);
+    text.push_str(&format!("{MEDIA_HEADER} {kind} {mime}\n"));
+    for chunk in data.as_bytes().chunks(76) {
+        text.push_str(std::str::from_utf8(chunk).unwrap_or_default());
+        text.push('\n');
+    }
+    store(&fitting.store, text).await
+}
+
+/// The media an artifact holds, when it is one: its content type, MIME type and base64 data.
+/// Read whole: a media artifact is as large as one message could be.
+pub(crate) fn read_media(
+    store: &dyn ArtifactStore,
+    id: &ArtifactId,
+) -> Option<(String, String, String)> {
+    let first = store
+        .read_page(
+            id,
+            PageRequest {
+                offset: 0,
+                char_offset: 0,
+                limit: Some(1),
+                max_bytes: 512,
+            },
+        )
+        .ok()?;
+    let header = first.text.strip_prefix(MEDIA_HEADER)?.trim();
+    let (kind, mime) = header.split_once(' ')?;
+    let page = store
+        .read_page(
+            id,
+            PageRequest {
+                offset: 1,
+                char_offset: 0,
+                limit: None,
+                max_bytes: usize::MAX,
+            },
+        )
+        .ok()?;
+    let data: String = page.text.lines().collect();
+    Some((kind.to_owned(), mime.to_owned(), data))
+}
+
+/// A media artifact as the content block it was: an image, an audio clip, or an embedded
+/// resource's blob.
+pub(crate) fn media_block(kind: &str, mime: &str, data: String, id: &ArtifactId) -> Value {
+    match kind {
+        "blob" => json!({
+            "type": "resource",
+            "resource": { "uri": format!("toolsmith://artifact/{id}"), "mimeType": mime, "blob": data },
+        }),
+        kind => json!({ "type": kind, "mimeType": mime, "data": data }),
+    }
+}
+
+/// Fits a `tools/call` result to the cap. `has_output_schema`: whether the tool advertises an
+/// `outputSchema` (its structure is never cut).
+pub(crate) async fn tool_result(
+    result: Value,
+    has_output_schema: bool,
+    fitting: &Fitting,
+) -> Value {
+    let Value::Object(mut result) = result else {
+        return error_result(format!(
+            "the server's answer is not a tool result (an object with `content`); it was {}",
+            kind_name(&result)
+        ));
+    };
+    let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
+    let mut notes: Vec<Value> = Vec::new();
+    if let Some(structured) = result.remove("structuredContent") {
+        match fit_structure(structured, has_output_schema, fitting).await {
+            Structure::Kept(value) => {
+                result.insert("structuredContent".to_owned(), value);
+            }
+            Structure::LeftOut(note) => {
+                notes.push(text_block(note));
+                result.insert("isError".to_owned(), Value::Bool(true));
+            }
+        }
+    }
+    let blocks = match result.remove("content") {
+        Some(Value::Array(blocks)) => blocks,
+        None | Some(Value::Null) => Vec::new(),
+        Some(other) => {
+            return error_result(format!(
+                "the server's answer has `content` that is not a list of blocks; it was {}",
+                kind_name(&other)
+            ));
+        }
+    };
+    let style = if is_error {
+        TrimStyle::error()
+    } else {
+        TrimStyle::default()
+    };
+    let mut content = fit_blocks(blocks, fitting, &style).await;
+    if !notes.is_empty() {
+        notes.append(&mut content);
+        content = notes;
+    }
+    result.insert("content".to_owned(), Value::Array(content));
+    Value::Object(result)
+}
+
+/// An error result saying `why`.
+pub(crate) fn error_result(why: String) -> Value {
+    json!({ "content": [{ "type": "text", "text": why }], "isError": true })
+}
+
+fn kind_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+enum Structure {
+    Kept(Value),
+    LeftOut(String),
+}
+
+async fn fit_structure(structured: Value, has_output_schema: bool, fitting: &Fitting) -> Structure {
+    let text = structured.to_string();
+    let chars = text.chars().count();
+    if chars <= fitting.cap {
+        return Structure::Kept(structured);
+    }
+    let stored = store(&fitting.store, text.clone()).await;
+    if has_output_schema {
+        return Structure::LeftOut(format!(
+            "[toolsmith: the structured result ({} chars) is over the {}-char cap, and a cut \
+             structure could break the tool's output schema, so it is left out of this result; \
+             {}. The text content follows.]",
+            grouped(chars),
+            grouped(fitting.cap),
+            kept_as(&stored)
+        ));
+    }
+    let full = match &stored {
+        Ok((id, _)) => FullOutput::Stored {
+            id: id.as_str(),
+            reader: READ_ARTIFACT,
+        },
+        Err(reason) => FullOutput::Failed { reason },
+    };
+    match trim::fit_json(&text, fitting.cap, 0.5, &full)
+        .and_then(|fit| serde_json::from_str::<Value>(&fit.text).ok())
+    {
+        Some(value) => Structure::Kept(value),
+        None => Structure::LeftOut(format!(
+            "[toolsmith: the structured result ({} chars) is over the {}-char cap and left out; {}]",
+            grouped(chars),
+            grouped(fitting.cap),
+            kept_as(&stored)
+        )),
+    }
+}
+
+/// A block on its way through the fitter: the upstream's, or a note the fitter wrote.
+struct Item {
+    block: Value,
+    note: bool,
+}
+
+/// Fits content blocks to the cap, in order, by the rule of the module.
+async fn fit_blocks(blocks: Vec<Value>, fitting: &Fitting, style: &TrimStyle) -> Vec<Value> {
+    let mut items: Vec<Item> = Vec::with_capacity(blocks.len());
+    // Media over the limits become notes.
+    let mut media_kept = 0usize;
+    for block in blocks {
+        let Some((kind, mime, data)) =
+            media_of(&block).filter(|_| matches!(kind_of(&block), Kind::Media))
+        else {
+            items.push(Item { block, note: false });
+            continue;
+        };
+        if media_kept < fitting.media.max_blocks && data.len() <= fitting.media.max_bytes {
+            media_kept += 1;
+            items.push(Item { block, note: false });
+            continue;
+        }
+        let why = if data.len() > fitting.media.max_bytes {
+            format!(
+                "over the {}-byte limit for one",
+                grouped(fitting.media.max_bytes)
+            )
+        } else {
+            format!(
+                "past the {} a result may carry",
+                grouped(fitting.media.max_blocks)
+            )
+        };
+        let (kind, mime, size) = (kind.to_owned(), mime.to_owned(), data.len());
+        let stored = store_media(fitting, &kind, &mime, data).await;
+        let what = if kind == "blob" {
+            "resource"
+        } else {
+            kind.as_str()
+        };
+        let note = format!(
+            "[toolsmith: {what} ({mime}, {} bytes of base64) left out, {why}; {}]",
+            grouped(size),
+            kept_as(&stored)
+        );
+        items.push(Item {
+            block: text_block(note),
+            note: true,
+        });
+    }
+
+    // Other blocks pass, up to half the cap; the rest are kept together as one artifact. Notes
+    // count as what they are, text the model reads.
+    let half = fitting.cap / 2;
+    let mut fixed_chars = 0usize;
+    let mut left_out: Vec<Value> = Vec::new();
+    let mut first_left_out = None;
+    let mut kept: Vec<Item> = Vec::with_capacity(items.len());
+    for item in items {
+        if item.note {
+            fixed_chars += item.block["text"].as_str().map_or(0, |t| t.chars().count());
+            kept.push(item);
+            continue;
+        }
+        if !matches!(kind_of(&item.block), Kind::Other) {
+            kept.push(item);
+            continue;
+        }
+        let chars = item.block.to_string().chars().count();
+        if left_out.is_empty() && fixed_chars + chars <= half {
+            fixed_chars += chars;
+            kept.push(item);
+        } else {
+            first_left_out.get_or_insert(kept.len());
+            left_out.push(item.block);
+        }
+    }
+    if let Some(at) = first_left_out {
+        let count = left_out.len();
+        let lines: String = left_out.iter().map(|block| format!("{block}\n")).collect();
+        let stored = store(&fitting.store, lines).await;
+        let note = format!(
+            "[toolsmith: {} more content blocks (resource links and others) left out, past half \
+             the {}-char cap; {}, one block a line]",
+            grouped(count),
+            grouped(fitting.cap),
+            kept_as(&stored)
+        );
+        fixed_chars += note.chars().count();
+        kept.insert(
+            at,
+            Item {
+                block: text_block(note),
+                note: true,
+            },
+        );
+    }
+
+    // Texts share what is left, max-min fairly; a text over its share is cut.
+    let room = fitting.cap.saturating_sub(fixed_chars);
+    let texts: Vec<(usize, usize)> = kept
+        .iter_mut()
+        .enumerate()
+        .filter(|(_, item)| !item.note && matches!(kind_of(&item.block), Kind::Text))
+        .filter_map(|(i, item)| Some((i, text_slot(&mut item.block)?.as_str()?.chars().count())))
+        .collect();
+    let wants: Vec<usize> = texts.iter().map(|&(_, chars)| chars).collect();
+    let mut shares = vec![0; wants.len()];
+    crate::fair::fill(&mut shares, &wants, room);
+    for (&(i, chars), share) in texts.iter().zip(shares) {
+        if chars <= share {
+            continue;
+        }
+        let Some(slot) = text_slot(&mut kept[i].block) else {
+            continue;
+        };
+        let text = slot.as_str().unwrap_or_default().to_owned();
+        let stored = store(&fitting.store, text.clone()).await;
+        let full = match &stored {
+            Ok((id, omitted)) if *omitted > 0 => FullOutput::StoredCapped {
+                id: id.as_str(),
+                reader: READ_ARTIFACT,
+                omitted_bytes: *omitted,
+            },
+            Ok((id, _)) => FullOutput::Stored {
+                id: id.as_str(),
+                reader: READ_ARTIFACT,
+            },
+            Err(reason) => FullOutput::Failed { reason },
+        };
+        let fitted = trim::fit_with(&text, share, style, &Continuation::from(full))
+            .into_text()
+            .into_owned();
+        *slot = Value::String(fitted);
+    }
+    kept.into_iter().map(|item| item.block).collect()
+}
+
+/// Fits a `resources/read` result to the cap: text contents share it, blobs follow the media
+/// rule; the rest passes as it came.
+pub(crate) async fn resource_contents(result: Value, fitting: &Fitting) -> Value {
+    let Value::Object(mut result) = result else {
+        return result;
+    };
+    let Some(Value::Array(contents)) = result.remove("contents") else {
+        return Value::Object(result);
+    };
+    // As embedded resources, the contents fit like blocks; then they are unwrapped again.
+    let blocks: Vec<Value> = contents
+        .into_iter()
+        .map(|resource| json!({ "type": "resource", "resource": resource }))
+        .collect();
+    let fitted = fit_blocks(blocks, fitting, &TrimStyle::default()).await;
+    let contents: Vec<Value> = fitted
+        .into_iter()
+        .map(|block| match block {
+            Value::Object(mut block)
+                if block.get("type").and_then(Value::as_str) == Some("resource") =>
+            {
+                block.remove("resource").unwrap_or(Value::Null)
+            }
+            // A note in place of a blob or of left-out contents: a text content of its own.
+            Value::Object(block) => {
+                let text = block.get("text").cloned().unwrap_or(Value::Null);
+                json!({ "uri": "toolsmith://note", "mimeType": "text/plain", "text": text })
+            }
+            other => other,
+        })
+        .collect();
+    result.insert("contents".to_owned(), Value::Array(contents));
+    Value::Object(result)
+}

@@ -1,0 +1,223 @@
+//! A transparent, budgeting MCP proxy: [`Proxy`].
+//!
+//! The proxy stands between one client and any number of servers ([`Upstream`]s) and relays
+//! JSON-RPC messages as they are — never parsed into protocol types, so a field, a content
+//! type or a feature it does not know passes untouched. What it changes, and only that:
+//!
+//! - **Results fit a cap.** A `tools/call` result's content and `structuredContent`, and a
+//!   `resources/read` result's contents, are fitted to the cap by the rule of
+//!   [`MediaLimits`]' module: text cut keeping what matters, with a marker; images and audio
+//!   passed as they are within a count and a size; everything left out kept whole as an
+//!   artifact that `read_artifact` (a tool of the proxy's own) returns.
+//! - **Listings say so.** Each listed tool's description gains a sentence stating the cap, and
+//!   its `_meta` the cap as a number ([`MAX_RESULT_META_KEY`](crate::mcp::MAX_RESULT_META_KEY)).
+//! - **Names stay apart.** Several servers' tools and prompts are served together; a name two
+//!   of them share (or `read_artifact`) gets the server's name in front (`git__status`), and
+//!   a server can ask for that always ([`Prefix::Always`]).
+//!
+//! Each server is started when the client initializes, with the client's own `initialize`
+//! (its capabilities — sampling, elicitation, roots — and its name), and what it requests of
+//! the client (sampling, elicitation, roots) reaches the client, whose answer goes back; the
+//! proxy never answers for the user. Progress, logs, `list_changed` and resource updates reach
+//! the client as they were sent, in order, before the answer they preceded. A server that
+//! cannot be started is left out and named in the instructions the client gets; one that dies
+//! is started again at its next request.
+
+mod fit;
+#[cfg(feature = "mcp-http")]
+mod http_client;
+#[cfg(feature = "mcp-http")]
+pub(crate) mod http_server;
+mod link;
+mod peer;
+mod session;
+mod upstream;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncWrite};
+
+pub use fit::MediaLimits;
+#[cfg(feature = "mcp-http")]
+pub use http_server::{HttpOptions, HttpServer};
+pub use upstream::{Prefix, Upstream};
+
+use crate::artifacts::{ArtifactStore, MemoryStore, READ_ARTIFACT};
+use crate::budget::BudgetPolicy;
+use crate::registry::{ReadArtifact, Registry};
+use crate::schema::Dialect;
+use session::Settings;
+use upstream::Connecting;
+
+/// The cap of a result by default, in chars.
+const DEFAULT_MAX_RESULT_CHARS: usize = 20_000;
+
+/// A transparent MCP proxy that fits every result to a cap.
+///
+/// ```no_run
+/// use toolsmith::mcp::{Proxy, Upstream};
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+/// Proxy::new([Upstream::command("everything", "npx").args(["-y", "@modelcontextprotocol/server-everything"])])
+///     .max_result_chars(10_000)
+///     .serve_stdio()
+///     .await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct Proxy {
+    upstreams: Vec<Upstream>,
+    max_result_chars: usize,
+    media: MediaLimits,
+    store: Option<Arc<dyn ArtifactStore>>,
+    timeout: Duration,
+    init_timeout: Duration,
+    max_message_bytes: usize,
+}
+
+impl Proxy {
+    /// A proxy of `upstreams`, with a cap of 20,000 chars, artifacts kept in memory, calls
+    /// cancelled after 10 minutes and servers given 30 s to initialize.
+    pub fn new(upstreams: impl IntoIterator<Item = Upstream>) -> Self {
+        Proxy {
+            upstreams: upstreams.into_iter().collect(),
+            max_result_chars: DEFAULT_MAX_RESULT_CHARS,
+            media: MediaLimits::default(),
+            store: None,
+            timeout: Duration::from_secs(600),
+            init_timeout: Duration::from_secs(30),
+            max_message_bytes: 256 << 20,
+        }
+    }
+
+    /// The most chars of text a result may have (its content, and its `structuredContent` on
+    /// its own).
+    pub fn max_result_chars(mut self, chars: usize) -> Self {
+        self.max_result_chars = chars;
+        self
+    }
+
+    /// How many images and audio clips a result carries, and how large each may be.
+    pub fn media_limits(mut self, limits: MediaLimits) -> Self {
+        self.media = limits;
+        self
+    }
+
+    /// Where what a cut leaves out is kept (in memory by default).
+    pub fn artifacts(mut self, store: impl ArtifactStore) -> Self {
+        self.store = Some(Arc::new(store));
+        self
+    }
+
+    /// How long a call may run before it is cancelled (10 minutes by default).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// How long a server has to start and answer `initialize` (and each page of a listing):
+    /// 30 s by default.
+    pub fn init_timeout(mut self, timeout: Duration) -> Self {
+        self.init_timeout = timeout;
+        self
+    }
+
+    /// The longest message read from a server on stdio, in bytes (256 MiB by default): a
+    /// longer answer fails its request at once, saying so.
+    pub fn max_message_bytes(mut self, bytes: usize) -> Self {
+        self.max_message_bytes = bytes;
+        self
+    }
+
+    /// The settings every session shares.
+    fn settings(self) -> Result<Arc<Settings>, ProxyError> {
+        if self.upstreams.is_empty() {
+            return Err(ProxyError(
+                "a proxy needs at least one server to relay to".to_owned(),
+            ));
+        }
+        let store = self.store.unwrap_or_else(|| Arc::new(MemoryStore::new()));
+        let reader = Registry::builder()
+            .budget(
+                BudgetPolicy::default()
+                    .with_batch_budget_chars(self.max_result_chars)
+                    .with_per_result_max_chars(Some(self.max_result_chars)),
+            )
+            .tool(ReadArtifact::new(Arc::clone(&store)))
+            .build()
+            .map_err(|error| ProxyError(error.to_string()))?;
+        let spec = reader
+            .get(READ_ARTIFACT)
+            .map(|tool| tool.spec().clone())
+            .ok_or_else(|| ProxyError("read_artifact is missing".to_owned()))?;
+        let mut reader_listing = Dialect::Mcp
+            .render(&spec)
+            .map_err(|error| ProxyError(error.to_string()))?;
+        reader_listing["_meta"] =
+            serde_json::json!({ crate::mcp::MAX_RESULT_META_KEY: self.max_result_chars });
+        Ok(Arc::new(Settings {
+            upstreams: self.upstreams,
+            fitting: fit::Fitting {
+                cap: self.max_result_chars,
+                store,
+                media: self.media,
+            },
+            timeout: self.timeout,
+            connecting: Connecting {
+                init_timeout: self.init_timeout,
+                max_message_bytes: self.max_message_bytes,
+            },
+            reader,
+            reader_listing,
+        }))
+    }
+
+    /// Serves one client on this process's stdin and stdout until it goes away (stdin ends);
+    /// then the servers are stopped.
+    ///
+    /// # Errors
+    ///
+    /// [`ProxyError`] when the proxy has no server.
+    pub async fn serve_stdio(self) -> Result<(), ProxyError> {
+        self.serve(tokio::io::stdin(), tokio::io::stdout()).await
+    }
+
+    /// Serves one client over newline-delimited JSON on `read` and `write` until `read` ends.
+    ///
+    /// # Errors
+    ///
+    /// [`ProxyError`] when the proxy has no server.
+    pub async fn serve<R, W>(self, read: R, write: W) -> Result<(), ProxyError>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let settings = self.settings()?;
+        let link = link::lines(read, write, crate::mcp::transport::MAX_MESSAGE_BYTES);
+        session::run(settings, link).await;
+        Ok(())
+    }
+
+    /// Serves clients over streamable HTTP: each client session gets servers of its own.
+    ///
+    /// # Errors
+    ///
+    /// [`ProxyError`] when the proxy has no server, or the address cannot be listened on.
+    #[cfg(feature = "mcp-http")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
+    pub async fn serve_http(self, options: HttpOptions) -> Result<HttpServer, ProxyError> {
+        let settings = self.settings()?;
+        let sessions: http_server::Sessions = Arc::new(move |link| {
+            let settings = Arc::clone(&settings);
+            Box::pin(session::run(settings, link))
+        });
+        HttpServer::start(options, sessions).await
+    }
+}
+
+/// Why a proxy could not serve.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ProxyError(pub(crate) String);

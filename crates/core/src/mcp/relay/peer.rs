@@ -1,0 +1,248 @@
+//! One end of a session, as the relay sees it: requests it sends and the answers they wait
+//! for, and the requests and notifications that come from the other side.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use futures_util::future::BoxFuture;
+
+use super::link::{self, Link, Received};
+
+/// JSON-RPC's "internal error", for answers the relay makes when a peer ended.
+pub(crate) const INTERNAL_ERROR: i64 = -32603;
+
+/// An answer: its result, or its error object.
+pub(crate) type Outcome = Result<Value, Value>;
+
+/// Which side the peer is: a client the relay serves, or a server it is a client of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Side {
+    /// The peer is a client: what it sends that cannot be read is answered with an error.
+    Client,
+    /// The peer is a server: an answer that cannot be read fails the request it names.
+    Server,
+}
+
+/// A request or a notification from the peer.
+#[derive(Debug)]
+pub(crate) enum Incoming {
+    Request {
+        id: Value,
+        method: String,
+        params: Option<Value>,
+    },
+    Notification {
+        method: String,
+        params: Option<Value>,
+    },
+}
+
+/// One end of a session.
+#[derive(Debug)]
+pub(crate) struct Peer {
+    /// Who the peer is, for messages (`the MCP server `git``).
+    pub(crate) label: String,
+    out: mpsc::Sender<Value>,
+    pending: std::sync::Mutex<HashMap<String, oneshot::Sender<Outcome>>>,
+    next_id: AtomicU64,
+    /// Cancelled when the link ends.
+    pub(crate) closed: CancellationToken,
+}
+
+/// A request sent and its answer to come.
+pub(crate) struct Pending {
+    /// The id the request went with.
+    pub(crate) id: Value,
+    answer: oneshot::Receiver<Outcome>,
+    peer: Arc<Peer>,
+}
+
+impl Pending {
+    /// The answer; an error naming the peer when it ended first.
+    pub(crate) async fn answer(self) -> Outcome {
+        match self.answer.await {
+            Ok(outcome) => outcome,
+            Err(_) => Err(link::error(
+                INTERNAL_ERROR,
+                format!("{} ended before it answered", self.peer.label),
+            )),
+        }
+    }
+}
+
+fn key(id: &Value) -> String {
+    id.to_string()
+}
+
+impl Peer {
+    /// Starts dispatching what comes over `link`: answers go to the requests that wait for
+    /// them; each request and notification is handed to `on_incoming`, whose future is awaited
+    /// before the next message is read — so what the peer sent before an answer is handled
+    /// before the request that waits for the answer goes on.
+    pub(crate) fn start(
+        label: impl Into<String>,
+        link: Link,
+        side: Side,
+        on_incoming: impl Fn(Incoming) -> BoxFuture<'static, ()> + Send + Sync + 'static,
+    ) -> Arc<Peer> {
+        let peer = Arc::new(Peer {
+            label: label.into(),
+            out: link.outgoing,
+            pending: std::sync::Mutex::default(),
+            next_id: AtomicU64::new(1),
+            closed: CancellationToken::new(),
+        });
+        tokio::spawn(dispatch(
+            Arc::clone(&peer),
+            link.incoming,
+            on_incoming,
+            side,
+        ));
+        peer
+    }
+
+    /// A handler for [`start`](Self::start) that sends each message on to `to`.
+    pub(crate) fn to_channel(
+        to: mpsc::Sender<Incoming>,
+    ) -> impl Fn(Incoming) -> BoxFuture<'static, ()> + Send + Sync + 'static {
+        move |incoming| {
+            let to = to.clone();
+            Box::pin(async move {
+                let _ = to.send(incoming).await;
+            })
+        }
+    }
+
+    /// Stops waiting for the answer to request `id`.
+    pub(crate) fn forget(&self, id: &Value) {
+        self.take(id);
+    }
+
+    /// Sends a request with an id of the relay's own.
+    pub(crate) async fn request(self: &Arc<Self>, method: &str, params: Option<Value>) -> Pending {
+        let id = Value::from(self.next_id.fetch_add(1, Ordering::Relaxed));
+        let (tx, rx) = oneshot::channel();
+        self.lock().insert(key(&id), tx);
+        if self
+            .out
+            .send(link::request(&id, method, params))
+            .await
+            .is_err()
+        {
+            // The link is gone: the answer's sender is dropped, so `answer` says so.
+            self.take(&id);
+        }
+        Pending {
+            id,
+            answer: rx,
+            peer: Arc::clone(self),
+        }
+    }
+
+    /// Sends a notification; a peer that is gone is not an error.
+    pub(crate) async fn notify(&self, method: &str, params: Option<Value>) {
+        let _ = self.out.send(link::notification(method, params)).await;
+    }
+
+    /// Answers a request of the peer's.
+    pub(crate) async fn answer(&self, id: &Value, outcome: Outcome) {
+        let _ = self.out.send(link::answer(id, outcome)).await;
+    }
+
+    /// Whether the link ended.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.is_cancelled() || self.out.is_closed()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<Outcome>>> {
+        self.pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn take(&self, id: &Value) -> Option<oneshot::Sender<Outcome>> {
+        self.lock().remove(&key(id))
+    }
+}
+
+async fn dispatch(
+    peer: Arc<Peer>,
+    mut from: mpsc::Receiver<Received>,
+    on_incoming: impl Fn(Incoming) -> BoxFuture<'static, ()> + Send + Sync + 'static,
+    side: Side,
+) {
+    while let Some(received) = from.recv().await {
+        let message = match received {
+            Received::Message(message) => message,
+            Received::Unreadable { id, code, why } => {
+                match side {
+                    Side::Client => peer.answer(&id, Err(link::error(code, why))).await,
+                    Side::Server => {
+                        if let Some(waiting) = peer.take(&id) {
+                            let why =
+                                format!("{} sent an answer that cannot be read: {why}", peer.label);
+                            let _ = waiting.send(Err(link::error(code, why)));
+                        }
+                    }
+                }
+                continue;
+            }
+        };
+        let Value::Object(mut object) = message else {
+            if side == Side::Client {
+                let why = "invalid request: a message must be a JSON object (batches are not \
+                           part of MCP since 2025-06-18)";
+                peer.answer(
+                    &Value::Null,
+                    Err(link::error(crate::mcp::transport::INVALID_REQUEST, why)),
+                )
+                .await;
+            }
+            continue;
+        };
+        let method = match object.remove("method") {
+            Some(Value::String(method)) => Some(method),
+            Some(_) => None,
+            None => None,
+        };
+        let id = object.remove("id");
+        let params = object.remove("params");
+        let incoming = match (method, id) {
+            (Some(method), Some(id)) if id.is_string() || id.is_number() => {
+                Incoming::Request { id, method, params }
+            }
+            (Some(method), None) => Incoming::Notification { method, params },
+            (None, Some(id)) if object.contains_key("result") || object.contains_key("error") => {
+                let outcome = match (object.remove("result"), object.remove("error")) {
+                    (Some(result), None) => Ok(result),
+                    (_, Some(error)) => Err(error),
+                    (None, None) => continue,
+                };
+                if let Some(waiting) = peer.take(&id) {
+                    let _ = waiting.send(outcome);
+                }
+                continue;
+            }
+            (_, id) => {
+                if side == Side::Client {
+                    let why = "invalid request: not a JSON-RPC request, notification or answer";
+                    peer.answer(
+                        &id.unwrap_or(Value::Null),
+                        Err(link::error(crate::mcp::transport::INVALID_REQUEST, why)),
+                    )
+                    .await;
+                }
+                continue;
+            }
+        };
+        on_incoming(incoming).await;
+    }
+    peer.closed.cancel();
+    // Every request still waiting learns the peer ended (its sender dropped).
+    peer.lock().clear();
+}

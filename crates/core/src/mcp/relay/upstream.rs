@@ -1,0 +1,266 @@
+//! The servers a proxy relays to: where each is, how it is started and initialized with the
+//! client's own `initialize`, and started again after it died.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use serde_json::Value;
+
+use super::link::{self, Link};
+use super::peer::{Incoming, Peer, Side};
+use crate::mcp::client::session::{Process, seconds, spawn_server};
+use crate::mcp::client::{McpClientError, ServerConfig, expand_config};
+
+/// Where a server is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Target {
+    Command {
+        program: String,
+        args: Vec<String>,
+        env: BTreeMap<String, String>,
+        cwd: Option<PathBuf>,
+    },
+    #[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
+    Url {
+        url: String,
+        headers: BTreeMap<String, String>,
+    },
+}
+
+/// When a server's tool (or prompt) names get the server's name in front
+/// (`git__status`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Prefix {
+    /// Only names two servers share, and names the proxy keeps for itself (`read_artifact`).
+    #[default]
+    OnCollision,
+    /// Every name of the server.
+    Always,
+}
+
+/// One server a [`Proxy`](super::Proxy) relays to: a command it starts and speaks to on stdio,
+/// or a streamable HTTP endpoint.
+///
+/// ```
+/// use toolsmith::mcp::{Prefix, Upstream};
+///
+/// let git = Upstream::command("git", "uvx").arg("mcp-server-git").prefix(Prefix::Always);
+/// assert_eq!(git.name(), "git");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[must_use]
+pub struct Upstream {
+    pub(crate) name: String,
+    pub(crate) target: Target,
+    pub(crate) prefix: Prefix,
+}
+
+impl Upstream {
+    /// A server started as `program`, spoken to on its stdin and stdout; its stderr is this
+    /// process's.
+    pub fn command(name: impl Into<String>, program: impl Into<String>) -> Self {
+        Upstream {
+            name: name.into(),
+            target: Target::Command {
+                program: program.into(),
+                args: Vec::new(),
+                env: BTreeMap::new(),
+                cwd: None,
+            },
+            prefix: Prefix::default(),
+        }
+    }
+
+    /// A server at a streamable HTTP endpoint (`http://127.0.0.1:8000/mcp`).
+    #[cfg(feature = "mcp-http")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
+    pub fn url(name: impl Into<String>, url: impl Into<String>) -> Self {
+        Upstream {
+            name: name.into(),
+            target: Target::Url {
+                url: url.into(),
+                headers: BTreeMap::new(),
+            },
+            prefix: Prefix::default(),
+        }
+    }
+
+    /// A server as a configuration file describes it
+    /// ([`parse_servers_config`](crate::mcp::parse_servers_config)), with `${VAR}` and
+    /// `${VAR:-default}` expanded from this process's environment.
+    ///
+    /// # Errors
+    ///
+    /// [`McpClientError::Config`] for a variable that is not set and has no default, a server
+    /// with a `url` when the `mcp-http` feature is off, or one with neither `command` nor `url`.
+    pub fn from_config(
+        name: impl Into<String>,
+        config: &ServerConfig,
+    ) -> Result<Self, McpClientError> {
+        let name = name.into();
+        let config = expand_config(&name, config)?;
+        let target = match (config.command, config.url) {
+            (Some(program), None) => Target::Command {
+                program,
+                args: config.args,
+                env: config.env,
+                cwd: config.cwd,
+            },
+            #[cfg(feature = "mcp-http")]
+            (None, Some(url)) => Target::Url {
+                url,
+                headers: config.headers,
+            },
+            #[cfg(not(feature = "mcp-http"))]
+            (None, Some(_)) => {
+                return Err(McpClientError::Config(format!(
+                    "server `{name}` is at a URL, and this build has no HTTP client (feature `mcp-http`)"
+                )));
+            }
+            _ => {
+                return Err(McpClientError::Config(format!(
+                    "server `{name}` needs either a `command` or a `url`"
+                )));
+            }
+        };
+        Ok(Upstream {
+            name,
+            target,
+            prefix: Prefix::default(),
+        })
+    }
+
+    /// The server's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Adds an argument to the server's command (ignored for a URL).
+    pub fn arg(mut self, arg: impl Into<String>) -> Self {
+        if let Target::Command { args, .. } = &mut self.target {
+            args.push(arg.into());
+        }
+        self
+    }
+
+    /// Adds arguments to the server's command (ignored for a URL).
+    pub fn args(mut self, more: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        if let Target::Command { args, .. } = &mut self.target {
+            args.extend(more.into_iter().map(Into::into));
+        }
+        self
+    }
+
+    /// Sets a variable of the server's environment (ignored for a URL).
+    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        if let Target::Command { env, .. } = &mut self.target {
+            env.insert(key.into(), value.into());
+        }
+        self
+    }
+
+    /// Sends a header with every request to the server's URL (ignored for a command):
+    /// `Authorization: Bearer …`.
+    pub fn header(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        if let Target::Url { headers, .. } = &mut self.target {
+            headers.insert(key.into(), value.into());
+        }
+        self
+    }
+
+    /// When the server's names get its name in front: on a collision (the default), or always.
+    pub fn prefix(mut self, prefix: Prefix) -> Self {
+        self.prefix = prefix;
+        self
+    }
+}
+
+/// A live session with a server: its peer, what it answered to `initialize`, and its process.
+#[derive(Debug)]
+pub(crate) struct Live {
+    pub(crate) peer: Arc<Peer>,
+    /// The server's `initialize` result, as it sent it.
+    pub(crate) initialized: Value,
+    _process: Option<Process>,
+}
+
+/// Limits of a connection.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Connecting {
+    pub(crate) init_timeout: Duration,
+    pub(crate) max_message_bytes: usize,
+}
+
+/// Starts `upstream` and initializes it with the client's `initialize` params; what it sends
+/// (requests, notifications) goes to `on_incoming`, in order.
+pub(crate) async fn start(
+    upstream: &Upstream,
+    params: &Value,
+    limits: Connecting,
+    on_incoming: impl Fn(Incoming) -> BoxFuture<'static, ()> + Send + Sync + 'static,
+) -> Result<Live, String> {
+    let name = &upstream.name;
+    let label = format!("the MCP server `{name}`");
+    let (link, process) = match &upstream.target {
+        Target::Command {
+            program,
+            args,
+            env,
+            cwd,
+        } => {
+            let (process, stdout, stdin) = spawn_server(name, program, args, env, cwd.as_deref())
+                .map_err(|e| e.to_string())?;
+            (
+                link::lines(stdout, stdin, limits.max_message_bytes),
+                Some(process),
+            )
+        }
+        #[cfg(feature = "mcp-http")]
+        Target::Url { url, headers } => (
+            super::http_client::connect(url, headers, limits.max_message_bytes)
+                .map_err(|why| format!("MCP server `{name}` at {url}: {why}"))?,
+            None,
+        ),
+        #[cfg(not(feature = "mcp-http"))]
+        Target::Url { url, .. } => {
+            return Err(format!(
+                "MCP server `{name}` is at {url}, and this build has no HTTP client (feature `mcp-http`)"
+            ));
+        }
+    };
+    let link: Link = link;
+    let peer = Peer::start(label, link, Side::Server, on_incoming);
+    let pending = peer.request("initialize", Some(params.clone())).await;
+    let answer = match tokio::time::timeout(limits.init_timeout, pending.answer()).await {
+        Ok(Ok(result)) => result,
+        Ok(Err(error)) => {
+            return Err(format!(
+                "MCP server `{name}` refused `initialize`: {}",
+                error_text(&error)
+            ));
+        }
+        Err(_) => {
+            return Err(format!(
+                "MCP server `{name}` did not answer `initialize` within {}",
+                seconds(limits.init_timeout)
+            ));
+        }
+    };
+    Ok(Live {
+        peer,
+        initialized: answer,
+        _process: process,
+    })
+}
+
+/// The message of a JSON-RPC error object, as the peer wrote it.
+pub(crate) fn error_text(error: &Value) -> String {
+    match error.get("message").and_then(Value::as_str) {
+        Some(message) => message.to_owned(),
+        None => error.to_string(),
+    }
+}
