@@ -188,7 +188,7 @@ fn walk_forward<'a>(
             line += 1;
             continue;
         }
-        if cut_inside && walk.pieces.is_empty() {
+        if cut_inside && walk.pieces.is_empty() && left > 1 + shown.line_cut {
             // One line longer than the room: its beginning, cut on a char boundary.
             let room = left.saturating_sub(1 + shown.line_cut);
             let kept: String = shown_line.chars().take(room).collect();
@@ -269,7 +269,7 @@ fn walk_backward<'a>(
             line -= 1;
             continue;
         }
-        if walk.pieces.is_empty() {
+        if walk.pieces.is_empty() && left > 1 + shown.line_cut {
             // One line longer than the room: its end, cut on a char boundary.
             let count = shown_line.chars().count();
             let keep = left.saturating_sub(1 + shown.line_cut);

@@ -214,6 +214,10 @@ pub(crate) async fn tool_result(
             kind_name(&result)
         ));
     };
+    // A task-augmented call answers with its task, not a result: nothing to fit yet.
+    if !result.contains_key("content") && result.contains_key("task") {
+        return Value::Object(result);
+    }
     let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
     let mut notes: Vec<Value> = Vec::new();
     if let Some(structured) = result.remove("structuredContent") {

@@ -299,6 +299,15 @@ impl Session {
                 }
                 Ok(json!({}))
             }
+            // A task's result is a tool's result, fitted as any other.
+            "tasks/result" if self.slots.len() == 1 => {
+                let outcome = self.forward(0, method, params, sent).await?;
+                Ok(if outcome.get("content").is_some() {
+                    fit::tool_result(outcome, false, &self.settings.fitting).await
+                } else {
+                    outcome
+                })
+            }
             _ if self.slots.len() == 1 => self.forward(0, method, params, sent).await,
             _ => Err(link::error(
                 METHOD_NOT_FOUND,
