@@ -1,0 +1,528 @@
+//! `toolsmith proxy` against what others wrote: the official `server-everything` and
+//! `server-filesystem`, a server written with the official TypeScript SDK (`interop/
+//! fixture-server.mjs`), and the SDK's own client over HTTP — each call made through the proxy
+//! compared with the same call made directly, message for message.
+//!
+//! The servers, the SDK and a Node to run them are pinned in `interop/package-lock.json` and
+//! installed by `interop/setup.sh` (the README's test command runs it).
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+/// How long any one answer may take.
+const PATIENCE: Duration = Duration::from_secs(30);
+
+fn interop() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../interop");
+    assert!(
+        dir.join("node_modules/.bin/node").exists(),
+        "the interop packages are not installed: run `bash interop/setup.sh` (the README's test \
+         command, `bash scripts/test.sh`, runs it)"
+    );
+    dir
+}
+
+fn node() -> PathBuf {
+    interop().join("node_modules/.bin/node")
+}
+
+fn everything() -> Vec<String> {
+    let script = interop().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    vec![node().display().to_string(), script.display().to_string(), "stdio".to_owned()]
+}
+
+fn filesystem(dirs: &[&Path]) -> Vec<String> {
+    let script = interop().join("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+    let mut command = vec![node().display().to_string(), script.display().to_string()];
+    command.extend(dirs.iter().map(|dir| dir.display().to_string()));
+    command
+}
+
+fn fixture() -> Vec<String> {
+    vec![node().display().to_string(), interop().join("fixture-server.mjs").display().to_string()]
+}
+
+/// What a client answers to the server's requests: sampling, elicitation, roots.
+type Answers = Box<dyn Fn(&str, &Value) -> Value + Send>;
+
+/// A client that speaks JSON-RPC lines to a server's stdin and stdout, keeping every message.
+struct Raw {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Lines<BufReader<ChildStdout>>,
+    next: u64,
+    /// Notifications and answered server requests, in the order they came.
+    seen: Vec<Value>,
+    /// Messages read while waiting for something else.
+    backlog: VecDeque<Value>,
+    answers: Answers,
+    _dir: tempfile::TempDir,
+}
+
+impl Raw {
+    /// Starts `command` (a server, or a proxy of one) and initializes it with `capabilities`.
+    async fn start(command: Vec<String>, capabilities: Value, answers: Answers) -> (Raw, Value) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut process = Command::new(&command[0]);
+        process
+            .args(&command[1..])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true);
+        let mut child = process.spawn().expect("the server starts");
+        let stdin = child.stdin.take().unwrap();
+        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut raw = Raw {
+            child,
+            stdin,
+            lines,
+            next: 0,
+            seen: Vec::new(),
+            backlog: VecDeque::new(),
+            answers,
+            _dir: dir,
+        };
+        let init = raw
+            .request(
+                "initialize",
+                json!({
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": capabilities,
+                    "clientInfo": { "name": "toolsmith-interop", "version": "1.0.0" },
+                }),
+            )
+            .await;
+        raw.notify("notifications/initialized", None).await;
+        (raw, init)
+    }
+
+    /// The same server behind `toolsmith proxy` (with its artifacts in a directory of the
+    /// client's), with `options`.
+    fn proxied(command: &[String], options: &[&str], dir: &Path) -> Vec<String> {
+        let mut proxied = vec![
+            env!("CARGO_BIN_EXE_toolsmith").to_owned(),
+            "proxy".to_owned(),
+            "--artifacts".to_owned(),
+            dir.join("artifacts").display().to_string(),
+        ];
+        proxied.extend(options.iter().map(|option| (*option).to_owned()));
+        proxied.push("--".to_owned());
+        proxied.extend(command.iter().cloned());
+        proxied
+    }
+
+    async fn send(&mut self, message: Value) {
+        let line = format!("{message}\n");
+        self.stdin.write_all(line.as_bytes()).await.unwrap();
+        self.stdin.flush().await.unwrap();
+    }
+
+    async fn notify(&mut self, method: &str, params: Option<Value>) {
+        let mut message = json!({ "jsonrpc": "2.0", "method": method });
+        if let Some(params) = params {
+            message["params"] = params;
+        }
+        self.send(message).await;
+    }
+
+    /// The next message from the server, answering its requests on the way.
+    async fn read(&mut self) -> Value {
+        if let Some(message) = self.backlog.pop_front() {
+            return message;
+        }
+        let line = tokio::time::timeout(PATIENCE, self.lines.next_line())
+            .await
+            .expect("the server answers in time")
+            .unwrap()
+            .expect("the server is still there");
+        serde_json::from_str(&line).unwrap_or_else(|error| panic!("not JSON ({error}): {line}"))
+    }
+
+    /// Sends a request and returns the whole answer message (`result` or `error`).
+    async fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next += 1;
+        let id = self.next;
+        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
+            .await;
+        loop {
+            let message = self.read().await;
+            match (message.get("method").and_then(Value::as_str), message.get("id")) {
+                (None, Some(answered)) if *answered == json!(id) => return message,
+                (Some(method), Some(request)) => {
+                    let result = (self.answers)(method, &message["params"]);
+                    let request = request.clone();
+                    self.seen.push(message.clone());
+                    self.send(json!({ "jsonrpc": "2.0", "id": request, "result": result }))
+                        .await;
+                }
+                _ => self.seen.push(message),
+            }
+        }
+    }
+
+    /// A request's result, which must not be an error.
+    async fn result(&mut self, method: &str, params: Value) -> Value {
+        let answer = self.request(method, params).await;
+        assert!(answer.get("error").is_none(), "{method}: {answer}");
+        answer["result"].clone()
+    }
+
+    async fn call(&mut self, tool: &str, arguments: Value) -> Value {
+        self.result("tools/call", json!({ "name": tool, "arguments": arguments }))
+            .await
+    }
+
+    fn notifications(&self, method: &str) -> Vec<&Value> {
+        self.seen.iter().filter(|m| m["method"] == method).collect()
+    }
+}
+
+impl Drop for Raw {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+    }
+}
+
+/// A client that declares sampling, elicitation and roots, and answers them: the model says
+/// `a sampled answer`, the user declines, the root is `root`.
+fn full_client(root: &Path) -> (Value, Answers) {
+    let root = format!("file://{}", root.display());
+    let answers = Box::new(move |method: &str, _params: &Value| match method {
+        "sampling/createMessage" => json!({
+            "role": "assistant",
+            "content": { "type": "text", "text": "a sampled answer" },
+            "model": "test-model",
+            "stopReason": "endTurn",
+        }),
+        "elicitation/create" => json!({ "action": "decline" }),
+        "roots/list" => json!({ "roots": [{ "uri": root, "name": "the client's root" }] }),
+        _ => json!({}),
+    });
+    let capabilities = json!({ "sampling": {}, "elicitation": {}, "roots": { "listChanged": true } });
+    (capabilities, answers)
+}
+
+/// A listed tool with what the proxy adds taken away: the cap note of its description and
+/// the cap in its `_meta`.
+fn without_cap(mut tool: Value) -> Value {
+    if let Some(description) = tool["description"].as_str() {
+        let original = description.split("\n\nResults over ").next().unwrap_or_default();
+        tool["description"] = Value::String(original.to_owned());
+    }
+    if let Some(meta) = tool.get_mut("_meta").and_then(Value::as_object_mut) {
+        meta.remove("anthropic/maxResultSizeChars");
+        if meta.is_empty() {
+            tool.as_object_mut().unwrap().remove("_meta");
+        }
+    }
+    tool
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_everything_through_the_proxy_is_what_it_is_directly() {
+    let dir = tempfile::tempdir().unwrap();
+    let (capabilities, _) = full_client(dir.path());
+    let (mut direct, direct_init) =
+        Raw::start(everything(), capabilities.clone(), full_client(dir.path()).1).await;
+    let (mut proxied, proxied_init) = Raw::start(
+        Raw::proxied(&everything(), &[], dir.path()),
+        capabilities,
+        full_client(dir.path()).1,
+    )
+    .await;
+
+    // The server's own words: its instructions, name and capabilities.
+    assert_eq!(proxied_init["result"]["instructions"], direct_init["result"]["instructions"]);
+    assert_eq!(proxied_init["result"]["serverInfo"], direct_init["result"]["serverInfo"]);
+    assert_eq!(proxied_init["result"]["capabilities"], direct_init["result"]["capabilities"]);
+
+    // Every tool as listed, titles, execution and schemas ($schema included); only the cap is
+    // added; then the proxy's read_artifact.
+    let direct_tools = direct.result("tools/list", json!({})).await["tools"].clone();
+    let proxied_tools = proxied.result("tools/list", json!({})).await["tools"].clone();
+    let proxied_tools = proxied_tools.as_array().unwrap();
+    assert_eq!(proxied_tools.last().unwrap()["name"], "read_artifact");
+    let unchanged: Vec<Value> = proxied_tools[..proxied_tools.len() - 1]
+        .iter()
+        .cloned()
+        .map(without_cap)
+        .collect();
+    assert_eq!(Value::Array(unchanged), direct_tools);
+    let echo = &proxied_tools[0];
+    assert!(echo["description"].as_str().unwrap().contains("Results over 20,000 characters"));
+    assert_eq!(echo["_meta"]["anthropic/maxResultSizeChars"], 20_000);
+    assert!(direct_tools.as_array().unwrap().iter().any(|t| t["execution"].is_object() && t["title"].is_string()));
+
+    // Resources, templates and prompts: all of them, as listed.
+    for (method, params) in [
+        ("resources/list", json!({})),
+        ("resources/templates/list", json!({})),
+        ("prompts/list", json!({})),
+        ("prompts/get", json!({ "name": "simple-prompt" })),
+        ("prompts/get", json!({ "name": "args-prompt", "arguments": { "city": "Paris" } })),
+        (
+            "completion/complete",
+            json!({ "ref": { "type": "ref/prompt", "name": "completable-prompt" }, "argument": { "name": "department", "value": "E" } }),
+        ),
+        ("logging/setLevel", json!({ "level": "debug" })),
+        ("ping", json!({})),
+    ] {
+        let want = direct.request(method, params.clone()).await;
+        let got = proxied.request(method, params).await;
+        assert_eq!(got.get("result"), want.get("result"), "{method}");
+        assert_eq!(got.get("error"), want.get("error"), "{method}");
+    }
+    let resources = direct.result("resources/list", json!({})).await;
+    let first = resources["resources"][0]["uri"].clone();
+    let want = direct.result("resources/read", json!({ "uri": first })).await;
+    let got = proxied.result("resources/read", json!({ "uri": first })).await;
+    assert_eq!(got, want, "a resource within the cap reads as it is");
+
+    // Content that is not one text: images, annotations, resource links, embedded resources,
+    // structured content — block for block; and errors in the server's own words.
+    for (tool, arguments) in [
+        ("get-tiny-image", json!({})),
+        ("get-annotated-message", json!({ "messageType": "error", "includeImage": true })),
+        ("get-annotated-message", json!({ "messageType": "success", "includeImage": false })),
+        ("get-resource-links", json!({ "count": 3 })),
+        ("get-resource-reference", json!({ "resourceType": "Text", "resourceId": 1 })),
+        ("get-structured-content", json!({ "location": "New York" })),
+        ("get-sum", json!({ "a": "not a number", "b": 2 })),
+        ("no-such-tool", json!({})),
+    ] {
+        let params = json!({ "name": tool, "arguments": arguments });
+        let want = direct.request("tools/call", params.clone()).await;
+        let got = proxied.request("tools/call", params).await;
+        assert_eq!(got.get("result"), want.get("result"), "{tool}");
+        assert_eq!(got.get("error"), want.get("error"), "{tool}");
+    }
+    let image = proxied.call("get-tiny-image", json!({})).await;
+    assert!(image["content"].as_array().unwrap().iter().any(|b| b["type"] == "image"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_clients_sampling_elicitation_and_roots_reach_the_server_and_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let (capabilities, answers) = full_client(dir.path());
+    let (mut proxied, _) =
+        Raw::start(Raw::proxied(&everything(), &[], dir.path()), capabilities, answers).await;
+    // The server offers what the client can do: these tools exist only for such a client.
+    let tools = proxied.result("tools/list", json!({})).await;
+    let names: Vec<&str> = tools["tools"].as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
+    for name in ["trigger-sampling-request", "trigger-elicitation-request", "get-roots-list"] {
+        assert!(names.contains(&name), "{name} missing from {names:?}");
+    }
+
+    let sampled = proxied.call("trigger-sampling-request", json!({ "prompt": "Say hi", "maxTokens": 20 })).await;
+    assert!(sampled.to_string().contains("a sampled answer"), "{sampled}");
+    assert_eq!(proxied.notifications("sampling/createMessage").len(), 1);
+
+    // The user declines; the proxy never answers in the user's name.
+    let elicited = proxied.call("trigger-elicitation-request", json!({})).await;
+    assert_eq!(proxied.notifications("elicitation/create").len(), 1);
+    assert!(elicited.to_string().to_lowercase().contains("decline"), "{elicited}");
+
+    let roots = proxied.call("get-roots-list", json!({})).await;
+    assert!(roots.to_string().contains(&dir.path().display().to_string()), "{roots}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_filesystem_started_without_directories_uses_the_clients_roots() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("project");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::write(root.join("notes.md"), "alpha\nbeta\n").unwrap();
+    let root = root.canonicalize().unwrap();
+    let (capabilities, answers) = full_client(&root);
+    let (mut proxied, _) =
+        Raw::start(Raw::proxied(&filesystem(&[]), &[], dir.path()), capabilities, answers).await;
+    // The server asks for the roots once initialized; give it a moment to have them.
+    let mut allowed = Value::Null;
+    for _ in 0..50 {
+        allowed = proxied.call("list_allowed_directories", json!({})).await;
+        if allowed.to_string().contains(&root.display().to_string()) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(allowed.to_string().contains(&root.display().to_string()), "{allowed}");
+    let read = proxied
+        .call("read_text_file", json!({ "path": root.join("notes.md") }))
+        .await;
+    assert!(read.to_string().contains("beta"), "{read}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_arrives_as_the_server_sent_it_and_before_the_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let (capabilities, _) = full_client(dir.path());
+    let params = json!({
+        "name": "trigger-long-running-operation",
+        "arguments": { "duration": 0.4, "steps": 4 },
+        "_meta": { "progressToken": "p-1" },
+    });
+    let mut seen = Vec::new();
+    for proxy in [false, true] {
+        let command = if proxy {
+            Raw::proxied(&everything(), &[], dir.path())
+        } else {
+            everything()
+        };
+        let (mut client, _) = Raw::start(command, capabilities.clone(), full_client(dir.path()).1).await;
+        for _ in 0..5 {
+            client.seen.clear();
+            let answer = client.request("tools/call", params.clone()).await;
+            assert!(answer.get("result").is_some(), "{answer}");
+            let progress: Vec<Value> = client
+                .notifications("notifications/progress")
+                .into_iter()
+                .map(|n| n["params"].clone())
+                .collect();
+            // Every notification sent before the result came before it, as it was sent.
+            assert_eq!(progress.len(), 4, "{progress:?}");
+            seen.push(progress);
+        }
+    }
+    let (direct, proxied) = seen.split_at(5);
+    assert_eq!(direct, proxied);
+    assert_eq!(direct[0][0], json!({ "progress": 1, "total": 4, "progressToken": "p-1" }));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_is_over_the_cap_is_cut_and_every_byte_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let (capabilities, answers) = full_client(dir.path());
+    let (mut proxied, _) = Raw::start(
+        Raw::proxied(&fixture(), &["--max-result-chars", "4000", "--max-media-bytes", "100000"], dir.path()),
+        capabilities,
+        answers,
+    )
+    .await;
+    // A long text keeps its failing line; its marker names the artifact.
+    let result = proxied.call("big_text", json!({ "lines": 5000 })).await;
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(text.chars().count() <= 4_000);
+    assert!(text.contains("ERROR: step 2500 failed: disk full"), "{text}");
+    let marker = toolsmith::trim::find_marker(text).expect("a marker");
+    let toolsmith::trim::MarkedFull::Stored { id, .. } = marker.full else {
+        panic!("the full text is stored: {text}");
+    };
+    let page = proxied.call("read_artifact", json!({ "id": id, "offset": 2499, "limit": 1 })).await;
+    assert!(page["content"][0]["text"].as_str().unwrap().ends_with("ERROR: step 2500 failed: disk full\n"));
+
+    // Annotations and links pass; a structure with an output schema is never sent cut.
+    let annotated = proxied.call("annotated", json!({})).await;
+    assert_eq!(annotated["content"][1]["annotations"], json!({ "audience": ["user"] }));
+    assert_eq!(annotated["content"][2]["type"], "resource_link");
+    assert_eq!(annotated["_meta"], json!({ "fixture/said": "kept" }));
+    let small = proxied.call("issues", json!({ "count": 3 })).await;
+    assert_eq!(small["structuredContent"]["issues"].as_array().unwrap().len(), 3);
+    let big = proxied.call("issues", json!({ "count": 2000 })).await;
+    assert!(big.get("structuredContent").is_none(), "{big:.300}");
+    assert_eq!(big["isError"], true);
+    let note = big["content"][0]["text"].as_str().unwrap();
+    assert!(note.contains("output schema") && note.contains("read_artifact"), "{note}");
+
+    // An image over the size limit is kept as an artifact read_artifact returns as an image.
+    let image = proxied.call("big_image", json!({ "bytes": 200_000 })).await;
+    let note = image["content"][0]["text"].as_str().unwrap();
+    assert!(note.starts_with("[toolsmith: image (image/png, 200,000 bytes of base64) left out"), "{note}");
+    let id = note.split("it is artifact ").nth(1).unwrap().split(',').next().unwrap();
+    let back = proxied.call("read_artifact", json!({ "id": id })).await;
+    assert_eq!(back["content"][0]["type"], "image");
+    assert_eq!(back["content"][0]["mimeType"], "image/png");
+    assert_eq!(back["content"][0]["data"].as_str().unwrap().len(), 200_000);
+
+    // A resource over the cap is cut like a result.
+    let read = proxied.result("resources/read", json!({ "uri": "test://big-text" })).await;
+    let text = read["contents"][0]["text"].as_str().unwrap();
+    assert!(text.chars().count() <= 4_000 && text.contains("[toolsmith: output"), "{text:.200}");
+}
+
+/// Starts `command` (printing its URL on the first line of stdout, or `toolsmith … --http`,
+/// printing it on stderr) and returns it with the URL.
+async fn listening(mut command: Command, on_stderr: bool) -> (Child, String) {
+    command.kill_on_drop(true).stdin(Stdio::null());
+    if on_stderr {
+        command.stderr(Stdio::piped()).stdout(Stdio::null());
+    } else {
+        command.stdout(Stdio::piped()).stderr(Stdio::null());
+    }
+    let mut child = command.spawn().unwrap();
+    let line = if on_stderr {
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        tokio::time::timeout(PATIENCE, lines.next_line()).await.unwrap().unwrap().unwrap()
+    } else {
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        tokio::time::timeout(PATIENCE, lines.next_line()).await.unwrap().unwrap().unwrap()
+    };
+    let url = line.rsplit(' ').next().unwrap().to_owned();
+    (child, url)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_server_gets_its_headers_with_variables_expanded_and_one_failing_server_is_named() {
+    let mut server = Command::new(node());
+    server.arg(interop().join("fixture-server.mjs")).args(["--http", "0"]).env("FIXTURE_TOKEN", "s3cret-token");
+    let (_server, url) = listening(server, false).await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("servers.json");
+    std::fs::write(
+        &config,
+        json!({ "mcpServers": {
+            "remote": { "url": url, "headers": { "Authorization": "Bearer ${FIXTURE_TOKEN}" } },
+            "nobody": { "url": url },
+            "missing": { "command": "/nonexistent/server" },
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    // The proxy expands `${FIXTURE_TOKEN}` from its own environment.
+    let mut command = vec!["env".to_owned(), "FIXTURE_TOKEN=s3cret-token".to_owned()];
+    command.extend(Raw::proxied(&[], &["--config", config.to_str().unwrap()], dir.path()));
+    command.pop(); // a configuration, not a command after `--`
+    let (capabilities, answers) = full_client(dir.path());
+    let (mut proxied, init) = Raw::start(command, capabilities, answers).await;
+    let instructions = init["result"]["instructions"].as_str().unwrap_or_default();
+    assert!(instructions.contains("MCP server `missing`: cannot start"), "{instructions}");
+    assert!(instructions.contains("MCP server `nobody`") && instructions.contains("401"), "{instructions}");
+    assert!(!instructions.contains("reqwest") && !instructions.contains("hyper"), "{instructions}");
+    let answer = proxied.call("test_simple_text", json!({})).await;
+    assert_eq!(answer["content"][0]["text"], "This is a simple text response for testing.");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_typescript_sdk_client_uses_the_proxy_over_http_with_a_token_and_a_web_page_cannot() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut proxy = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+    proxy
+        .args(["proxy", "--artifacts"])
+        .arg(dir.path().join("artifacts"))
+        .args(["--http", "127.0.0.1:0", "--token-env", "PROXY_TOKEN", "--"])
+        .args(fixture())
+        .env("PROXY_TOKEN", "a-token-of-24-characters");
+    let (_proxy, url) = listening(proxy, true).await;
+    let output = Command::new(node())
+        .arg(interop().join("sdk-client.mjs"))
+        .arg(&url)
+        .env("PROXY_TOKEN", "a-token-of-24-characters")
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    let report: Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(report["text"], "This is a simple text response for testing.");
+    assert_eq!(report["progress"], json!([0, 50, 100]));
+    assert_eq!(report["withoutToken"], 401);
+    assert_eq!(report["evilOrigin"], 403);
+    assert_eq!(report["evilHost"], 403);
+    assert!(report["tools"].as_array().unwrap().iter().any(|t| t == "read_artifact"));
+}

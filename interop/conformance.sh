@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The official MCP conformance suite (pinned in package-lock.json, run by its own Node) against
+# toolsmith over streamable HTTP:
+#
+#   1. `toolsmith proxy --http` in front of fixture-server.mjs, a server written with the
+#      official TypeScript SDK that offers every tool, resource and prompt the suite asks for:
+#      every scenario must pass.
+#   2. `toolsmith serve --http`, the standard tools: the scenarios that ask for tools,
+#      resources or prompts the standard tools are not are expected to fail, and are listed
+#      in conformance-serve.yml with why (a fix that makes one pass fails the run until the
+#      list says so).
+#
+# Needs a built `toolsmith` (target/debug) and interop/setup.sh done.
+set -euo pipefail
+cd "$(dirname "$0")"
+root=$(cd .. && pwd)
+toolsmith=${TOOLSMITH:-$root/target/debug/toolsmith}
+node=node_modules/.bin/node
+suite=node_modules/@modelcontextprotocol/conformance/dist/index.js
+work=$(mktemp -d)
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+# Starts `toolsmith ARGS… --http 127.0.0.1:0` and prints the URL it announces.
+start() {
+    local log=$work/$1.log
+    shift
+    "$toolsmith" "$@" > /dev/null 2> "$log" &
+    pids+=($!)
+    for _ in $(seq 100); do
+        if grep -q "listening on" "$log"; then
+            grep -o "http://[^ ]*" "$log" | head -1
+            return
+        fi
+        sleep 0.1
+    done
+    echo "conformance: toolsmith did not start listening:" >&2
+    cat "$log" >&2
+    exit 1
+}
+
+run() {
+    local name=$1 url=$2 baseline=$3
+    echo "== conformance: $name ($url)"
+    local args=(server --url "$url" --suite all)
+    [[ -n $baseline ]] && args+=(--expected-failures "$PWD/$baseline")
+    (cd "$work" && "$OLDPWD/$node" "$OLDPWD/$suite" "${args[@]}") 2>&1 \
+        | sed -n '/=== SUMMARY ===/,$p'
+    return "${PIPESTATUS[0]}"
+}
+
+proxy_url=$(start proxy proxy --artifacts "$work/artifacts" --http 127.0.0.1:0 -- "$node" fixture-server.mjs)
+mkdir -p "$work/root"
+serve_url=$(start serve serve --root "$work/root" --artifacts "$work/serve-artifacts" --http 127.0.0.1:0)
+status=0
+run "toolsmith proxy in front of the SDK fixture" "$proxy_url" "" || status=1
+run "toolsmith serve (the standard tools)" "$serve_url" conformance-serve.yml || status=1
+exit $status

@@ -1,0 +1,418 @@
+// An MCP server written with the official TypeScript SDK that offers what the official
+// conformance suite asks of a server — its tools, resources, prompts, completions, logging,
+// sampling and elicitation — and a few tools of toolsmith's own tests (large results, a
+// structure with an output schema, annotated blocks).
+//
+//   node fixture-server.mjs            serves on stdio
+//   node fixture-server.mjs --http P   serves streamable HTTP on 127.0.0.1:P (0: any), printing
+//                                      its URL; with FIXTURE_TOKEN set, requests must carry
+//                                      `Authorization: Bearer $FIXTURE_TOKEN`
+import { randomUUID } from "node:crypto";
+import http from "node:http";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import {
+  CallToolRequestSchema,
+  CompleteRequestSchema,
+  CreateMessageResultSchema,
+  ElicitResultSchema,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  ReadResourceRequestSchema,
+  SetLevelRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+
+// A 1x1 PNG and a silent WAV, base64.
+const PNG =
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+const WAV = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA=";
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const text = (t) => ({ content: [{ type: "text", text: t }] });
+const empty = { type: "object", properties: {} };
+
+const TOOLS = [
+  { name: "test_simple_text", description: "Returns a simple text.", inputSchema: empty },
+  { name: "test_image_content", description: "Returns an image.", inputSchema: empty },
+  { name: "test_audio_content", description: "Returns an audio clip.", inputSchema: empty },
+  { name: "test_embedded_resource", description: "Returns an embedded resource.", inputSchema: empty },
+  { name: "test_multiple_content_types", description: "Returns text, an image and a resource.", inputSchema: empty },
+  { name: "test_tool_with_logging", description: "Logs three messages while it runs.", inputSchema: empty },
+  { name: "test_tool_with_progress", description: "Reports progress 0, 50 and 100 of 100.", inputSchema: empty },
+  { name: "test_error_handling", description: "Always fails.", inputSchema: empty },
+  {
+    name: "test_sampling",
+    description: "Asks the client's model.",
+    inputSchema: { type: "object", properties: { prompt: { type: "string" } }, required: ["prompt"] },
+  },
+  {
+    name: "test_elicitation",
+    description: "Asks the client's user.",
+    inputSchema: { type: "object", properties: { message: { type: "string" } }, required: ["message"] },
+  },
+  { name: "test_elicitation_sep1034_defaults", description: "Asks with defaults.", inputSchema: empty },
+  { name: "test_elicitation_sep1330_enums", description: "Asks with enums.", inputSchema: empty },
+  {
+    name: "json_schema_2020_12_tool",
+    description: "Tool with JSON Schema 2020-12 features",
+    inputSchema: {
+      $schema: "https://json-schema.org/draft/2020-12/schema",
+      type: "object",
+      $defs: {
+        address: { type: "object", properties: { street: { type: "string" }, city: { type: "string" } } },
+      },
+      properties: { name: { type: "string" }, address: { $ref: "#/$defs/address" } },
+      additionalProperties: false,
+    },
+  },
+  // toolsmith's own: what a proxy must cut, and what it must pass untouched.
+  {
+    name: "big_text",
+    title: "Big Text",
+    description: "Returns `lines` numbered lines, one failing in the middle.",
+    inputSchema: { type: "object", properties: { lines: { type: "integer" } } },
+  },
+  {
+    name: "issues",
+    title: "Open Issues",
+    description: "Lists `count` issues as structured content, with an output schema.",
+    inputSchema: { type: "object", properties: { count: { type: "integer" } } },
+    outputSchema: {
+      type: "object",
+      properties: { issues: { type: "array", items: { type: "object" } } },
+      required: ["issues"],
+    },
+    annotations: { readOnlyHint: true },
+    execution: { taskSupport: "forbidden" },
+  },
+  {
+    name: "annotated",
+    description: "Returns blocks with annotations and a resource link.",
+    inputSchema: empty,
+  },
+  {
+    name: "big_image",
+    description: "Returns an image of `bytes` bytes of base64.",
+    inputSchema: { type: "object", properties: { bytes: { type: "integer" } } },
+  },
+];
+
+const RESOURCES = [
+  { uri: "test://static-text", name: "static-text", description: "A static text.", mimeType: "text/plain" },
+  { uri: "test://static-binary", name: "static-binary", description: "A static image.", mimeType: "image/png" },
+  { uri: "test://watched-resource", name: "watched-resource", description: "A resource to subscribe to.", mimeType: "text/plain" },
+  { uri: "test://big-text", name: "big-text", description: "A text of 5,000 lines.", mimeType: "text/plain" },
+];
+
+const PROMPTS = [
+  { name: "test_simple_prompt", description: "A prompt without arguments." },
+  {
+    name: "test_prompt_with_arguments",
+    description: "A prompt with two arguments.",
+    arguments: [
+      { name: "arg1", description: "First test argument", required: true },
+      { name: "arg2", description: "Second test argument", required: true },
+    ],
+  },
+  {
+    name: "test_prompt_with_embedded_resource",
+    description: "A prompt with an embedded resource.",
+    arguments: [{ name: "resourceUri", description: "The resource to embed", required: true }],
+  },
+  { name: "test_prompt_with_image", description: "A prompt with an image." },
+];
+
+function numbered(count) {
+  const lines = [];
+  for (let i = 1; i <= count; i++) {
+    lines.push(i === Math.floor(count / 2) ? `ERROR: step ${i} failed: disk full` : `ok: step ${i} passed`);
+  }
+  return lines.join("\n") + "\n";
+}
+
+function newServer() {
+  const server = new Server(
+    { name: "toolsmith-interop-fixture", version: "1.0.0" },
+    {
+      capabilities: {
+        tools: { listChanged: true },
+        resources: { subscribe: true, listChanged: true },
+        prompts: { listChanged: true },
+        logging: {},
+        completions: {},
+      },
+      instructions: "The fixture's own instructions: call test_simple_text first.",
+    },
+  );
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: TOOLS }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const args = request.params.arguments ?? {};
+    const token = request.params._meta?.progressToken;
+    switch (request.params.name) {
+      case "test_simple_text":
+        return text("This is a simple text response for testing.");
+      case "test_image_content":
+        return { content: [{ type: "image", data: PNG, mimeType: "image/png" }] };
+      case "test_audio_content":
+        return { content: [{ type: "audio", data: WAV, mimeType: "audio/wav" }] };
+      case "test_embedded_resource":
+        return {
+          content: [
+            {
+              type: "resource",
+              resource: { uri: "test://embedded-resource", mimeType: "text/plain", text: "This is an embedded resource content." },
+            },
+          ],
+        };
+      case "test_multiple_content_types":
+        return {
+          content: [
+            { type: "text", text: "Multiple content types test:" },
+            { type: "image", data: PNG, mimeType: "image/png" },
+            {
+              type: "resource",
+              resource: { uri: "test://mixed-content-resource", mimeType: "application/json", text: '{"test":"data","value":123}' },
+            },
+          ],
+        };
+      case "test_tool_with_logging":
+        for (const [i, message] of ["Tool execution started", "Tool processing data", "Tool execution completed"].entries()) {
+          if (i > 0) await sleep(50);
+          await extra.sendNotification({ method: "notifications/message", params: { level: "info", data: message } });
+        }
+        return text("Tool with logging executed successfully");
+      case "test_tool_with_progress":
+        for (const progress of [0, 50, 100]) {
+          if (token !== undefined) {
+            await extra.sendNotification({
+              method: "notifications/progress",
+              params: { progressToken: token, progress, total: 100, message: `Completed step ${progress / 50 + 1} of 3` },
+            });
+          }
+          await sleep(50);
+        }
+        return text("Tool with progress executed successfully");
+      case "test_error_handling":
+        return { content: [{ type: "text", text: "This tool intentionally returns an error for testing" }], isError: true };
+      case "test_sampling": {
+        const answer = await extra.sendRequest(
+          {
+            method: "sampling/createMessage",
+            params: { messages: [{ role: "user", content: { type: "text", text: String(args.prompt) } }], maxTokens: 100 },
+          },
+          CreateMessageResultSchema,
+        );
+        return text(`LLM response: ${answer.content?.text ?? JSON.stringify(answer.content)}`);
+      }
+      case "test_elicitation": {
+        const answer = await extra.sendRequest(
+          {
+            method: "elicitation/create",
+            params: {
+              message: String(args.message),
+              requestedSchema: {
+                type: "object",
+                properties: { username: { type: "string", description: "User's response" }, email: { type: "string", description: "User's email address" } },
+                required: ["username", "email"],
+              },
+            },
+          },
+          ElicitResultSchema,
+        );
+        return text(`User response: action=${answer.action}, content=${JSON.stringify(answer.content ?? {})}`);
+      }
+      case "test_elicitation_sep1034_defaults": {
+        const answer = await extra.sendRequest(
+          {
+            method: "elicitation/create",
+            params: {
+              message: "Test client default value handling - please accept with defaults",
+              requestedSchema: {
+                type: "object",
+                properties: {
+                  name: { type: "string", description: "User name", default: "John Doe" },
+                  age: { type: "integer", description: "User age", default: 30 },
+                  score: { type: "number", description: "User score", default: 95.5 },
+                  status: { type: "string", description: "User status", enum: ["active", "inactive", "pending"], default: "active" },
+                  verified: { type: "boolean", description: "Verification status", default: true },
+                },
+              },
+            },
+          },
+          ElicitResultSchema,
+        );
+        return text(`Elicitation completed: action=${answer.action}, content=${JSON.stringify(answer.content ?? {})}`);
+      }
+      case "test_elicitation_sep1330_enums": {
+        const answer = await extra.sendRequest(
+          {
+            method: "elicitation/create",
+            params: {
+              message: "Test enum schemas",
+              requestedSchema: {
+                type: "object",
+                properties: {
+                  untitledSingle: { type: "string", enum: ["option1", "option2", "option3"] },
+                  titledSingle: {
+                    type: "string",
+                    oneOf: [
+                      { const: "value1", title: "First Option" },
+                      { const: "value2", title: "Second Option" },
+                      { const: "value3", title: "Third Option" },
+                    ],
+                  },
+                  legacyEnum: { type: "string", enum: ["opt1", "opt2", "opt3"], enumNames: ["Option One", "Option Two", "Option Three"] },
+                  untitledMulti: { type: "array", items: { type: "string", enum: ["option1", "option2", "option3"] } },
+                  titledMulti: {
+                    type: "array",
+                    items: {
+                      anyOf: [
+                        { const: "value1", title: "First Choice" },
+                        { const: "value2", title: "Second Choice" },
+                        { const: "value3", title: "Third Choice" },
+                      ],
+                    },
+                  },
+                },
+              },
+            },
+          },
+          ElicitResultSchema,
+        );
+        return text(`Elicitation completed: action=${answer.action}, content=${JSON.stringify(answer.content ?? {})}`);
+      }
+      case "json_schema_2020_12_tool":
+        return text(`Received: ${JSON.stringify(args)}`);
+      case "big_text":
+        return text(numbered(Number(args.lines ?? 5000)));
+      case "issues": {
+        const issues = [];
+        for (let i = 1; i <= Number(args.count ?? 3); i++) issues.push({ number: i, title: `issue number ${i}` });
+        return { content: [{ type: "text", text: JSON.stringify({ issues }) }], structuredContent: { issues } };
+      }
+      case "annotated":
+        return {
+          content: [
+            { type: "text", text: "For the model.", annotations: { audience: ["assistant"], priority: 0.9 } },
+            { type: "text", text: "For the user only.", annotations: { audience: ["user"] } },
+            { type: "resource_link", uri: "test://static-text", name: "static-text", mimeType: "text/plain", description: "A linked resource" },
+          ],
+          _meta: { "fixture/said": "kept" },
+        };
+      case "big_image":
+        return { content: [{ type: "image", data: "A".repeat(Number(args.bytes ?? 2000000)), mimeType: "image/png" }] };
+      default:
+        throw new Error(`Unknown tool: ${request.params.name}`);
+    }
+  });
+
+  const subscriptions = new Set();
+  server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: RESOURCES }));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
+    resourceTemplates: [
+      { uriTemplate: "test://template/{id}/data", name: "template", description: "Data by id.", mimeType: "application/json" },
+    ],
+  }));
+  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+    const uri = request.params.uri;
+    if (uri === "test://static-text") {
+      return { contents: [{ uri, mimeType: "text/plain", text: "This is the content of the static text resource." }] };
+    }
+    if (uri === "test://static-binary") return { contents: [{ uri, mimeType: "image/png", blob: PNG }] };
+    if (uri === "test://watched-resource") return { contents: [{ uri, mimeType: "text/plain", text: "Watched resource content." }] };
+    if (uri === "test://big-text") return { contents: [{ uri, mimeType: "text/plain", text: numbered(5000) }] };
+    const match = /^test:\/\/template\/([^/]+)\/data$/.exec(uri);
+    if (match) {
+      const data = { id: match[1], templateTest: true, data: `Data for ID: ${match[1]}` };
+      return { contents: [{ uri, mimeType: "application/json", text: JSON.stringify(data) }] };
+    }
+    throw new Error(`Resource not found: ${uri}`);
+  });
+  server.setRequestHandler(SubscribeRequestSchema, async (request) => {
+    subscriptions.add(request.params.uri);
+    return {};
+  });
+  server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
+    subscriptions.delete(request.params.uri);
+    return {};
+  });
+
+  server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: PROMPTS }));
+  server.setRequestHandler(GetPromptRequestSchema, async (request) => {
+    const args = request.params.arguments ?? {};
+    const user = (content) => ({ role: "user", content });
+    switch (request.params.name) {
+      case "test_simple_prompt":
+        return { messages: [user({ type: "text", text: "This is a simple prompt for testing." })] };
+      case "test_prompt_with_arguments":
+        return { messages: [user({ type: "text", text: `Prompt with arguments: arg1='${args.arg1}', arg2='${args.arg2}'` })] };
+      case "test_prompt_with_embedded_resource":
+        return {
+          messages: [
+            user({ type: "resource", resource: { uri: args.resourceUri, mimeType: "text/plain", text: "Embedded resource content for testing." } }),
+            user({ type: "text", text: "Please process the embedded resource above." }),
+          ],
+        };
+      case "test_prompt_with_image":
+        return {
+          messages: [user({ type: "image", data: PNG, mimeType: "image/png" }), user({ type: "text", text: "Please analyze the image above." })],
+        };
+      default:
+        throw new Error(`Unknown prompt: ${request.params.name}`);
+    }
+  });
+  server.setRequestHandler(CompleteRequestSchema, async (request) => {
+    const prefix = String(request.params.argument?.value ?? "");
+    const values = ["paris", "park", "parma", "rome"].filter((v) => v.startsWith(prefix));
+    return { completion: { values, total: values.length, hasMore: false } };
+  });
+  server.setRequestHandler(SetLevelRequestSchema, async () => ({}));
+  return server;
+}
+
+async function serveHttp(port) {
+  const transports = new Map();
+  const token = process.env.FIXTURE_TOKEN;
+  const httpServer = http.createServer(async (req, res) => {
+    if (token && req.headers.authorization !== `Bearer ${token}`) {
+      res.writeHead(401, { "content-type": "text/plain" }).end("missing or wrong bearer token");
+      return;
+    }
+    const chunks = [];
+    for await (const chunk of req) chunks.push(chunk);
+    const body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString("utf8")) : undefined;
+    const id = req.headers["mcp-session-id"];
+    let transport = id ? transports.get(id) : undefined;
+    if (!transport) {
+      if (req.method !== "POST" || body?.method !== "initialize") {
+        res.writeHead(400, { "content-type": "text/plain" }).end("no such session");
+        return;
+      }
+      transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (sessionId) => transports.set(sessionId, transport),
+      });
+      transport.onclose = () => transport.sessionId && transports.delete(transport.sessionId);
+      await newServer().connect(transport);
+    }
+    await transport.handleRequest(req, res, body);
+  });
+  httpServer.listen(port, "127.0.0.1", () => {
+    console.log(`http://127.0.0.1:${httpServer.address().port}/mcp`);
+  });
+}
+
+const http_at = process.argv.indexOf("--http");
+if (http_at >= 0) {
+  await serveHttp(Number(process.argv[http_at + 1] ?? 0));
+} else {
+  await newServer().connect(new StdioServerTransport());
+}
