@@ -33,19 +33,28 @@ fn node() -> PathBuf {
 }
 
 fn everything() -> Vec<String> {
-    let script = interop().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    vec![node().display().to_string(), script.display().to_string(), "stdio".to_owned()]
+    let script =
+        interop().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    vec![
+        node().display().to_string(),
+        script.display().to_string(),
+        "stdio".to_owned(),
+    ]
 }
 
 fn filesystem(dirs: &[&Path]) -> Vec<String> {
-    let script = interop().join("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+    let script =
+        interop().join("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
     let mut command = vec![node().display().to_string(), script.display().to_string()];
     command.extend(dirs.iter().map(|dir| dir.display().to_string()));
     command
 }
 
 fn fixture() -> Vec<String> {
-    vec![node().display().to_string(), interop().join("fixture-server.mjs").display().to_string()]
+    vec![
+        node().display().to_string(),
+        interop().join("fixture-server.mjs").display().to_string(),
+    ]
 }
 
 /// What a client answers to the server's requests: sampling, elicitation, roots.
@@ -153,7 +162,10 @@ impl Raw {
             .await;
         loop {
             let message = self.read().await;
-            match (message.get("method").and_then(Value::as_str), message.get("id")) {
+            match (
+                message.get("method").and_then(Value::as_str),
+                message.get("id"),
+            ) {
                 (None, Some(answered)) if *answered == json!(id) => return message,
                 (Some(method), Some(request)) => {
                     let result = (self.answers)(method, &message["params"]);
@@ -175,8 +187,11 @@ impl Raw {
     }
 
     async fn call(&mut self, tool: &str, arguments: Value) -> Value {
-        self.result("tools/call", json!({ "name": tool, "arguments": arguments }))
-            .await
+        self.result(
+            "tools/call",
+            json!({ "name": tool, "arguments": arguments }),
+        )
+        .await
     }
 
     fn notifications(&self, method: &str) -> Vec<&Value> {
@@ -205,7 +220,8 @@ fn full_client(root: &Path) -> (Value, Answers) {
         "roots/list" => json!({ "roots": [{ "uri": root, "name": "the client's root" }] }),
         _ => json!({}),
     });
-    let capabilities = json!({ "sampling": {}, "elicitation": {}, "roots": { "listChanged": true } });
+    let capabilities =
+        json!({ "sampling": {}, "elicitation": {}, "roots": { "listChanged": true } });
     (capabilities, answers)
 }
 
@@ -213,7 +229,10 @@ fn full_client(root: &Path) -> (Value, Answers) {
 /// the cap in its `_meta`.
 fn without_cap(mut tool: Value) -> Value {
     if let Some(description) = tool["description"].as_str() {
-        let original = description.split("\n\nResults over ").next().unwrap_or_default();
+        let original = description
+            .split("\n\nResults over ")
+            .next()
+            .unwrap_or_default();
         tool["description"] = Value::String(original.to_owned());
     }
     if let Some(meta) = tool.get_mut("_meta").and_then(Value::as_object_mut) {
@@ -229,8 +248,12 @@ fn without_cap(mut tool: Value) -> Value {
 async fn server_everything_through_the_proxy_is_what_it_is_directly() {
     let dir = tempfile::tempdir().unwrap();
     let (capabilities, _) = full_client(dir.path());
-    let (mut direct, direct_init) =
-        Raw::start(everything(), capabilities.clone(), full_client(dir.path()).1).await;
+    let (mut direct, direct_init) = Raw::start(
+        everything(),
+        capabilities.clone(),
+        full_client(dir.path()).1,
+    )
+    .await;
     let (mut proxied, proxied_init) = Raw::start(
         Raw::proxied(&everything(), &[], dir.path()),
         capabilities,
@@ -239,9 +262,18 @@ async fn server_everything_through_the_proxy_is_what_it_is_directly() {
     .await;
 
     // The server's own words: its instructions, name and capabilities.
-    assert_eq!(proxied_init["result"]["instructions"], direct_init["result"]["instructions"]);
-    assert_eq!(proxied_init["result"]["serverInfo"], direct_init["result"]["serverInfo"]);
-    assert_eq!(proxied_init["result"]["capabilities"], direct_init["result"]["capabilities"]);
+    assert_eq!(
+        proxied_init["result"]["instructions"],
+        direct_init["result"]["instructions"]
+    );
+    assert_eq!(
+        proxied_init["result"]["serverInfo"],
+        direct_init["result"]["serverInfo"]
+    );
+    assert_eq!(
+        proxied_init["result"]["capabilities"],
+        direct_init["result"]["capabilities"]
+    );
 
     // Every tool as listed, titles, execution and schemas ($schema included); only the cap is
     // added; then the proxy's read_artifact.
@@ -256,9 +288,20 @@ async fn server_everything_through_the_proxy_is_what_it_is_directly() {
         .collect();
     assert_eq!(Value::Array(unchanged), direct_tools);
     let echo = &proxied_tools[0];
-    assert!(echo["description"].as_str().unwrap().contains("Results over 20,000 characters"));
+    assert!(
+        echo["description"]
+            .as_str()
+            .unwrap()
+            .contains("Results over 20,000 characters")
+    );
     assert_eq!(echo["_meta"]["anthropic/maxResultSizeChars"], 20_000);
-    assert!(direct_tools.as_array().unwrap().iter().any(|t| t["execution"].is_object() && t["title"].is_string()));
+    assert!(
+        direct_tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["execution"].is_object() && t["title"].is_string())
+    );
 
     // Resources, templates and prompts: all of them, as listed.
     for (method, params) in [
@@ -266,7 +309,10 @@ async fn server_everything_through_the_proxy_is_what_it_is_directly() {
         ("resources/templates/list", json!({})),
         ("prompts/list", json!({})),
         ("prompts/get", json!({ "name": "simple-prompt" })),
-        ("prompts/get", json!({ "name": "args-prompt", "arguments": { "city": "Paris" } })),
+        (
+            "prompts/get",
+            json!({ "name": "args-prompt", "arguments": { "city": "Paris" } }),
+        ),
         (
             "completion/complete",
             json!({ "ref": { "type": "ref/prompt", "name": "completable-prompt" }, "argument": { "name": "department", "value": "E" } }),
@@ -281,18 +327,31 @@ async fn server_everything_through_the_proxy_is_what_it_is_directly() {
     }
     let resources = direct.result("resources/list", json!({})).await;
     let first = resources["resources"][0]["uri"].clone();
-    let want = direct.result("resources/read", json!({ "uri": first })).await;
-    let got = proxied.result("resources/read", json!({ "uri": first })).await;
+    let want = direct
+        .result("resources/read", json!({ "uri": first }))
+        .await;
+    let got = proxied
+        .result("resources/read", json!({ "uri": first }))
+        .await;
     assert_eq!(got, want, "a resource within the cap reads as it is");
 
     // Content that is not one text: images, annotations, resource links, embedded resources,
     // structured content — block for block; and errors in the server's own words.
     for (tool, arguments) in [
         ("get-tiny-image", json!({})),
-        ("get-annotated-message", json!({ "messageType": "error", "includeImage": true })),
-        ("get-annotated-message", json!({ "messageType": "success", "includeImage": false })),
+        (
+            "get-annotated-message",
+            json!({ "messageType": "error", "includeImage": true }),
+        ),
+        (
+            "get-annotated-message",
+            json!({ "messageType": "success", "includeImage": false }),
+        ),
         ("get-resource-links", json!({ "count": 3 })),
-        ("get-resource-reference", json!({ "resourceType": "Text", "resourceId": 1 })),
+        (
+            "get-resource-reference",
+            json!({ "resourceType": "Text", "resourceId": 1 }),
+        ),
         ("get-structured-content", json!({ "location": "New York" })),
         ("get-sum", json!({ "a": "not a number", "b": 2 })),
         ("no-such-tool", json!({})),
@@ -304,33 +363,68 @@ async fn server_everything_through_the_proxy_is_what_it_is_directly() {
         assert_eq!(got.get("error"), want.get("error"), "{tool}");
     }
     let image = proxied.call("get-tiny-image", json!({})).await;
-    assert!(image["content"].as_array().unwrap().iter().any(|b| b["type"] == "image"));
+    assert!(
+        image["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|b| b["type"] == "image")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_clients_sampling_elicitation_and_roots_reach_the_server_and_back() {
     let dir = tempfile::tempdir().unwrap();
     let (capabilities, answers) = full_client(dir.path());
-    let (mut proxied, _) =
-        Raw::start(Raw::proxied(&everything(), &[], dir.path()), capabilities, answers).await;
+    let (mut proxied, _) = Raw::start(
+        Raw::proxied(&everything(), &[], dir.path()),
+        capabilities,
+        answers,
+    )
+    .await;
     // The server offers what the client can do: these tools exist only for such a client.
     let tools = proxied.result("tools/list", json!({})).await;
-    let names: Vec<&str> = tools["tools"].as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
-    for name in ["trigger-sampling-request", "trigger-elicitation-request", "get-roots-list"] {
+    let names: Vec<&str> = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    for name in [
+        "trigger-sampling-request",
+        "trigger-elicitation-request",
+        "get-roots-list",
+    ] {
         assert!(names.contains(&name), "{name} missing from {names:?}");
     }
 
-    let sampled = proxied.call("trigger-sampling-request", json!({ "prompt": "Say hi", "maxTokens": 20 })).await;
-    assert!(sampled.to_string().contains("a sampled answer"), "{sampled}");
+    let sampled = proxied
+        .call(
+            "trigger-sampling-request",
+            json!({ "prompt": "Say hi", "maxTokens": 20 }),
+        )
+        .await;
+    assert!(
+        sampled.to_string().contains("a sampled answer"),
+        "{sampled}"
+    );
     assert_eq!(proxied.notifications("sampling/createMessage").len(), 1);
 
     // The user declines; the proxy never answers in the user's name.
     let elicited = proxied.call("trigger-elicitation-request", json!({})).await;
     assert_eq!(proxied.notifications("elicitation/create").len(), 1);
-    assert!(elicited.to_string().to_lowercase().contains("decline"), "{elicited}");
+    assert!(
+        elicited.to_string().to_lowercase().contains("decline"),
+        "{elicited}"
+    );
 
     let roots = proxied.call("get-roots-list", json!({})).await;
-    assert!(roots.to_string().contains(&dir.path().display().to_string()), "{roots}");
+    assert!(
+        roots
+            .to_string()
+            .contains(&dir.path().display().to_string()),
+        "{roots}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -341,8 +435,12 @@ async fn server_filesystem_started_without_directories_uses_the_clients_roots() 
     std::fs::write(root.join("notes.md"), "alpha\nbeta\n").unwrap();
     let root = root.canonicalize().unwrap();
     let (capabilities, answers) = full_client(&root);
-    let (mut proxied, _) =
-        Raw::start(Raw::proxied(&filesystem(&[]), &[], dir.path()), capabilities, answers).await;
+    let (mut proxied, _) = Raw::start(
+        Raw::proxied(&filesystem(&[]), &[], dir.path()),
+        capabilities,
+        answers,
+    )
+    .await;
     // The server asks for the roots once initialized; give it a moment to have them.
     let mut allowed = Value::Null;
     for _ in 0..50 {
@@ -352,7 +450,10 @@ async fn server_filesystem_started_without_directories_uses_the_clients_roots() 
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert!(allowed.to_string().contains(&root.display().to_string()), "{allowed}");
+    assert!(
+        allowed.to_string().contains(&root.display().to_string()),
+        "{allowed}"
+    );
     let read = proxied
         .call("read_text_file", json!({ "path": root.join("notes.md") }))
         .await;
@@ -375,7 +476,8 @@ async fn progress_arrives_as_the_server_sent_it_and_before_the_result() {
         } else {
             everything()
         };
-        let (mut client, _) = Raw::start(command, capabilities.clone(), full_client(dir.path()).1).await;
+        let (mut client, _) =
+            Raw::start(command, capabilities.clone(), full_client(dir.path()).1).await;
         for _ in 0..5 {
             client.seen.clear();
             let answer = client.request("tools/call", params.clone()).await;
@@ -392,7 +494,10 @@ async fn progress_arrives_as_the_server_sent_it_and_before_the_result() {
     }
     let (direct, proxied) = seen.split_at(5);
     assert_eq!(direct, proxied);
-    assert_eq!(direct[0][0], json!({ "progress": 1, "total": 4, "progressToken": "p-1" }));
+    assert_eq!(
+        direct[0][0],
+        json!({ "progress": 1, "total": 4, "progressToken": "p-1" })
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -400,7 +505,11 @@ async fn what_is_over_the_cap_is_cut_and_every_byte_read_back() {
     let dir = tempfile::tempdir().unwrap();
     let (capabilities, answers) = full_client(dir.path());
     let (mut proxied, _) = Raw::start(
-        Raw::proxied(&fixture(), &["--max-result-chars", "4000", "--max-media-bytes", "100000"], dir.path()),
+        Raw::proxied(
+            &fixture(),
+            &["--max-result-chars", "4000", "--max-media-bytes", "100000"],
+            dir.path(),
+        ),
         capabilities,
         answers,
     )
@@ -409,41 +518,80 @@ async fn what_is_over_the_cap_is_cut_and_every_byte_read_back() {
     let result = proxied.call("big_text", json!({ "lines": 5000 })).await;
     let text = result["content"][0]["text"].as_str().unwrap();
     assert!(text.chars().count() <= 4_000);
-    assert!(text.contains("ERROR: step 2500 failed: disk full"), "{text}");
+    assert!(
+        text.contains("ERROR: step 2500 failed: disk full"),
+        "{text}"
+    );
     let marker = toolsmith::trim::find_marker(text).expect("a marker");
     let toolsmith::trim::MarkedFull::Stored { id, .. } = marker.full else {
         panic!("the full text is stored: {text}");
     };
-    let page = proxied.call("read_artifact", json!({ "id": id, "offset": 2499, "limit": 1 })).await;
-    assert!(page["content"][0]["text"].as_str().unwrap().ends_with("ERROR: step 2500 failed: disk full\n"));
+    let page = proxied
+        .call(
+            "read_artifact",
+            json!({ "id": id, "offset": 2499, "limit": 1 }),
+        )
+        .await;
+    assert!(
+        page["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .ends_with("ERROR: step 2500 failed: disk full\n")
+    );
 
     // Annotations and links pass; a structure with an output schema is never sent cut.
     let annotated = proxied.call("annotated", json!({})).await;
-    assert_eq!(annotated["content"][1]["annotations"], json!({ "audience": ["user"] }));
+    assert_eq!(
+        annotated["content"][1]["annotations"],
+        json!({ "audience": ["user"] })
+    );
     assert_eq!(annotated["content"][2]["type"], "resource_link");
     assert_eq!(annotated["_meta"], json!({ "fixture/said": "kept" }));
     let small = proxied.call("issues", json!({ "count": 3 })).await;
-    assert_eq!(small["structuredContent"]["issues"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        small["structuredContent"]["issues"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
     let big = proxied.call("issues", json!({ "count": 2000 })).await;
     assert!(big.get("structuredContent").is_none(), "{big:.300}");
     assert_eq!(big["isError"], true);
     let note = big["content"][0]["text"].as_str().unwrap();
-    assert!(note.contains("output schema") && note.contains("read_artifact"), "{note}");
+    assert!(
+        note.contains("output schema") && note.contains("read_artifact"),
+        "{note}"
+    );
 
     // An image over the size limit is kept as an artifact read_artifact returns as an image.
     let image = proxied.call("big_image", json!({ "bytes": 200_000 })).await;
     let note = image["content"][0]["text"].as_str().unwrap();
-    assert!(note.starts_with("[toolsmith: image (image/png, 200,000 bytes of base64) left out"), "{note}");
-    let id = note.split("it is artifact ").nth(1).unwrap().split(',').next().unwrap();
+    assert!(
+        note.starts_with("[toolsmith: image (image/png, 200,000 bytes of base64) left out"),
+        "{note}"
+    );
+    let id = note
+        .split("it is artifact ")
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .next()
+        .unwrap();
     let back = proxied.call("read_artifact", json!({ "id": id })).await;
     assert_eq!(back["content"][0]["type"], "image");
     assert_eq!(back["content"][0]["mimeType"], "image/png");
     assert_eq!(back["content"][0]["data"].as_str().unwrap().len(), 200_000);
 
     // A resource over the cap is cut like a result.
-    let read = proxied.result("resources/read", json!({ "uri": "test://big-text" })).await;
+    let read = proxied
+        .result("resources/read", json!({ "uri": "test://big-text" }))
+        .await;
     let text = read["contents"][0]["text"].as_str().unwrap();
-    assert!(text.chars().count() <= 4_000 && text.contains("[toolsmith: output"), "{text:.200}");
+    assert!(
+        text.chars().count() <= 4_000 && text.contains("[toolsmith: output"),
+        "{text:.200}"
+    );
 }
 
 /// Starts `command` (printing its URL on the first line of stdout, or `toolsmith … --http`,
@@ -458,10 +606,18 @@ async fn listening(mut command: Command, on_stderr: bool) -> (Child, String) {
     let mut child = command.spawn().unwrap();
     let line = if on_stderr {
         let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        tokio::time::timeout(PATIENCE, lines.next_line()).await.unwrap().unwrap().unwrap()
+        tokio::time::timeout(PATIENCE, lines.next_line())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap()
     } else {
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        tokio::time::timeout(PATIENCE, lines.next_line()).await.unwrap().unwrap().unwrap()
+        tokio::time::timeout(PATIENCE, lines.next_line())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap()
     };
     let url = line.rsplit(' ').next().unwrap().to_owned();
     (child, url)
@@ -470,7 +626,10 @@ async fn listening(mut command: Command, on_stderr: bool) -> (Child, String) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_http_server_gets_its_headers_with_variables_expanded_and_one_failing_server_is_named() {
     let mut server = Command::new(node());
-    server.arg(interop().join("fixture-server.mjs")).args(["--http", "0"]).env("FIXTURE_TOKEN", "s3cret-token");
+    server
+        .arg(interop().join("fixture-server.mjs"))
+        .args(["--http", "0"])
+        .env("FIXTURE_TOKEN", "s3cret-token");
     let (_server, url) = listening(server, false).await;
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("servers.json");
@@ -486,16 +645,32 @@ async fn an_http_server_gets_its_headers_with_variables_expanded_and_one_failing
     .unwrap();
     // The proxy expands `${FIXTURE_TOKEN}` from its own environment.
     let mut command = vec!["env".to_owned(), "FIXTURE_TOKEN=s3cret-token".to_owned()];
-    command.extend(Raw::proxied(&[], &["--config", config.to_str().unwrap()], dir.path()));
+    command.extend(Raw::proxied(
+        &[],
+        &["--config", config.to_str().unwrap()],
+        dir.path(),
+    ));
     command.pop(); // a configuration, not a command after `--`
     let (capabilities, answers) = full_client(dir.path());
     let (mut proxied, init) = Raw::start(command, capabilities, answers).await;
     let instructions = init["result"]["instructions"].as_str().unwrap_or_default();
-    assert!(instructions.contains("MCP server `missing`: cannot start"), "{instructions}");
-    assert!(instructions.contains("MCP server `nobody`") && instructions.contains("401"), "{instructions}");
-    assert!(!instructions.contains("reqwest") && !instructions.contains("hyper"), "{instructions}");
+    assert!(
+        instructions.contains("MCP server `missing`: cannot start"),
+        "{instructions}"
+    );
+    assert!(
+        instructions.contains("MCP server `nobody`") && instructions.contains("401"),
+        "{instructions}"
+    );
+    assert!(
+        !instructions.contains("reqwest") && !instructions.contains("hyper"),
+        "{instructions}"
+    );
     let answer = proxied.call("test_simple_text", json!({})).await;
-    assert_eq!(answer["content"][0]["text"], "This is a simple text response for testing.");
+    assert_eq!(
+        answer["content"][0]["text"],
+        "This is a simple text response for testing."
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -517,12 +692,25 @@ async fn the_typescript_sdk_client_uses_the_proxy_over_http_with_a_token_and_a_w
         .await
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let report: Value = serde_json::from_str(stdout.trim()).unwrap();
-    assert_eq!(report["text"], "This is a simple text response for testing.");
+    assert_eq!(
+        report["text"],
+        "This is a simple text response for testing."
+    );
     assert_eq!(report["progress"], json!([0, 50, 100]));
     assert_eq!(report["withoutToken"], 401);
     assert_eq!(report["evilOrigin"], 403);
     assert_eq!(report["evilHost"], 403);
-    assert!(report["tools"].as_array().unwrap().iter().any(|t| t == "read_artifact"));
+    assert!(
+        report["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t == "read_artifact")
+    );
 }
