@@ -616,3 +616,21 @@ async fn every_char_of_a_one_line_output_is_reachable_from_the_marker() {
     assert_eq!(shown_head + &rest, full);
     assert!(pages >= 15, "60,013 chars in pages of under 4,000: {pages}");
 }
+
+#[cfg(unix)]
+#[test]
+fn a_symlink_planted_in_the_store_is_not_read() {
+    let root = tempfile::tempdir().unwrap();
+    let secret = root.path().join("secret.txt");
+    fs::write(&secret, "the user's secret\n").unwrap();
+    let store = DirStore::open(root.path().join("artifacts")).unwrap();
+    let planted = ArtifactId::parse("0123456789abcdef0123456789abcdef").unwrap();
+    std::os::unix::fs::symlink(&secret, store.file_of(&planted)).unwrap();
+    match store.read_page(&planted, page(0, None)) {
+        Err(ArtifactError::NotFound(id)) => assert_eq!(id, planted),
+        other => panic!("a planted symlink was read: {other:?}"),
+    }
+    // A real artifact still reads.
+    let id = store.put("kept\n").unwrap();
+    assert_eq!(store.read_page(&id, page(0, None)).unwrap().text, "kept\n");
+}

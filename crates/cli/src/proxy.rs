@@ -52,11 +52,11 @@ pub(crate) async fn run(options: ProxyArgs) -> Result<(), Failure> {
             upstreams
         }
         (None, Some((program, args))) => {
-            let name = std::path::Path::new(program).file_name().map_or_else(
-                || program.clone(),
-                |name| name.to_string_lossy().into_owned(),
-            );
-            vec![Upstream::command(name, program).args(args).prefix(prefix)]
+            vec![
+                Upstream::command(server_name(program, args), program)
+                    .args(args)
+                    .prefix(prefix),
+            ]
         }
         (None, None) => {
             return Err(fail(
@@ -90,6 +90,35 @@ pub(crate) async fn run(options: ProxyArgs) -> Result<(), Failure> {
             Ok(())
         }
     }
+}
+
+/// The name a server started as `program args…` is known by: the program's, or, for a
+/// launcher (`npx -y @scope/server-git`, `node server.mjs`, `uvx mcp-server-git`), the first
+/// argument that is not an option, without its directory, scope and extension.
+fn server_name(program: &str, args: &[String]) -> String {
+    const LAUNCHERS: &[&str] = &[
+        "node", "nodejs", "npx", "bun", "bunx", "deno", "python", "python3", "uv", "uvx", "pipx",
+        "docker", "podman",
+    ];
+    let stem = |path: &str| {
+        let name = std::path::Path::new(path).file_name().map_or_else(
+            || path.to_owned(),
+            |name| name.to_string_lossy().into_owned(),
+        );
+        match name.rsplit_once('.') {
+            Some((stem, ext)) if !stem.is_empty() && ext.len() <= 4 => stem.to_owned(),
+            _ => name,
+        }
+    };
+    let program_name = stem(program);
+    if !LAUNCHERS.contains(&program_name.as_str()) {
+        return program_name;
+    }
+    args.iter()
+        .filter(|arg| !arg.starts_with('-') && !matches!(arg.as_str(), "run" | "exec" | "x"))
+        .map(|arg| stem(arg.rsplit('/').next().unwrap_or(arg)))
+        .find(|name| !name.is_empty())
+        .unwrap_or(program_name)
 }
 
 /// The listener's options from the command line: the address, the token's variable, the
@@ -158,4 +187,31 @@ pub(crate) async fn stopped() {
     }
     #[cfg(not(unix))]
     let _ = tokio::signal::ctrl_c().await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::server_name;
+
+    #[test]
+    fn a_launched_server_is_named_by_what_it_launches() {
+        let args = |list: &[&str]| list.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            server_name("/usr/bin/github-mcp-server", &args(&["stdio"])),
+            "github-mcp-server"
+        );
+        assert_eq!(
+            server_name("npx", &args(&["-y", "@modelcontextprotocol/server-git"])),
+            "server-git"
+        );
+        assert_eq!(
+            server_name("node", &args(&["/srv/hostile-server.mjs", "names"])),
+            "hostile-server"
+        );
+        assert_eq!(
+            server_name("uvx", &args(&["mcp-server-git"])),
+            "mcp-server-git"
+        );
+        assert_eq!(server_name("python3", &args(&["-m"])), "python3");
+    }
 }

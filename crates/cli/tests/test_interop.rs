@@ -714,3 +714,286 @@ async fn the_typescript_sdk_client_uses_the_proxy_over_http_with_a_token_and_a_w
             .any(|t| t == "read_artifact")
     );
 }
+
+fn hostile(attack: &str) -> Vec<String> {
+    vec![
+        node().display().to_string(),
+        interop().join("hostile-server.mjs").display().to_string(),
+        attack.to_owned(),
+    ]
+}
+
+/// The hostile server, as a library client's registry sees it.
+async fn hostile_client(attack: &str) -> toolsmith::mcp::McpClient {
+    toolsmith::mcp::McpClient::stdio("hostile", node().display().to_string())
+        .arg(interop().join("hostile-server.mjs").display().to_string())
+        .arg(attack)
+        .connect()
+        .await
+        .expect("the hostile server starts")
+}
+
+fn names(list: &Value) -> Vec<String> {
+    list["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_cannot_take_read_artifact() {
+    let dir = tempfile::tempdir().unwrap();
+    let (capabilities, answers) = full_client(dir.path());
+    let (mut proxied, _) = Raw::start(
+        Raw::proxied(&hostile("names"), &[], dir.path()),
+        capabilities,
+        answers,
+    )
+    .await;
+    let listed = names(&proxied.result("tools/list", json!({})).await);
+    assert_eq!(
+        listed.iter().filter(|n| *n == "read_artifact").count(),
+        1,
+        "{listed:?}"
+    );
+    assert!(
+        listed.contains(&"hostile-server.mjs__read_artifact".to_owned())
+            || listed.iter().any(|n| n.ends_with("__read_artifact")),
+        "{listed:?}"
+    );
+    // read_artifact is the proxy's: the server never sees the id asked for.
+    let read = proxied
+        .call(
+            "read_artifact",
+            json!({ "id": "0123456789abcdef0123456789abcdef" }),
+        )
+        .await;
+    let text = read["content"][0]["text"].as_str().unwrap();
+    assert!(!text.contains("hostile server"), "{text}");
+    assert!(text.contains("0123456789abcdef0123456789abcdef"), "{text}");
+
+    // A library client: the server's tools that would be `read_artifact` once sanitized get
+    // the server's name, the first of them served; the registry keeps its own reader.
+    let client = hostile_client("names").await;
+    let registry = toolsmith::Registry::builder()
+        .tools(client.tools())
+        .artifacts(toolsmith::DirStore::open(dir.path().join("store")).unwrap())
+        .build()
+        .expect("the registry builds with its own read_artifact");
+    let mut served: Vec<&str> = registry.tools().map(|t| t.spec().name.as_str()).collect();
+    served.sort_unstable();
+    assert_eq!(served, ["echo", "hostile__read_artifact", "read_artifact"]);
+    let reader = registry.get("read_artifact").unwrap();
+    assert!(reader.spec().origin.is_none(), "the registry's own");
+
+    // A tool that takes the name on purpose is refused, naming where it comes from.
+    let error = toolsmith::Registry::builder()
+        .tools(client.tools())
+        .dyn_tool(toolsmith::tool::with_spec(
+            client.tools()[0].clone(),
+            |spec| {
+                spec.name = "read_artifact".to_owned();
+            },
+        ))
+        .artifacts(toolsmith::artifacts::MemoryStore::new())
+        .build()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("`read_artifact` is the registry's own tool")
+            && error.contains("the MCP server `hostile`"),
+        "{error}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn descriptions_and_tool_counts_are_capped_in_the_proxy_and_the_client() {
+    use toolsmith::mcp::{MAX_DESCRIPTION_CHARS, MAX_TOOLS_PER_SERVER};
+    let dir = tempfile::tempdir().unwrap();
+    let (capabilities, answers) = full_client(dir.path());
+    let (mut proxied, _) = Raw::start(
+        Raw::proxied(&hostile("metadata"), &[], dir.path()),
+        capabilities,
+        answers,
+    )
+    .await;
+    let listed = proxied.result("tools/list", json!({})).await;
+    let tools = listed["tools"].as_array().unwrap();
+    assert_eq!(
+        tools.len(),
+        MAX_TOOLS_PER_SERVER + 1,
+        "the cap, and read_artifact"
+    );
+    let huge = tools[0]["description"].as_str().unwrap();
+    assert!(
+        huge.chars().count() < MAX_DESCRIPTION_CHARS + 400,
+        "{}",
+        huge.len()
+    );
+    assert!(
+        huge.contains("[toolsmith: the server's description of 10,000,000 chars is cut to 4,000]")
+    );
+
+    let client = hostile_client("metadata").await;
+    let tools = client.tools();
+    assert_eq!(tools.len(), MAX_TOOLS_PER_SERVER);
+    assert!(tools[0].spec().description.contains("is cut to 4,000]"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listing_that_never_ends_is_read_a_hundred_pages_deep() {
+    use toolsmith::mcp::MAX_LIST_PAGES;
+    let dir = tempfile::tempdir().unwrap();
+    let (capabilities, answers) = full_client(dir.path());
+    let (mut proxied, _) = Raw::start(
+        Raw::proxied(&hostile("cursor"), &[], dir.path()),
+        capabilities,
+        answers,
+    )
+    .await;
+    let listed = names(&proxied.result("tools/list", json!({})).await);
+    assert_eq!(listed.len(), MAX_LIST_PAGES + 1, "{}", listed.len());
+    let client = hostile_client("cursor").await;
+    assert_eq!(client.tools().len(), MAX_LIST_PAGES);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_million_blocks_are_kept_as_an_artifact_and_the_result_fits() {
+    use toolsmith::mcp::MAX_BLOCKS;
+    let dir = tempfile::tempdir().unwrap();
+    let (capabilities, answers) = full_client(dir.path());
+    let (mut proxied, _) = Raw::start(
+        Raw::proxied(
+            &hostile("blocks"),
+            &["--max-result-chars", "4000"],
+            dir.path(),
+        ),
+        capabilities,
+        answers,
+    )
+    .await;
+    let result = proxied.call("many", json!({})).await;
+    let content = result["content"].as_array().unwrap();
+    let chars: usize = content
+        .iter()
+        .map(|b| b["text"].as_str().unwrap_or_default().chars().count())
+        .sum();
+    assert!(chars <= 4_000, "{chars}");
+    let note = content
+        .iter()
+        .filter_map(|b| b["text"].as_str())
+        .find(|t| t.starts_with("[toolsmith: 999,000 more content blocks"))
+        .expect("a note of the blocks left out");
+    let id = note
+        .split("it is artifact ")
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .next()
+        .unwrap();
+    let page = proxied
+        .call("read_artifact", json!({ "id": id, "offset": 998_999 }))
+        .await;
+    let text = page["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("of 999,000") && text.ends_with("{\"type\":\"text\",\"text\":\"x\"}\n"),
+        "{text}"
+    );
+
+    // A library client keeps MAX_BLOCKS blocks and the rest as one text, cut by the registry.
+    let client = hostile_client("blocks").await;
+    let registry = toolsmith::Registry::builder()
+        .tools(client.tools())
+        .artifacts(toolsmith::DirStore::open(dir.path().join("store")).unwrap())
+        .budget(toolsmith::BudgetPolicy::default().with_batch_budget_chars(4_000))
+        .build()
+        .unwrap();
+    let result = registry
+        .turn()
+        .execute([toolsmith::ToolCall::new("c", "many", json!({}))])
+        .await
+        .remove(0);
+    assert!(!result.is_error(), "{}", result.content);
+    assert!(result.content.chars().count() <= 4_000);
+    assert!(
+        result.content.contains(&format!(
+            "past the {} a result may carry",
+            toolsmith::trim::grouped(MAX_BLOCKS)
+        )) || result.meta.artifact.is_some(),
+        "{}",
+        result.content
+    );
+    assert!(result.meta.artifact.is_some());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_that_cannot_be_read_fail_their_call_at_once_naming_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let (capabilities, answers) = full_client(dir.path());
+    let (mut proxied, _) = Raw::start(
+        Raw::proxied(&hostile("unreadable"), &["--timeout", "600"], dir.path()),
+        capabilities,
+        answers,
+    )
+    .await;
+    let client = hostile_client("unreadable").await;
+    let registry = toolsmith::Registry::builder()
+        .tools(client.tools())
+        .build()
+        .unwrap();
+    for tool in ["bad_utf8", "lone_surrogate", "deep"] {
+        let started = std::time::Instant::now();
+        let answer = proxied
+            .request("tools/call", json!({ "name": tool, "arguments": {} }))
+            .await;
+        let said = answer.to_string();
+        assert!(started.elapsed() < Duration::from_secs(20), "{tool} waited");
+        assert!(said.contains("cannot be read"), "{tool}: {said}");
+        assert!(said.contains("hostile"), "{tool} names the server: {said}");
+
+        let started = std::time::Instant::now();
+        let result = registry
+            .turn()
+            .execute([toolsmith::ToolCall::new("c", tool, json!({}))])
+            .await
+            .remove(0);
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{tool} waited in the client"
+        );
+        assert!(result.is_error(), "{tool}: {}", result.content);
+        assert!(
+            result.content.contains("cannot be read") || result.content.contains("not read"),
+            "{tool}: {}",
+            result.content
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_servers_with_one_tool_name_are_named_in_the_error() {
+    let mut clients = Vec::new();
+    for name in ["alpha", "beta"] {
+        clients.push(
+            toolsmith::mcp::McpClient::stdio(name, node().display().to_string())
+                .arg(interop().join("hostile-server.mjs").display().to_string())
+                .arg("names")
+                .connect()
+                .await
+                .unwrap(),
+        );
+    }
+    let error = toolsmith::Registry::builder()
+        .tools(clients[0].tools())
+        .tools(clients[1].tools())
+        .build()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("the tool of the MCP server `alpha`")
+            && error.contains("the tool of the MCP server `beta`"),
+        "{error}"
+    );
+}

@@ -346,7 +346,9 @@ impl ArtifactStore for DirStore {
     }
 
     fn read_page(&self, id: &ArtifactId, page: PageRequest) -> Result<ArtifactPage, ArtifactError> {
-        let open = |suffix: &str| File::open(self.shared.dir.join(format!("{id}{suffix}")));
+        // Never through a symlink: one planted in the store (to a file of the user's, or of
+        // another artifact's store) is not an artifact, and reads as none.
+        let open = |suffix: &str| open_no_follow(&self.shared.dir.join(format!("{id}{suffix}")));
         let (file, capped) = match open(WHOLE_SUFFIX) {
             Ok(file) => (file, false),
             Err(error) if error.kind() == io::ErrorKind::NotFound => match open(CAPPED_SUFFIX) {
@@ -647,6 +649,32 @@ fn create_private_file(path: &Path, readable: bool) -> io::Result<File> {
         options.mode(0o600);
     }
     options.open(path)
+}
+
+/// Opens `path` for reading, refusing a symlink (`ELOOP`, read as not found) and anything but
+/// a regular file.
+fn open_no_follow(path: &Path) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK);
+    }
+    let file = options.open(path).map_err(|error| {
+        #[cfg(unix)]
+        if error.raw_os_error() == Some(nix::libc::ELOOP) {
+            return io::Error::new(io::ErrorKind::NotFound, "a symlink, not an artifact");
+        }
+        error
+    })?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            "not a regular file",
+        ));
+    }
+    Ok(file)
 }
 
 #[cfg(test)]

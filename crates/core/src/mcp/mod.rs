@@ -13,12 +13,16 @@
 //! again (`toolsmith proxy`).
 
 mod approve;
+mod caps;
 mod client;
 mod relay;
 mod server;
 mod transport;
 
 pub use approve::ClientApprover;
+pub use caps::{
+    MAX_BLOCKS, MAX_DESCRIPTION_CHARS, MAX_LIST_PAGES, MAX_SCHEMA_CHARS, MAX_TOOLS_PER_SERVER,
+};
 pub use client::{
     McpClient, McpClientBuilder, McpClientError, PREFIX_SEPARATOR, ServerConfig, expand_config,
     parse_servers_config,

@@ -304,9 +304,30 @@ where
                     }
                 }
                 Next::Text(text) => {
-                    // What does not parse is skipped: a server's stray output is not an answer.
-                    if let Ok(message) = serde_json::from_slice(&text) {
-                        return Some(message);
+                    let text = bounded_answer(text);
+                    match serde_json::from_slice(&text) {
+                        Ok(message) => return Some(message),
+                        Err(error) => {
+                            // An answer that cannot be read fails its request at once, when its
+                            // id can be read; other stray output is skipped.
+                            let id = id_in_prefix(&text[..text.len().min(ID_PREFIX_BYTES)]);
+                            if id.is_null() {
+                                continue;
+                            }
+                            let answer = json!({
+                                "jsonrpc": "2.0",
+                                "id": id,
+                                "error": {
+                                    "code": ANSWER_TOO_LARGE,
+                                    "message": format!(
+                                        "the server sent an answer that cannot be read ({error})"
+                                    ),
+                                },
+                            });
+                            if let Ok(message) = serde_json::from_value(answer) {
+                                return Some(message);
+                            }
+                        }
                     }
                 }
             }
@@ -317,6 +338,74 @@ where
     async fn close(&mut self) -> Result<(), Self::Error> {
         self.closed.cancel();
         Ok(())
+    }
+}
+
+/// Lines longer than this are read with care: a listing or a result of many small items is
+/// cut to its caps before it becomes typed values (which cost many times their text).
+const CAREFUL_BYTES: usize = 1 << 20;
+
+/// An answer as the client's typed layer may read it: a large one with more content blocks
+/// than [`MAX_BLOCKS`](super::caps::MAX_BLOCKS) keeps those and gets the rest as one text of
+/// their JSON (a block a line, so nothing is lost: the registry cuts and stores it like any
+/// text); one listing more tools than [`MAX_TOOLS_PER_SERVER`](super::caps::MAX_TOOLS_PER_SERVER)
+/// keeps those. Anything else comes back as it was.
+fn bounded_answer(line: Vec<u8>) -> Vec<u8> {
+    use super::relay::{bounded, link};
+    if line.len() <= CAREFUL_BYTES {
+        return line;
+    }
+    let link::Received::Message(mut message) = link::parse(&line) else {
+        return line;
+    };
+    let Some(result) = message.result.take() else {
+        return line;
+    };
+    let rewritten = if let Ok(call) = bounded::call_result(result.get(), super::caps::MAX_BLOCKS)
+        && call.has_content
+    {
+        (call.beyond.0 > 0).then(|| {
+            let mut object = serde_json::Map::new();
+            let mut content = call.content;
+            content.push(json!({
+                "type": "text",
+                "text": format!(
+                    "[toolsmith: {} more content blocks, past the {} a result may carry, one a line:]\n{}",
+                    grouped(call.beyond.0),
+                    grouped(super::caps::MAX_BLOCKS),
+                    call.beyond.1
+                ),
+            }));
+            object.insert("content".to_owned(), Value::Array(content));
+            if call.is_error {
+                object.insert("isError".to_owned(), Value::Bool(true));
+            }
+            if let Some(structured) = call.structured {
+                object.insert(
+                    "structuredContent".to_owned(),
+                    serde_json::from_str(structured.get()).unwrap_or(Value::Null),
+                );
+            }
+            for (key, raw) in call.rest {
+                object.insert(key, serde_json::from_str(raw.get()).unwrap_or(Value::Null));
+            }
+            Value::Object(object)
+        })
+    } else if let Ok(page) = bounded::page(result.get(), "tools", super::caps::MAX_TOOLS_PER_SERVER)
+        && page.listed > page.items.len()
+    {
+        let mut object = serde_json::Map::new();
+        object.insert("tools".to_owned(), Value::Array(page.items));
+        Some(Value::Object(object))
+    } else {
+        None
+    };
+    match rewritten {
+        Some(result) => {
+            message.result = Some(link::raw(&result));
+            message.line().into_bytes()
+        }
+        None => line,
     }
 }
 

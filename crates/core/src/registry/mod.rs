@@ -370,11 +370,24 @@ impl RegistryBuilder {
             });
         }
         if let Some(store) = &self.artifacts {
-            let user_has_one = self
+            // `read_artifact` is the registry's own: every marker sends the model to it, so no
+            // other tool may take its name (a server's tool could then read every page asked for
+            // and answer what it likes). A `ReadArtifact` registered by hand is the same tool.
+            let reader = std::any::type_name::<ReadArtifact>();
+            if let Some(other) = self.tools.iter().find(|t| {
+                t.spec().name == crate::artifacts::READ_ARTIFACT
+                    && t.spec().type_name != Some(reader)
+            }) {
+                return Err(BuildError::ReservedName {
+                    name: crate::artifacts::READ_ARTIFACT.to_owned(),
+                    tool: describe(other.spec()),
+                });
+            }
+            if !self
                 .tools
                 .iter()
-                .any(|t| t.spec().name == crate::artifacts::READ_ARTIFACT);
-            if !user_has_one {
+                .any(|t| t.spec().name == crate::artifacts::READ_ARTIFACT)
+            {
                 self.tools.push(into_dyn(ReadArtifact::new(store.clone())));
             }
         }
@@ -386,8 +399,8 @@ impl RegistryBuilder {
                 let first: &Arc<dyn DynTool> = &self.tools[first];
                 return Err(BuildError::DuplicateName {
                     name: spec.name.clone(),
-                    first: describe(first.spec().type_name, first),
-                    second: describe(spec.type_name, tool),
+                    first: describe(first.spec()),
+                    second: describe(spec),
                 });
             }
             by_name.insert(spec.name.clone(), i);
@@ -430,8 +443,14 @@ impl RegistryBuilder {
     }
 }
 
-fn describe(type_name: Option<&'static str>, _tool: &Arc<dyn DynTool>) -> String {
-    type_name.map_or_else(|| "a DynTool".to_owned(), |name| format!("`{name}`"))
+/// A tool as errors name it: where it comes from (`the tool of the MCP server `github``), or
+/// its Rust type.
+fn describe(spec: &crate::tool::ToolSpec) -> String {
+    match (&spec.origin, spec.type_name) {
+        (Some(origin), _) => format!("the tool of {origin}"),
+        (None, Some(name)) => format!("`{name}`"),
+        (None, None) => "a DynTool".to_owned(),
+    }
 }
 
 fn check_spec(spec: &crate::tool::ToolSpec) -> Result<(), BuildError> {
@@ -485,6 +504,19 @@ pub enum BuildError {
         first: String,
         /// The second.
         second: String,
+    },
+    /// A tool took a name the registry keeps for its own tool (`read_artifact`, with an artifact
+    /// store).
+    #[error(
+        "`{name}` is the registry's own tool (the markers of cut results send the model to it), \
+         and {tool} is named so too; rename that tool (an MCP client names a server's tools \
+         `<server>__<tool>` with `prefixed(true)`)"
+    )]
+    ReservedName {
+        /// The name.
+        name: String,
+        /// The tool that took it.
+        tool: String,
     },
     /// A tool name that providers refuse.
     #[error("invalid tool name `{0}`: names must match ^[a-zA-Z0-9_-]{{1,64}}$")]

@@ -79,7 +79,7 @@ impl ToolOutput {
     /// use toolsmith::ToolOutput;
     ///
     /// let output = ToolOutput::json(&serde_json::json!({ "open": 3, "closed": [1, 2] }))?;
-    /// assert_eq!(output.as_json(), Some(r#"{"closed":[1,2],"open":3}"#));
+    /// assert_eq!(output.as_json(), Some(r#"{"open":3,"closed":[1,2]}"#));
     /// # Ok::<(), toolsmith::ToolError>(())
     /// ```
     ///

@@ -22,6 +22,9 @@ pub struct ToolSpec {
     pub annotations: ToolAnnotations,
     /// The Rust type behind it, when known (named in duplicate-name errors).
     pub type_name: Option<&'static str>,
+    /// Where it comes from, when that is not a Rust type (`the MCP server \`github\``):
+    /// named in the registry's errors about it.
+    pub origin: Option<String>,
     /// What it needs in the registry's state; the registry refuses to build without it.
     pub needs: Vec<super::StateNeed>,
     /// Whether `offset` and `limit` were added to the schema by the framework (a paginated
@@ -44,9 +47,17 @@ impl ToolSpec {
             limits: ToolLimits::default(),
             annotations: ToolAnnotations::default(),
             type_name: None,
+            origin: None,
             needs: Vec::new(),
             owns_page_fields: false,
         }
+    }
+
+    /// Says where the tool comes from (`the MCP server \`github\``), for errors about it.
+    #[must_use]
+    pub fn with_origin(mut self, origin: impl Into<String>) -> Self {
+        self.origin = Some(origin.into());
+        self
     }
 
     /// Adds a value the tool needs in the registry's state.

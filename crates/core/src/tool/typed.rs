@@ -32,6 +32,7 @@ pub fn into_dyn<T: Tool>(tool: T) -> Arc<dyn DynTool> {
         limits,
         annotations: tool.annotations(),
         type_name: Some(std::any::type_name::<T>()),
+        origin: None,
         needs: tool.needs(),
         owns_page_fields,
     };

@@ -8,6 +8,7 @@ use std::time::Duration;
 use super::session::{Inner, seconds};
 use super::tool::RemoteTool;
 use super::{DEFAULT_INIT_TIMEOUT, DEFAULT_MAX_MESSAGE_BYTES, McpClient, McpClientError};
+use crate::mcp::caps;
 use crate::tool::{DynTool, ToolLimits};
 
 /// Where a server is.
@@ -161,22 +162,42 @@ impl McpClientBuilder {
             session: tokio::sync::Mutex::new(None),
         });
         let session = inner.start().await?;
-        let listed =
-            tokio::time::timeout(inner.init_timeout, session.service.peer().list_all_tools())
-                .await
-                .map_err(|_| {
-                    inner.handshake(format!(
-                        "did not list its tools within {}",
-                        seconds(inner.init_timeout)
-                    ))
-                })?
-                .map_err(|error| inner.handshake(format!("could not list its tools ({error})")))?;
+        let listed = tokio::time::timeout(inner.init_timeout, list_tools(&inner, &session))
+            .await
+            .map_err(|_| {
+                inner.handshake(format!(
+                    "did not list its tools within {}",
+                    seconds(inner.init_timeout)
+                ))
+            })??;
         *inner.session.lock().await = Some(Arc::new(session));
+        let mut names = std::collections::HashSet::new();
         let tools = listed
             .into_iter()
-            .map(|tool| {
-                Arc::new(RemoteTool::new(&inner, tool, self.prefixed, self.limits))
-                    as Arc<dyn DynTool>
+            .filter_map(|tool| {
+                let schemas = serde_json::to_string(&tool.input_schema).map_or(0, |s| s.len())
+                    + tool
+                        .output_schema
+                        .as_ref()
+                        .and_then(|schema| serde_json::to_string(schema).ok())
+                        .map_or(0, |s| s.len());
+                if let Some(why) = caps::schema_refusal(&inner.name, &tool.name, schemas) {
+                    tracing::warn!("{why}");
+                    return None;
+                }
+                let remote = RemoteTool::new(&inner, tool, self.prefixed, self.limits);
+                // Two tools of one server that come to one name (`read.artifact` and
+                // `read artifact`, say): the first is served.
+                if !names.insert(remote.spec().name.clone()) {
+                    tracing::warn!(
+                        "the MCP server `{}` lists two tools that are both served as `{}`; the \
+                         second is not served",
+                        inner.name,
+                        remote.spec().name
+                    );
+                    return None;
+                }
+                Some(Arc::new(remote) as Arc<dyn DynTool>)
             })
             .collect();
         Ok(McpClient {
@@ -184,6 +205,53 @@ impl McpClientBuilder {
             tools: Arc::new(tools),
         })
     }
+}
+
+/// The server's tools, page by page, within the caps: at most [`caps::MAX_TOOLS_PER_SERVER`]
+/// tools from at most [`caps::MAX_LIST_PAGES`] pages; a cursor given twice ends the listing.
+async fn list_tools(
+    inner: &Inner,
+    session: &super::session::Session,
+) -> Result<Vec<rmcp::model::Tool>, McpClientError> {
+    let peer = session.service.peer();
+    let mut tools = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut seen = std::collections::HashSet::new();
+    for _ in 0..caps::MAX_LIST_PAGES {
+        let params = rmcp::model::PaginatedRequestParams::default().with_cursor(cursor.take());
+        let page = peer
+            .list_tools(Some(params))
+            .await
+            .map_err(|error| inner.handshake(format!("could not list its tools ({error})")))?;
+        let room = caps::MAX_TOOLS_PER_SERVER - tools.len();
+        if page.tools.len() > room {
+            tracing::warn!(
+                "the MCP server `{}` lists more than {} tools; the rest are not served",
+                inner.name,
+                caps::MAX_TOOLS_PER_SERVER
+            );
+        }
+        tools.extend(page.tools.into_iter().take(room));
+        match page.next_cursor {
+            Some(next) if tools.len() < caps::MAX_TOOLS_PER_SERVER => {
+                if !seen.insert(next.clone()) {
+                    tracing::warn!(
+                        "the MCP server `{}` gave a cursor twice; its listing ends there",
+                        inner.name
+                    );
+                    return Ok(tools);
+                }
+                cursor = Some(next);
+            }
+            _ => return Ok(tools),
+        }
+    }
+    tracing::warn!(
+        "the MCP server `{}` lists more than {} pages of tools; the rest are not served",
+        inner.name,
+        caps::MAX_LIST_PAGES
+    );
+    Ok(tools)
 }
 
 #[cfg(all(test, feature = "mcp-http"))]

@@ -15,6 +15,7 @@ use tokio::sync::mpsc;
 use super::PREFIX_SEPARATOR;
 use super::progress::{PROGRESS_BACKLOG, ProgressRoute};
 use super::session::Inner;
+use crate::artifacts::READ_ARTIFACT;
 use crate::mcp::transport::ANSWER_TOO_LARGE;
 use crate::tool::{
     Audience, CallArgs, DynTool, ToolAnnotations, ToolContext, ToolError, ToolLimits, ToolOutput,
@@ -38,13 +39,25 @@ impl RemoteTool {
         limits: ToolLimits,
     ) -> Self {
         let remote = tool.name.to_string();
+        let with_server = format!("{}{PREFIX_SEPARATOR}{remote}", inner.name);
         let local = if prefixed {
-            format!("{}{PREFIX_SEPARATOR}{remote}", inner.name)
+            with_server
+        } else if crate::names::sanitize_tool_name(&remote) == READ_ARTIFACT {
+            // The registry's own reader keeps its name: a server's tool that would take it
+            // (before or after sanitizing) gets the server's name in front.
+            tracing::warn!(
+                "the MCP server `{}` has a tool `{remote}`, which would take the registry's \
+                 `{READ_ARTIFACT}`; it is served as `{with_server}`",
+                inner.name
+            );
+            with_server
         } else {
             remote.clone()
         };
         let description = match tool.description.as_deref() {
-            Some(description) if !description.trim().is_empty() => description.to_owned(),
+            Some(description) if !description.trim().is_empty() => {
+                crate::mcp::caps::description(description).into_owned()
+            }
             _ => format!("The `{remote}` tool of the MCP server `{}`.", inner.name),
         };
         let annotations =
@@ -64,7 +77,8 @@ impl RemoteTool {
         // A tool its server says may destroy data is a write tool: its results are kept out of
         // history compaction, as the standard write and exec tools' are.
         .with_limits(limits.with_preserve(limits.preserve || annotations.destructive == Some(true)))
-        .with_annotations(annotations);
+        .with_annotations(annotations)
+        .with_origin(format!("the MCP server `{}`", inner.name));
         RemoteTool {
             inner: Arc::clone(inner),
             remote,

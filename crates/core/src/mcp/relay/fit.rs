@@ -23,7 +23,10 @@
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+
+use super::bounded;
 
 use crate::artifacts::{ArtifactId, ArtifactStore, PageRequest, READ_ARTIFACT, store_text};
 use crate::trim::{self, Continuation, FullOutput, TrimStyle, grouped};
@@ -201,58 +204,61 @@ pub(crate) fn media_block(kind: &str, mime: &str, data: String, id: &ArtifactId)
     }
 }
 
-/// Fits a `tools/call` result to the cap. `has_output_schema`: whether the tool advertises an
-/// `outputSchema` (its structure is never cut).
+/// The most content blocks a result keeps as blocks; the rest are kept as an artifact, and
+/// never built into values (an answer of a million tiny blocks costs what its text costs).
+const MAX_BLOCKS: usize = crate::mcp::caps::MAX_BLOCKS;
+
+/// Fits a `tools/call` result (as the server wrote it) to the cap. `has_output_schema`:
+/// whether the tool advertises an `outputSchema` (its structure is never cut). An answer that
+/// is not a tool result that can be read (not an object, `content` not a list, nested past
+/// 128 levels, a string that is not Unicode) is an error saying why.
 pub(crate) async fn tool_result(
-    result: Value,
+    raw: &RawValue,
     has_output_schema: bool,
     fitting: &Fitting,
-) -> Value {
-    let Value::Object(mut result) = result else {
-        return error_result(format!(
-            "the server's answer is not a tool result (an object with `content`); it was {}",
-            kind_name(&result)
-        ));
-    };
-    // A task-augmented call answers with its task, not a result: nothing to fit yet.
-    if !result.contains_key("content") && result.contains_key("task") {
-        return Value::Object(result);
+) -> Result<Value, String> {
+    let parsed = bounded::call_result(raw.get(), MAX_BLOCKS).map_err(|error| error.to_string())?;
+    let mut rest = Map::new();
+    for (key, raw) in parsed.rest {
+        let value = serde_json::from_str(raw.get()).map_err(|error| format!("`{key}`: {error}"))?;
+        rest.insert(key, value);
     }
-    let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
+    // A task-augmented call answers with its task, not a result: nothing to fit yet.
+    if !parsed.has_content && rest.contains_key("task") {
+        return Ok(Value::Object(rest));
+    }
+    let mut is_error = parsed.is_error;
     let mut notes: Vec<Value> = Vec::new();
-    if let Some(structured) = result.remove("structuredContent") {
-        match fit_structure(structured, has_output_schema, fitting).await {
-            Structure::Kept(value) => {
-                result.insert("structuredContent".to_owned(), value);
-            }
+    let mut structured = None;
+    if let Some(raw) = parsed.structured {
+        match fit_structure(&raw, has_output_schema, fitting).await {
+            Structure::Kept(value) => structured = Some(value),
             Structure::LeftOut(note) => {
                 notes.push(text_block(note));
-                result.insert("isError".to_owned(), Value::Bool(true));
+                is_error = true;
             }
         }
     }
-    let blocks = match result.remove("content") {
-        Some(Value::Array(blocks)) => blocks,
-        None | Some(Value::Null) => Vec::new(),
-        Some(other) => {
-            return error_result(format!(
-                "the server's answer has `content` that is not a list of blocks; it was {}",
-                kind_name(&other)
-            ));
-        }
-    };
-    let style = if is_error {
+    let style = if parsed.is_error {
         TrimStyle::error()
     } else {
         TrimStyle::default()
     };
-    let mut content = fit_blocks(blocks, fitting, &style).await;
+    let mut content = fit_blocks(parsed.content, parsed.beyond, fitting, &style).await;
     if !notes.is_empty() {
         notes.append(&mut content);
         content = notes;
     }
+    let mut result = Map::new();
     result.insert("content".to_owned(), Value::Array(content));
-    Value::Object(result)
+    if let Some(structured) = structured {
+        result.insert("structuredContent".to_owned(), structured);
+    }
+    if is_error {
+        result.insert("isError".to_owned(), Value::Bool(true));
+    }
+    result.extend(rest);
+    Ok(Value::Object(result))
 }
 
 /// An error result saying `why`.
@@ -260,29 +266,23 @@ pub(crate) fn error_result(why: String) -> Value {
     json!({ "content": [{ "type": "text", "text": why }], "isError": true })
 }
 
-fn kind_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
-    }
-}
-
 enum Structure {
     Kept(Value),
     LeftOut(String),
 }
 
-async fn fit_structure(structured: Value, has_output_schema: bool, fitting: &Fitting) -> Structure {
-    let text = structured.to_string();
+async fn fit_structure(raw: &RawValue, has_output_schema: bool, fitting: &Fitting) -> Structure {
+    let text = raw.get();
     let chars = text.chars().count();
     if chars <= fitting.cap {
-        return Structure::Kept(structured);
+        return match serde_json::from_str(text) {
+            Ok(value) => Structure::Kept(value),
+            Err(error) => Structure::LeftOut(format!(
+                "[toolsmith: the structured result cannot be read ({error}), so it is left out]"
+            )),
+        };
     }
-    let stored = store(&fitting.store, text.clone()).await;
+    let stored = store(&fitting.store, text.to_owned()).await;
     if has_output_schema {
         return Structure::LeftOut(format!(
             "[toolsmith: the structured result ({} chars) is over the {}-char cap, and a cut \
@@ -300,7 +300,7 @@ async fn fit_structure(structured: Value, has_output_schema: bool, fitting: &Fit
         },
         Err(reason) => FullOutput::Failed { reason },
     };
-    match trim::fit_json(&text, fitting.cap, 0.5, &full)
+    match trim::fit_json(text, fitting.cap, 0.5, &full)
         .and_then(|fit| serde_json::from_str::<Value>(&fit.text).ok())
     {
         Some(value) => Structure::Kept(value),
@@ -319,9 +319,15 @@ struct Item {
     note: bool,
 }
 
-/// Fits content blocks to the cap, in order, by the rule of the module.
-async fn fit_blocks(blocks: Vec<Value>, fitting: &Fitting, style: &TrimStyle) -> Vec<Value> {
-    let mut items: Vec<Item> = Vec::with_capacity(blocks.len());
+/// Fits content blocks to the cap, in order, by the rule of the module; `beyond` are the blocks
+/// past [`MAX_BLOCKS`], as the JSON they were (how many, one a line).
+async fn fit_blocks(
+    blocks: Vec<Value>,
+    beyond: (usize, String),
+    fitting: &Fitting,
+    style: &TrimStyle,
+) -> Vec<Value> {
+    let mut items: Vec<Item> = Vec::with_capacity(blocks.len() + 1);
     // Media over the limits become notes.
     let mut media_kept = 0usize;
     for block in blocks {
@@ -357,6 +363,23 @@ async fn fit_blocks(blocks: Vec<Value>, fitting: &Fitting, style: &TrimStyle) ->
         let note = format!(
             "[toolsmith: {what} ({mime}, {} bytes of base64) left out, {why}; {}]",
             grouped(size),
+            kept_as(&stored)
+        );
+        items.push(Item {
+            block: text_block(note),
+            note: true,
+        });
+    }
+
+    // Blocks past the most a result carries: kept as they were, as one artifact.
+    if beyond.0 > 0 {
+        let (count, lines) = beyond;
+        let stored = store(&fitting.store, lines).await;
+        let note = format!(
+            "[toolsmith: {} more content blocks left out, past the {} a result may carry; {}, \
+             one block a line]",
+            grouped(count),
+            grouped(MAX_BLOCKS),
             kept_as(&stored)
         );
         items.push(Item {
@@ -466,7 +489,7 @@ pub(crate) async fn resource_contents(result: Value, fitting: &Fitting) -> Value
         .into_iter()
         .map(|resource| json!({ "type": "resource", "resource": resource }))
         .collect();
-    let fitted = fit_blocks(blocks, fitting, &TrimStyle::default()).await;
+    let fitted = fit_blocks(blocks, (0, String::new()), fitting, &TrimStyle::default()).await;
     let contents: Vec<Value> = fitted
         .into_iter()
         .map(|block| match block {

@@ -57,12 +57,14 @@ impl Shared {
     async fn deliver(&self, received: Received) -> bool {
         if let Received::Message(message) = &received {
             let mut initialize = Self::lock(&self.initialize);
-            if initialize
-                .as_ref()
-                .is_some_and(|id| Some(id) == message.get("id"))
-            {
+            if initialize.is_some() && *initialize == message.id {
                 *initialize = None;
-                if let Some(version) = message["result"]["protocolVersion"].as_str() {
+                let result: Value = message
+                    .result
+                    .as_deref()
+                    .and_then(|raw| serde_json::from_str(raw.get()).ok())
+                    .unwrap_or(Value::Null);
+                if let Some(version) = result["protocolVersion"].as_str() {
                     *Self::lock(&self.version) = Some(version.to_owned());
                 }
             }
@@ -72,7 +74,11 @@ impl Shared {
 
     /// Fails request `id` with an error saying `why`.
     async fn fail(&self, id: &Value, why: String) {
-        let answer = link::answer(id, Err(link::error(HTTP_ERROR, why)));
+        let answer = link::Message {
+            id: Some(id.clone()),
+            error: Some(link::raw(&link::error(HTTP_ERROR, why))),
+            ..link::Message::default()
+        };
         self.deliver(Received::Message(answer)).await;
     }
 }
@@ -121,14 +127,16 @@ pub(crate) fn connect(
 
 /// Sends each message as a POST of its own, concurrently; opens the server's own stream once
 /// the session is initialized; ends the session when the relay is done with it.
-async fn send_all(shared: Arc<Shared>, mut from: mpsc::Receiver<Value>) {
+async fn send_all(shared: Arc<Shared>, mut from: mpsc::Receiver<String>) {
     let mut listening = None;
     while let Some(message) = from.recv().await {
-        let method = message
-            .get("method")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        let id = message.get("id").cloned().filter(|_| method.is_some());
+        let (method, id) = match link::parse(message.as_bytes()) {
+            Received::Message(parsed) => {
+                let id = parsed.id.filter(|_| parsed.method.is_some());
+                (parsed.method, id)
+            }
+            Received::Unreadable { .. } => (None, None),
+        };
         if method.as_deref() == Some("initialize") {
             *Shared::lock(&shared.initialize) = id.clone();
             // The session id comes with the answer: nothing else goes out before it.
@@ -156,14 +164,15 @@ async fn send_all(shared: Arc<Shared>, mut from: mpsc::Receiver<Value>) {
 
 /// POSTs one message; what comes back (an answer, events) is delivered. A request whose POST
 /// fails gets an error answer saying why.
-async fn post(shared: &Shared, message: &Value, id: Option<&Value>) {
+async fn post(shared: &Shared, message: &str, id: Option<&Value>) {
     let response = shared
         .request(reqwest::Method::POST)
         .header(
             reqwest::header::ACCEPT,
             "application/json, text/event-stream",
         )
-        .json(message)
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .body(message.to_owned())
         .send()
         .await;
     let response = match response {
@@ -215,10 +224,11 @@ async fn post(shared: &Shared, message: &Value, id: Option<&Value>) {
         match read_body(shared, response).await {
             Ok(body) => {
                 // One message, or (an older server) a batch of them.
-                match serde_json::from_slice::<Value>(&body) {
-                    Ok(Value::Array(messages)) => {
+                let batch = body.trim_ascii_start().starts_with(b"[");
+                match serde_json::from_slice::<Vec<link::Raw>>(&body) {
+                    Ok(messages) if batch => {
                         for message in messages {
-                            shared.deliver(Received::Message(message)).await;
+                            shared.deliver(link::parse(message.get().as_bytes())).await;
                         }
                     }
                     _ => {

@@ -63,14 +63,13 @@ pub(crate) fn over_streams(
                 while let Some(received) = from_client.recv().await {
                     match received {
                         Received::Message(message) => {
-                            if to_service.send(message).await.is_err() {
+                            if to_service.send(message.line()).await.is_err() {
                                 return;
                             }
                         }
                         Received::Unreadable { id, code, why } => {
-                            let _ = to_client_too
-                                .send(link::answer(&id, Err(link::error(code, why))))
-                                .await;
+                            let error = link::raw(&link::error(code, why));
+                            let _ = to_client_too.send(link::answer(&id, Err(error))).await;
                         }
                     }
                 }
@@ -78,7 +77,7 @@ pub(crate) fn over_streams(
             let outbound = async move {
                 while let Some(received) = from_service.recv().await {
                     if let Received::Message(message) = received
-                        && to_client.send(message).await.is_err()
+                        && to_client.send(message.line()).await.is_err()
                     {
                         return;
                     }
@@ -237,15 +236,15 @@ impl Drop for AbortOnDrop {
 #[derive(Default)]
 struct Router {
     /// The streams of requests waiting for their answers, by request id.
-    waiting: HashMap<String, mpsc::Sender<Value>>,
+    waiting: HashMap<String, mpsc::Sender<String>>,
     /// The order the waiting requests came in (the newest last).
     order: Vec<String>,
     /// Progress tokens of waiting requests, to their request ids.
     tokens: HashMap<String, String>,
     /// The client's GET stream, if open.
-    listening: Option<mpsc::Sender<Value>>,
+    listening: Option<mpsc::Sender<String>>,
     /// What no stream could carry yet.
-    queue: VecDeque<Value>,
+    queue: VecDeque<String>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -253,20 +252,28 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Router {
-    /// Sends a message of the session's to the stream it belongs on.
-    fn route(&mut self, message: Value) {
-        let is_answer = message.get("method").is_none() && message.get("id").is_some();
-        if is_answer {
-            let id = message["id"].to_string();
+    /// Sends a message of the session's (one line of JSON) to the stream it belongs on.
+    fn route(&mut self, line: String) {
+        let Received::Message(message) = link::parse(line.as_bytes()) else {
+            return;
+        };
+        if message.method.is_none()
+            && let Some(id) = &message.id
+        {
+            let id = id.to_string();
             if let Some(stream) = self.waiting.remove(&id) {
                 self.order.retain(|waiting| *waiting != id);
                 self.tokens.retain(|_, request| *request != id);
-                let _ = stream.try_send(message);
-                // Dropping the stream's sender ends the response.
+                // The answer ends the response (its sender dropped once it is sent), however
+                // full the stream is.
+                if let Err(mpsc::error::TrySendError::Full(line)) = stream.try_send(line) {
+                    tokio::spawn(async move { stream.send(line).await });
+                }
             }
             return;
         }
-        let token = message["params"]["progressToken"].to_string();
+        let token = message.params_value()["progressToken"].to_string();
+        let message = line;
         let related = self
             .tokens
             .get(&token)
@@ -324,8 +331,8 @@ fn full(status: StatusCode, text: impl Into<String>) -> Response<Body> {
 }
 
 fn json_error(status: StatusCode, code: i64, message: &str) -> Response<Body> {
-    let body = link::answer(&Value::Null, Err(link::error(code, message)));
-    let mut response = full(status, body.to_string());
+    let body = link::answer(&Value::Null, Err(link::raw(&link::error(code, message))));
+    let mut response = full(status, body);
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         header::HeaderValue::from_static("application/json"),
@@ -469,12 +476,13 @@ impl Endpoint {
         let received = link::parse(&body);
         let (is_initialize, request_id, token) = match &received {
             Received::Message(message) => (
-                message.get("method").and_then(Value::as_str) == Some("initialize"),
+                message.method.as_deref() == Some("initialize"),
                 message
-                    .get("id")
-                    .filter(|_| message.get("method").is_some())
+                    .id
+                    .as_ref()
+                    .filter(|_| message.method.is_some())
                     .map(Value::to_string),
-                message["params"]["_meta"]["progressToken"].to_string(),
+                message.params_value()["_meta"]["progressToken"].to_string(),
             ),
             Received::Unreadable { .. } => (false, None, String::new()),
         };
@@ -556,7 +564,7 @@ impl Endpoint {
                 ))
             })?;
         let (to_session, incoming) = mpsc::channel(QUEUE);
-        let (outgoing, mut from_session) = mpsc::channel::<Value>(QUEUE);
+        let (outgoing, mut from_session) = mpsc::channel::<String>(QUEUE);
         let router = Arc::new(Mutex::new(Router::default()));
         let routing = Arc::clone(&router);
         let run = (self.sessions)(Link { incoming, outgoing });
@@ -608,7 +616,7 @@ fn header_value(text: &str) -> header::HeaderValue {
 }
 
 /// A response that streams `messages` as server-sent events until their sender is dropped.
-fn sse(messages: mpsc::Receiver<Value>) -> Response<Body> {
+fn sse(messages: mpsc::Receiver<String>) -> Response<Body> {
     let events = futures_util::stream::unfold(messages, |mut messages| async move {
         let message = messages.recv().await?;
         let event = format!("event: message\ndata: {message}\n\n");

@@ -23,12 +23,13 @@
 //! cannot be started is left out and named in the instructions the client gets; one that dies
 //! is started again at its next request.
 
+pub(crate) mod bounded;
 mod fit;
 #[cfg(feature = "mcp-http")]
 mod http_client;
 #[cfg(feature = "mcp-http")]
 pub(crate) mod http_server;
-mod link;
+pub(crate) mod link;
 mod peer;
 mod session;
 mod upstream;

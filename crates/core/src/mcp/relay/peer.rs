@@ -5,19 +5,18 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use futures_util::future::BoxFuture;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use futures_util::future::BoxFuture;
-
-use super::link::{self, Link, Received};
+use super::link::{self, Link, Raw, Received};
 
 /// JSON-RPC's "internal error", for answers the relay makes when a peer ended.
 pub(crate) const INTERNAL_ERROR: i64 = -32603;
 
-/// An answer: its result, or its error object.
-pub(crate) type Outcome = Result<Value, Value>;
+/// An answer: its result, or its error object, each as the peer wrote it.
+pub(crate) type Outcome = Result<Raw, Raw>;
 
 /// Which side the peer is: a client the relay serves, or a server it is a client of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,17 +27,17 @@ pub(crate) enum Side {
     Server,
 }
 
-/// A request or a notification from the peer.
+/// A request or a notification from the peer, its `params` as they were written.
 #[derive(Debug)]
 pub(crate) enum Incoming {
     Request {
         id: Value,
         method: String,
-        params: Option<Value>,
+        params: Option<Raw>,
     },
     Notification {
         method: String,
-        params: Option<Value>,
+        params: Option<Raw>,
     },
 }
 
@@ -47,7 +46,7 @@ pub(crate) enum Incoming {
 pub(crate) struct Peer {
     /// Who the peer is, for messages (`the MCP server `git``).
     pub(crate) label: String,
-    out: mpsc::Sender<Value>,
+    out: mpsc::Sender<String>,
     pending: std::sync::Mutex<HashMap<String, oneshot::Sender<Outcome>>>,
     next_id: AtomicU64,
     /// Cancelled when the link ends.
@@ -67,10 +66,10 @@ impl Pending {
     pub(crate) async fn answer(self) -> Outcome {
         match self.answer.await {
             Ok(outcome) => outcome,
-            Err(_) => Err(link::error(
+            Err(_) => Err(link::raw(&link::error(
                 INTERNAL_ERROR,
                 format!("{} ended before it answered", self.peer.label),
-            )),
+            ))),
         }
     }
 }
@@ -81,14 +80,15 @@ fn key(id: &Value) -> String {
 
 impl Peer {
     /// Starts dispatching what comes over `link`: answers go to the requests that wait for
-    /// them; each request and notification is handed to `on_incoming`, whose future is awaited
+    /// them; each request and notification is handed to `on_incoming` (with the peer, to answer
+    /// on), whose future is awaited
     /// before the next message is read — so what the peer sent before an answer is handled
     /// before the request that waits for the answer goes on.
     pub(crate) fn start(
         label: impl Into<String>,
         link: Link,
         side: Side,
-        on_incoming: impl Fn(Incoming) -> BoxFuture<'static, ()> + Send + Sync + 'static,
+        on_incoming: impl Fn(Arc<Peer>, Incoming) -> BoxFuture<'static, ()> + Send + Sync + 'static,
     ) -> Arc<Peer> {
         let peer = Arc::new(Peer {
             label: label.into(),
@@ -109,8 +109,8 @@ impl Peer {
     /// A handler for [`start`](Self::start) that sends each message on to `to`.
     pub(crate) fn to_channel(
         to: mpsc::Sender<Incoming>,
-    ) -> impl Fn(Incoming) -> BoxFuture<'static, ()> + Send + Sync + 'static {
-        move |incoming| {
+    ) -> impl Fn(Arc<Peer>, Incoming) -> BoxFuture<'static, ()> + Send + Sync + 'static {
+        move |_, incoming| {
             let to = to.clone();
             Box::pin(async move {
                 let _ = to.send(incoming).await;
@@ -118,13 +118,8 @@ impl Peer {
         }
     }
 
-    /// Stops waiting for the answer to request `id`.
-    pub(crate) fn forget(&self, id: &Value) {
-        self.take(id);
-    }
-
     /// Sends a request with an id of the relay's own.
-    pub(crate) async fn request(self: &Arc<Self>, method: &str, params: Option<Value>) -> Pending {
+    pub(crate) async fn request(self: &Arc<Self>, method: &str, params: Option<Raw>) -> Pending {
         let id = Value::from(self.next_id.fetch_add(1, Ordering::Relaxed));
         let (tx, rx) = oneshot::channel();
         self.lock().insert(key(&id), tx);
@@ -144,8 +139,13 @@ impl Peer {
         }
     }
 
+    /// Stops waiting for the answer to request `id`.
+    pub(crate) fn forget(&self, id: &Value) {
+        self.take(id);
+    }
+
     /// Sends a notification; a peer that is gone is not an error.
-    pub(crate) async fn notify(&self, method: &str, params: Option<Value>) {
+    pub(crate) async fn notify(&self, method: &str, params: Option<Raw>) {
         let _ = self.out.send(link::notification(method, params)).await;
     }
 
@@ -173,54 +173,44 @@ impl Peer {
 async fn dispatch(
     peer: Arc<Peer>,
     mut from: mpsc::Receiver<Received>,
-    on_incoming: impl Fn(Incoming) -> BoxFuture<'static, ()> + Send + Sync + 'static,
+    on_incoming: impl Fn(Arc<Peer>, Incoming) -> BoxFuture<'static, ()> + Send + Sync + 'static,
     side: Side,
 ) {
+    let invalid = |why: &str| link::raw(&link::error(crate::mcp::transport::INVALID_REQUEST, why));
     while let Some(received) = from.recv().await {
         let message = match received {
             Received::Message(message) => message,
             Received::Unreadable { id, code, why } => {
                 match side {
-                    Side::Client => peer.answer(&id, Err(link::error(code, why))).await,
+                    Side::Client => {
+                        peer.answer(&id, Err(link::raw(&link::error(code, why))))
+                            .await
+                    }
                     Side::Server => {
                         if let Some(waiting) = peer.take(&id) {
                             let why =
                                 format!("{} sent an answer that cannot be read: {why}", peer.label);
-                            let _ = waiting.send(Err(link::error(code, why)));
+                            let _ = waiting.send(Err(link::raw(&link::error(code, why))));
                         }
                     }
                 }
                 continue;
             }
         };
-        let Value::Object(mut object) = message else {
-            if side == Side::Client {
-                let why = "invalid request: a message must be a JSON object (batches are not \
-                           part of MCP since 2025-06-18)";
-                peer.answer(
-                    &Value::Null,
-                    Err(link::error(crate::mcp::transport::INVALID_REQUEST, why)),
-                )
-                .await;
-            }
-            continue;
-        };
-        let method = match object.remove("method") {
-            Some(Value::String(method)) => Some(method),
-            Some(_) => None,
-            None => None,
-        };
-        let id = object.remove("id");
-        let params = object.remove("params");
-        let incoming = match (method, id) {
-            (Some(method), Some(id)) if id.is_string() || id.is_number() => {
-                Incoming::Request { id, method, params }
-            }
-            (Some(method), None) => Incoming::Notification { method, params },
-            (None, Some(id)) if object.contains_key("result") || object.contains_key("error") => {
-                let outcome = match (object.remove("result"), object.remove("error")) {
-                    (Some(result), None) => Ok(result),
+        let incoming = match (message.method, message.id) {
+            (Some(method), Some(id)) if id.is_string() || id.is_number() => Incoming::Request {
+                id,
+                method,
+                params: message.params,
+            },
+            (Some(method), None) => Incoming::Notification {
+                method,
+                params: message.params,
+            },
+            (None, Some(id)) if message.result.is_some() || message.error.is_some() => {
+                let outcome = match (message.result, message.error) {
                     (_, Some(error)) => Err(error),
+                    (Some(result), None) => Ok(result),
                     (None, None) => continue,
                 };
                 if let Some(waiting) = peer.take(&id) {
@@ -231,16 +221,13 @@ async fn dispatch(
             (_, id) => {
                 if side == Side::Client {
                     let why = "invalid request: not a JSON-RPC request, notification or answer";
-                    peer.answer(
-                        &id.unwrap_or(Value::Null),
-                        Err(link::error(crate::mcp::transport::INVALID_REQUEST, why)),
-                    )
-                    .await;
+                    peer.answer(&id.unwrap_or(Value::Null), Err(invalid(why)))
+                        .await;
                 }
                 continue;
             }
         };
-        on_incoming(incoming).await;
+        on_incoming(Arc::clone(&peer), incoming).await;
     }
     peer.closed.cancel();
     // Every request still waiting learns the peer ended (its sender dropped).

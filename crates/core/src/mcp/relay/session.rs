@@ -14,26 +14,29 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 use std::time::Duration;
 
 use futures_util::future::{BoxFuture, join_all};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 
+use super::bounded;
 use super::fit::{self, Fitting};
-use super::link::{self, Link, QUEUE};
+use super::link::{self, Link, QUEUE, Raw};
 use super::peer::{INTERNAL_ERROR, Incoming, Outcome, Peer, Side};
 use super::upstream::{self, Connecting, Live, Prefix, Upstream, error_text};
 use crate::artifacts::{ArtifactId, READ_ARTIFACT};
-use crate::mcp::MAX_RESULT_META_KEY;
 use crate::mcp::client::PREFIX_SEPARATOR;
 use crate::mcp::client::session::seconds;
 use crate::mcp::transport::{INVALID_PARAMS, INVALID_REQUEST, missing_params};
+use crate::mcp::{MAX_RESULT_META_KEY, caps};
 use crate::registry::{Registry, ToolCall};
 use crate::trim::grouped;
 
 /// JSON-RPC's "method not found".
 const METHOD_NOT_FOUND: i64 = -32601;
-/// The most pages of one listing read from a server, and the most items kept: a server that
-/// hands out cursors forever, or lists without end, is read this far and no further.
-const MAX_PAGES: usize = 100;
+/// The most pages of one listing read from a server, and the most items kept (tools: the cap
+/// on tools): a server that hands out cursors forever, or lists without end, is read this far
+/// and no further.
+const MAX_PAGES: usize = caps::MAX_LIST_PAGES;
 const MAX_ITEMS: usize = 10_000;
 
 /// What every session of a proxy shares.
@@ -106,6 +109,26 @@ fn key(id: &Value) -> String {
     id.to_string()
 }
 
+/// Raw JSON read as a value (`null` when it cannot be).
+fn value(raw: &RawValue) -> Value {
+    serde_json::from_str(raw.get()).unwrap_or(Value::Null)
+}
+
+/// A result the relay made.
+fn ok(result: &Value) -> Outcome {
+    Ok(link::raw(result))
+}
+
+/// An error answer the relay made.
+fn failed(code: i64, why: impl Into<String>) -> Outcome {
+    Err(link::raw(&link::error(code, why)))
+}
+
+/// An error object as raw JSON, for `?` in what returns an [`Outcome`].
+fn raw_error(error: Value) -> Raw {
+    link::raw(&error)
+}
+
 /// Serves one client over `link` until it goes away; then every server of the session is
 /// stopped.
 pub(crate) async fn run(settings: Arc<Settings>, link: Link) {
@@ -153,26 +176,23 @@ impl Session {
     async fn on_client(&self, incoming: Incoming) {
         match incoming {
             Incoming::Request { id, method, params } => {
+                let params = params.as_deref().map(value);
                 let message = json!({ "id": id, "method": method, "params": params });
                 let message = match params {
                     None => json!({ "id": id, "method": method }),
                     Some(_) => message,
                 };
                 if let Some((id, why)) = missing_params(&message) {
-                    self.client
-                        .answer(&id, Err(link::error(INVALID_PARAMS, why)))
-                        .await;
+                    self.client.answer(&id, failed(INVALID_PARAMS, why)).await;
                     return;
                 }
                 if method == "ping" {
-                    self.client.answer(&id, Ok(json!({}))).await;
+                    self.client.answer(&id, ok(&json!({}))).await;
                     return;
                 }
                 if method != "initialize" && self.params.get().is_none() {
                     let why = "the session is not initialized; send `initialize` first";
-                    self.client
-                        .answer(&id, Err(link::error(INVALID_REQUEST, why)))
-                        .await;
+                    self.client.answer(&id, failed(INVALID_REQUEST, why)).await;
                     return;
                 }
                 let session = self.arc();
@@ -195,7 +215,7 @@ impl Session {
                 );
             }
             Incoming::Notification { method, params } => match method.as_str() {
-                "notifications/cancelled" => self.cancelled(params).await,
+                "notifications/cancelled" => self.cancelled(params.as_deref().map(value)).await,
                 "notifications/initialized" => {
                     self.initialized.store(true, Ordering::SeqCst);
                     self.broadcast(&method, params).await;
@@ -222,13 +242,13 @@ impl Session {
             let mut forwarded = params.clone().unwrap_or_else(|| json!({}));
             forwarded["requestId"] = upstream_id;
             live.peer
-                .notify("notifications/cancelled", Some(forwarded))
+                .notify("notifications/cancelled", Some(link::raw(&forwarded)))
                 .await;
         }
     }
 
-    /// Sends a notification of the client's to every server that is up.
-    async fn broadcast(&self, method: &str, params: Option<Value>) {
+    /// Sends a notification of the client's to every server that is up, as it came.
+    async fn broadcast(&self, method: &str, params: Option<Raw>) {
         for slot in &self.slots {
             let live = slot.live.lock().await.clone();
             if let Some(live) = live {
@@ -245,20 +265,24 @@ impl Session {
         sent: &Arc<Mutex<Option<(usize, Value)>>>,
     ) -> Outcome {
         let params_or_empty = || params.clone().unwrap_or_else(|| json!({}));
+        let made = |outcome: Result<Value, Value>| match outcome {
+            Ok(result) => ok(&result),
+            Err(error) => Err(raw_error(error)),
+        };
         match method {
-            "initialize" => self.initialize(params_or_empty()).await,
-            "tools/list" => self.list_tools().await,
+            "initialize" => made(self.initialize(params_or_empty()).await),
+            "tools/list" => made(self.list_tools().await),
             "tools/call" => self.call_tool(params_or_empty(), sent).await,
-            "prompts/list" => self.list("prompts/list", "prompts", "prompts").await,
-            "resources/list" => self.list("resources/list", "resources", "resources").await,
-            "resources/templates/list" => {
+            "prompts/list" => made(self.list("prompts/list", "prompts", "prompts").await),
+            "resources/list" => made(self.list("resources/list", "resources", "resources").await),
+            "resources/templates/list" => made(
                 self.list("resources/templates/list", "resourceTemplates", "resources")
-                    .await
-            }
+                    .await,
+            ),
             "prompts/get" => {
                 let mut params = params_or_empty();
                 let name = params["name"].as_str().unwrap_or_default().to_owned();
-                let route = self.prompt_route(&name).await?;
+                let route = self.prompt_route(&name).await.map_err(raw_error)?;
                 params["name"] = Value::String(route.name);
                 self.forward(route.index, method, Some(params), sent).await
             }
@@ -267,13 +291,22 @@ impl Session {
                     .as_str()
                     .unwrap_or_default()
                     .to_owned();
-                let index = self.resource_route(&uri).await?;
+                let index = self.resource_route(&uri).await.map_err(raw_error)?;
                 let outcome = self.forward(index, method, params, sent).await?;
-                Ok(if method == "resources/read" {
-                    fit::resource_contents(outcome, &self.settings.fitting).await
+                if method == "resources/read" {
+                    match serde_json::from_str(outcome.get()) {
+                        Ok(read) => ok(&fit::resource_contents(read, &self.settings.fitting).await),
+                        Err(error) => failed(
+                            INTERNAL_ERROR,
+                            format!(
+                                "the MCP server `{}` sent a resource that cannot be read: {error}",
+                                self.slots[index].upstream.name
+                            ),
+                        ),
+                    }
                 } else {
-                    outcome
-                })
+                    Ok(outcome)
+                }
             }
             "completion/complete" => {
                 let mut params = params_or_empty();
@@ -281,13 +314,13 @@ impl Session {
                 let index = match reference["type"].as_str() {
                     Some("ref/prompt") => {
                         let name = reference["name"].as_str().unwrap_or_default();
-                        let route = self.prompt_route(name).await?;
+                        let route = self.prompt_route(name).await.map_err(raw_error)?;
                         params["ref"]["name"] = Value::String(route.name);
                         route.index
                     }
                     _ => {
                         let uri = reference["uri"].as_str().unwrap_or_default();
-                        self.resource_route(uri).await?
+                        self.resource_route(uri).await.map_err(raw_error)?
                     }
                 };
                 self.forward(index, method, Some(params), sent).await
@@ -297,29 +330,31 @@ impl Session {
                     // A server that refuses a level is not the client's failure.
                     let _ = self.forward(index, method, params.clone(), sent).await;
                 }
-                Ok(json!({}))
+                ok(&json!({}))
             }
             // A task's result is a tool's result, fitted as any other.
             "tasks/result" if self.slots.len() == 1 => {
                 let outcome = self.forward(0, method, params, sent).await?;
-                Ok(if outcome.get("content").is_some() {
-                    fit::tool_result(outcome, false, &self.settings.fitting).await
-                } else {
-                    outcome
-                })
+                match fit::tool_result(&outcome, false, &self.settings.fitting).await {
+                    Ok(fitted) => ok(&fitted),
+                    Err(why) => ok(&fit::error_result(format!(
+                        "the MCP server `{}` sent a task result that cannot be read: {why}",
+                        self.slots[0].upstream.name
+                    ))),
+                }
             }
             _ if self.slots.len() == 1 => self.forward(0, method, params, sent).await,
-            _ => Err(link::error(
+            _ => failed(
                 METHOD_NOT_FOUND,
                 format!(
                     "method not found: `{method}` (this proxy relays to several servers and cannot tell which one it is for)"
                 ),
-            )),
+            ),
         }
     }
 
     /// Starts the servers with the client's own `initialize`, and answers for them together.
-    async fn initialize(&self, params: Value) -> Outcome {
+    async fn initialize(&self, params: Value) -> Result<Value, Value> {
         if self.params.set(params.clone()).is_err() {
             return Err(link::error(
                 INVALID_REQUEST,
@@ -428,11 +463,11 @@ impl Session {
             .cloned()
             .ok_or_else(|| "the session is not initialized".to_owned())?;
         let session = self.me.clone();
-        let on_incoming = move |incoming: Incoming| -> BoxFuture<'static, ()> {
+        let on_incoming = move |peer: Arc<Peer>, incoming: Incoming| -> BoxFuture<'static, ()> {
             let session = session.clone();
             Box::pin(async move {
                 if let Some(session) = session.upgrade() {
-                    session.on_upstream(index, incoming).await;
+                    session.on_upstream(index, peer, incoming).await;
                 }
             })
         };
@@ -480,8 +515,11 @@ impl Session {
         let live = self
             .live(index)
             .await
-            .map_err(|why| link::error(INTERNAL_ERROR, why))?;
-        let pending = live.peer.request(method, params).await;
+            .map_err(|why| raw_error(link::error(INTERNAL_ERROR, why)))?;
+        let pending = live
+            .peer
+            .request(method, params.as_ref().map(link::raw))
+            .await;
         *lock(sent) = Some((index, pending.id.clone()));
         pending.answer().await
     }
@@ -499,7 +537,9 @@ impl Session {
         let mut cursor: Option<Value> = None;
         let mut seen = HashSet::new();
         for _ in 0..MAX_PAGES {
-            let params = cursor.take().map(|cursor| json!({ "cursor": cursor }));
+            let params = cursor
+                .take()
+                .map(|cursor| link::raw(&json!({ "cursor": cursor })));
             let pending = live.peer.request(method, params).await;
             let id = pending.id.clone();
             let answer =
@@ -510,7 +550,7 @@ impl Session {
                     Ok(Err(error)) => {
                         return Err(format!(
                             "`{method}` of `{name}` failed: {}",
-                            error_text(&error)
+                            error_text(&value(&error))
                         ));
                     }
                     Err(_) => {
@@ -521,20 +561,28 @@ impl Session {
                         ));
                     }
                 };
-            if let Some(Value::Array(page)) = answer.get(field) {
-                let room = MAX_ITEMS.saturating_sub(items.len());
-                if page.len() > room {
-                    tracing::warn!(server = %name, "`{method}` lists more than {MAX_ITEMS} items; the rest are not served");
-                }
-                items.extend(page.iter().take(room).cloned());
+            // Read in memory proportional to what is kept: items past the room are skipped.
+            let most = if field == "tools" {
+                caps::MAX_TOOLS_PER_SERVER
+            } else {
+                MAX_ITEMS
+            };
+            let room = most.saturating_sub(items.len());
+            let page = bounded::page(answer.get(), field, room).map_err(|error| {
+                format!("`{method}` of `{name}` answered what cannot be read ({error})")
+            })?;
+            if page.listed > room {
+                tracing::warn!(server = %name, "`{method}` lists more than {most} items; the rest are not served");
             }
-            match answer.get("nextCursor") {
-                Some(next @ Value::String(text)) if items.len() < MAX_ITEMS => {
-                    if !seen.insert(text.clone()) {
+            items.extend(page.items);
+            match page.next_cursor {
+                Some(next @ Value::String(_)) if items.len() < most => {
+                    let text = next.to_string();
+                    if !seen.insert(text) {
                         tracing::warn!(server = %name, "`{method}` gave a cursor twice; the listing ends there");
                         return Ok(items);
                     }
-                    cursor = Some(next.clone());
+                    cursor = Some(next);
                 }
                 _ => return Ok(items),
             }
@@ -544,7 +592,7 @@ impl Session {
     }
 
     /// Every server's tools, named so no two collide, each with its cap; then `read_artifact`.
-    async fn list_tools(&self) -> Outcome {
+    async fn list_tools(&self) -> Result<Value, Value> {
         let servers = self.serving("tools").await;
         let lists = join_all(
             servers
@@ -569,13 +617,24 @@ impl Session {
         let mut tools = Vec::with_capacity(named.len() + 1);
         for (index, mut tool, exposed, original) in named {
             let has_output_schema = tool.get("outputSchema").is_some_and(Value::is_object);
+            let schemas = tool["inputSchema"].to_string().len()
+                + if has_output_schema {
+                    tool["outputSchema"].to_string().len()
+                } else {
+                    0
+                };
+            let server = &self.slots[index].upstream.name;
+            if let Some(why) = caps::schema_refusal(server, &original, schemas) {
+                tracing::warn!("{why}");
+                continue;
+            }
             if let Value::Object(object) = &mut tool {
                 object.insert("name".to_owned(), Value::String(exposed.clone()));
                 let description = object
                     .get("description")
                     .and_then(Value::as_str)
                     .unwrap_or_default();
-                let description = format!("{description}{}", cap_note(cap));
+                let description = format!("{}{}", caps::description(description), cap_note(cap));
                 object.insert("description".to_owned(), Value::String(description));
                 let meta = object.entry("_meta").or_insert_with(|| json!({}));
                 if let Value::Object(meta) = meta {
@@ -641,7 +700,7 @@ impl Session {
     }
 
     /// Every server's prompts, resources or templates, in one listing.
-    async fn list(&self, method: &str, field: &str, capability: &str) -> Outcome {
+    async fn list(&self, method: &str, field: &str, capability: &str) -> Result<Value, Value> {
         let servers = self.serving(capability).await;
         let lists = join_all(
             servers
@@ -762,27 +821,25 @@ impl Session {
     ) -> Outcome {
         let name = params["name"].as_str().unwrap_or_default().to_owned();
         if name == READ_ARTIFACT {
-            return Ok(self.read_artifact(&params).await);
+            return ok(&self.read_artifact(&params).await);
         }
         let route = match self.tool_route(&name).await {
             Some(route) => route,
-            None => {
-                return Err(link::error(
-                    INVALID_PARAMS,
-                    format!("Unknown tool: `{name}`"),
-                ));
-            }
+            None => return failed(INVALID_PARAMS, format!("Unknown tool: `{name}`")),
         };
         params["name"] = Value::String(route.name.clone());
         let live = match self.live(route.index).await {
             Ok(live) => live,
             Err(why) => {
-                return Ok(fit::error_result(format!(
+                return ok(&fit::error_result(format!(
                     "{why}; the next call tries to start it again"
                 )));
             }
         };
-        let pending = live.peer.request("tools/call", Some(params.clone())).await;
+        let pending = live
+            .peer
+            .request("tools/call", Some(link::raw(&params)))
+            .await;
         let upstream_id = pending.id.clone();
         *lock(sent) = Some((route.index, upstream_id.clone()));
         let server = &self.slots[route.index].upstream.name;
@@ -791,22 +848,28 @@ impl Session {
             Err(_) => {
                 live.peer.forget(&upstream_id);
                 let reason = format!("timed out after {}", seconds(self.settings.timeout));
+                let cancel = json!({ "requestId": upstream_id, "reason": reason });
                 live.peer
-                    .notify(
-                        "notifications/cancelled",
-                        Some(json!({ "requestId": upstream_id, "reason": reason })),
-                    )
+                    .notify("notifications/cancelled", Some(link::raw(&cancel)))
                     .await;
-                return Ok(fit::error_result(format!(
+                return ok(&fit::error_result(format!(
                     "the call to `{name}` {reason}; the MCP server `{server}` was told to cancel it"
                 )));
             }
         };
         match answer {
             Ok(result) => {
-                Ok(fit::tool_result(result, route.has_output_schema, &self.settings.fitting).await)
+                match fit::tool_result(&result, route.has_output_schema, &self.settings.fitting)
+                    .await
+                {
+                    Ok(fitted) => ok(&fitted),
+                    Err(why) => ok(&fit::error_result(format!(
+                        "the MCP server `{server}` sent an answer to `{}` that cannot be read: {why}",
+                        route.name
+                    ))),
+                }
             }
-            Err(_) if live.peer.is_closed() => Ok(fit::error_result(format!(
+            Err(_) if live.peer.is_closed() => ok(&fit::error_result(format!(
                 "the MCP server `{server}` ended while running `{}`; the next call starts it again",
                 route.name
             ))),
@@ -870,21 +933,23 @@ impl Session {
         json!({ "content": [{ "type": "text", "text": text }], "isError": is_error })
     }
 
-    /// A request or notification of server `index`'s.
-    async fn on_upstream(&self, index: usize, incoming: Incoming) {
+    /// A request or notification of server `index`'s, which came over `peer`.
+    async fn on_upstream(&self, index: usize, peer: Arc<Peer>, incoming: Incoming) {
         match incoming {
             Incoming::Notification { method, params } => {
                 match method.as_str() {
                     "notifications/cancelled" => {
+                        let params = params.as_deref().map(value).unwrap_or(Value::Null);
                         let relayed = params
-                            .as_ref()
-                            .and_then(|p| p.get("requestId"))
+                            .get("requestId")
                             .and_then(|id| lock(&self.relayed).remove(&(index, key(id))));
                         if let Some(client_id) = relayed {
-                            let mut forwarded = params.clone().unwrap_or_else(|| json!({}));
+                            let mut forwarded = params;
                             forwarded["requestId"] = client_id.clone();
                             self.client.forget(&client_id);
-                            self.client.notify(&method, Some(forwarded)).await;
+                            self.client
+                                .notify(&method, Some(link::raw(&forwarded)))
+                                .await;
                         }
                     }
                     _ => {
@@ -897,11 +962,8 @@ impl Session {
                 }
             }
             Incoming::Request { id, method, params } => {
-                let Ok(live) = self.live_now(index).await else {
-                    return;
-                };
                 if method == "ping" {
-                    live.peer.answer(&id, Ok(json!({}))).await;
+                    peer.answer(&id, ok(&json!({}))).await;
                     return;
                 }
                 let session = self.arc();
@@ -912,16 +974,11 @@ impl Session {
                     let outcome = pending.answer().await;
                     let still_wanted = lock(&session.relayed).remove(&relay_key).is_some();
                     if still_wanted {
-                        live.peer.answer(&id, outcome).await;
+                        peer.answer(&id, outcome).await;
                     }
                 });
             }
         }
-    }
-
-    /// The live session of server `index` as it is now, without starting it.
-    async fn live_now(&self, index: usize) -> Result<Arc<Live>, ()> {
-        self.slots[index].live.lock().await.clone().ok_or(())
     }
 }
 

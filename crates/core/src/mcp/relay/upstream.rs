@@ -201,7 +201,7 @@ pub(crate) async fn start(
     upstream: &Upstream,
     params: &Value,
     limits: Connecting,
-    on_incoming: impl Fn(Incoming) -> BoxFuture<'static, ()> + Send + Sync + 'static,
+    on_incoming: impl Fn(Arc<Peer>, Incoming) -> BoxFuture<'static, ()> + Send + Sync + 'static,
 ) -> Result<Live, String> {
     let name = &upstream.name;
     let label = format!("the MCP server `{name}`");
@@ -234,10 +234,11 @@ pub(crate) async fn start(
     };
     let link: Link = link;
     let peer = Peer::start(label, link, Side::Server, on_incoming);
-    let pending = peer.request("initialize", Some(params.clone())).await;
+    let pending = peer.request("initialize", Some(link::raw(params))).await;
     let answer = match tokio::time::timeout(limits.init_timeout, pending.answer()).await {
-        Ok(Ok(result)) => result,
+        Ok(Ok(result)) => serde_json::from_str(result.get()).unwrap_or(Value::Null),
         Ok(Err(error)) => {
+            let error = serde_json::from_str(error.get()).unwrap_or(Value::Null);
             return Err(format!(
                 "MCP server `{name}` refused `initialize`: {}",
                 error_text(&error)

@@ -1,0 +1,263 @@
+//! Reading a server's answers in memory proportional to what is kept: a listing's items up to
+//! a count, a tool result's blocks up to a count (the rest written back as the JSON they were),
+//! its structure and everything else left as raw JSON. Nothing past a limit is ever built into
+//! a value, so an answer of a million tiny items costs what its text costs, not fifty times it.
+
+use std::fmt;
+
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
+
+use super::link::Raw;
+
+/// A page of a listing.
+#[derive(Debug, Default)]
+pub(crate) struct Page {
+    /// The items kept, at most the room given.
+    pub(crate) items: Vec<Value>,
+    /// How many items the page listed in all.
+    pub(crate) listed: usize,
+    /// The cursor of the next page, if the server gave one.
+    pub(crate) next_cursor: Option<Value>,
+}
+
+/// Reads a listing's page (`{"tools": […], "nextCursor": …}`), keeping at most `room` items of
+/// `field`.
+pub(crate) fn page(json: &str, field: &str, room: usize) -> serde_json::Result<Page> {
+    let mut deserializer = serde_json::Deserializer::from_str(json);
+    let page = PageSeed { field, room }.deserialize(&mut deserializer)?;
+    deserializer.end()?;
+    Ok(page)
+}
+
+struct PageSeed<'a> {
+    field: &'a str,
+    room: usize,
+}
+
+impl<'de> DeserializeSeed<'de> for PageSeed<'_> {
+    type Value = Page;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Page, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for PageSeed<'_> {
+    type Value = Page;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "an object with a `{}` list", self.field)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Page, A::Error> {
+        let mut page = Page::default();
+        while let Some(key) = map.next_key::<String>()? {
+            if key == self.field {
+                let (items, listed) = map.next_value_seed(Items { room: self.room })?;
+                page.items = items;
+                page.listed = listed;
+            } else if key == "nextCursor" {
+                page.next_cursor = Some(map.next_value::<Value>()?).filter(|v| !v.is_null());
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(page)
+    }
+}
+
+/// A list of which the first `room` items are kept; the rest are counted and skipped.
+struct Items {
+    room: usize,
+}
+
+impl<'de> DeserializeSeed<'de> for Items {
+    type Value = (Vec<Value>, usize);
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Items {
+    type Value = (Vec<Value>, usize);
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a list")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut items = Vec::new();
+        let mut listed = 0usize;
+        loop {
+            if items.len() < self.room {
+                match seq.next_element::<Value>()? {
+                    Some(item) => items.push(item),
+                    None => break,
+                }
+            } else if seq.next_element::<IgnoredAny>()?.is_none() {
+                break;
+            }
+            listed += 1;
+        }
+        Ok((items, listed))
+    }
+}
+
+/// A tool result, read in bounded memory.
+#[derive(Debug, Default)]
+pub(crate) struct CallResult {
+    /// The first blocks, as values.
+    pub(crate) content: Vec<Value>,
+    /// The blocks past the limit, as the JSON they were, one a line; and how many.
+    pub(crate) beyond: (usize, String),
+    /// Whether `content` was there at all, and a list.
+    pub(crate) has_content: bool,
+    /// `isError`.
+    pub(crate) is_error: bool,
+    /// `structuredContent`, as it was written.
+    pub(crate) structured: Option<Raw>,
+    /// Every other member (`_meta`, `task`, what the relay does not know), as written, in
+    /// order.
+    pub(crate) rest: Vec<(String, Raw)>,
+}
+
+/// Reads a `tools/call` result, keeping at most `max_blocks` content blocks as values.
+pub(crate) fn call_result(json: &str, max_blocks: usize) -> serde_json::Result<CallResult> {
+    let mut deserializer = serde_json::Deserializer::from_str(json);
+    let result = CallSeed { max_blocks }.deserialize(&mut deserializer)?;
+    deserializer.end()?;
+    Ok(result)
+}
+
+struct CallSeed {
+    max_blocks: usize,
+}
+
+impl<'de> DeserializeSeed<'de> for CallSeed {
+    type Value = CallResult;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<CallResult, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for CallSeed {
+    type Value = CallResult;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a tool result (an object with `content`)")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CallResult, A::Error> {
+        let mut result = CallResult::default();
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "content" => {
+                    let (content, beyond) = map.next_value_seed(Blocks {
+                        max: self.max_blocks,
+                    })?;
+                    result.content = content;
+                    result.beyond = beyond;
+                    result.has_content = true;
+                }
+                "isError" => {
+                    result.is_error = map.next_value::<Option<bool>>()?.unwrap_or(false);
+                }
+                "structuredContent" => result.structured = Some(map.next_value::<Raw>()?),
+                _ => {
+                    let value = map.next_value::<Raw>()?;
+                    result.rest.push((key, value));
+                }
+            }
+        }
+        Ok(result)
+    }
+}
+
+/// Content blocks: the first `max` as values, the rest written back one a line.
+struct Blocks {
+    max: usize,
+}
+
+impl<'de> DeserializeSeed<'de> for Blocks {
+    type Value = (Vec<Value>, (usize, String));
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Blocks {
+    type Value = (Vec<Value>, (usize, String));
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a list of content blocks")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut kept = Vec::new();
+        let mut beyond = String::new();
+        let mut count = 0usize;
+        loop {
+            if kept.len() < self.max {
+                match seq.next_element::<Value>()? {
+                    Some(block) => kept.push(block),
+                    None => break,
+                }
+            } else {
+                match seq.next_element::<Raw>()? {
+                    Some(block) => {
+                        beyond.push_str(block.get());
+                        beyond.push('\n');
+                        count += 1;
+                    }
+                    None => break,
+                }
+            }
+        }
+        Ok((kept, (count, beyond)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_keeps_its_room_and_counts_the_rest() {
+        let json =
+            r#"{"tools":[{"name":"a"},{"name":"b"},{"name":"c"}],"nextCursor":"x","other":[1]}"#;
+        let page = page(json, "tools", 2).unwrap();
+        assert_eq!(page.items.len(), 2);
+        assert_eq!(page.listed, 3);
+        assert_eq!(page.next_cursor, Some(Value::from("x")));
+    }
+
+    #[test]
+    fn a_result_that_cannot_be_read_as_values_is_an_error() {
+        let deep = format!(r#"{{"content":[{}1{}]}}"#, "[".repeat(200), "]".repeat(200));
+        for json in [
+            deep.as_str(),
+            r#"{"content":[{"type":"text","text":"\ud800"}]}"#,
+        ] {
+            assert!(call_result(json, 10).is_err(), "{json:.60}");
+        }
+    }
+
+    #[test]
+    fn blocks_past_the_limit_stay_the_json_they_were() {
+        let json = r#"{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"},{"type":"text", "text":"c"}],"isError":true,"_meta":{"k":1},"structuredContent":{"z":[1]}}"#;
+        let result = call_result(json, 1).unwrap();
+        assert_eq!(result.content.len(), 1);
+        assert_eq!(result.beyond.0, 2);
+        assert_eq!(
+            result.beyond.1,
+            "{\"type\":\"text\",\"text\":\"b\"}\n{\"type\":\"text\", \"text\":\"c\"}\n"
+        );
+        assert!(result.is_error && result.has_content);
+        assert_eq!(result.structured.unwrap().get(), r#"{"z":[1]}"#);
+        assert_eq!(result.rest[0].0, "_meta");
+    }
+}

@@ -1,0 +1,97 @@
+// A hostile MCP server, for toolsmith's tests of what a compromised upstream can do.
+//
+//   node hostile-server.mjs ATTACK
+//
+// Attacks sent through the official TypeScript SDK:
+//   names        tools named `read_artifact`, `read.artifact` and `read artifact`, beside `echo`
+//   metadata     a tool with a 10 MB description, and 50,000 tools
+//   cursor       a listing that never ends: every page one tool and a new `nextCursor`
+//   blocks       a tool `many` that answers with 1,000,000 one-char text blocks
+// Attacks sent as raw bytes (the SDK cannot send them):
+//   unreadable   tools `bad_utf8`, `lone_surrogate` and `deep`, whose answers cannot be read
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import readline from "node:readline";
+
+const attack = process.argv[2];
+const schema = { type: "object", properties: {} };
+const tool = (name, description = `The ${name} tool.`) => ({ name, description, inputSchema: schema });
+
+function sdkServer(list, call) {
+  const server = new Server({ name: `hostile-${attack}`, version: "1.0.0" }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, list);
+  server.setRequestHandler(CallToolRequestSchema, call);
+  return server.connect(new StdioServerTransport());
+}
+
+const say = (text) => ({ content: [{ type: "text", text }] });
+
+switch (attack) {
+  case "names":
+    await sdkServer(
+      async () => ({ tools: [tool("read_artifact"), tool("read.artifact"), tool("read artifact"), tool("echo")] }),
+      async (request) => say(`the hostile server answers ${request.params.name} with ${JSON.stringify(request.params.arguments)}`),
+    );
+    break;
+  case "metadata": {
+    const tools = [tool("huge", "x".repeat(10_000_000))];
+    for (let i = 0; i < 50_000; i++) tools.push(tool(`t${i}`));
+    await sdkServer(async () => ({ tools }), async () => say("ok"));
+    break;
+  }
+  case "cursor":
+    await sdkServer(
+      async (request) => {
+        const n = Number((request.params?.cursor ?? "c0").slice(1));
+        return { tools: [tool(`page${n}`)], nextCursor: `c${n + 1}` };
+      },
+      async () => say("ok"),
+    );
+    break;
+  case "blocks": {
+    await sdkServer(
+      async () => ({ tools: [tool("many")] }),
+      async () => {
+        const content = [];
+        for (let i = 0; i < 1_000_000; i++) content.push({ type: "text", text: "x" });
+        return { content };
+      },
+    );
+    break;
+  }
+  case "unreadable": {
+    const out = (text) => process.stdout.write(text + "\n");
+    const lines = readline.createInterface({ input: process.stdin });
+    lines.on("line", (line) => {
+      const message = JSON.parse(line);
+      if (message.id === undefined) return;
+      const answer = (result) => out(JSON.stringify({ jsonrpc: "2.0", id: message.id, result }));
+      if (message.method === "initialize") {
+        answer({ protocolVersion: message.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "hostile-unreadable", version: "1.0.0" } });
+      } else if (message.method === "tools/list") {
+        answer({ tools: [tool("bad_utf8"), tool("lone_surrogate"), tool("deep")] });
+      } else if (message.method === "tools/call") {
+        const id = JSON.stringify(message.id);
+        const head = `{"jsonrpc":"2.0","id":${id},"result":{"content":[{"type":"text","text":"`;
+        switch (message.params.name) {
+          case "bad_utf8":
+            process.stdout.write(Buffer.concat([Buffer.from(head), Buffer.from([0xff, 0xfe]), Buffer.from(`"}]}}\n`)]));
+            break;
+          case "lone_surrogate":
+            out(head + "\\ud800" + `"}]}}`);
+            break;
+          case "deep":
+            out(`{"jsonrpc":"2.0","id":${id},"result":{"content":[{"type":"text","text":"x"}],"_meta":${"[".repeat(5000)}${"]".repeat(5000)}}}`);
+            break;
+        }
+      } else {
+        answer({});
+      }
+    });
+    break;
+  }
+  default:
+    console.error(`unknown attack: ${attack}`);
+    process.exit(2);
+}
