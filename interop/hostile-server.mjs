@@ -7,6 +7,7 @@
 //   metadata     a tool with a 10 MB description, and 50,000 tools
 //   cursor       a listing that never ends: every page one tool and a new `nextCursor`
 //   blocks       a tool `many` that answers with 1,000,000 one-char text blocks
+//   big          a tool `big` that answers with one text of HOSTILE_MB megabytes (default 200)
 // Attacks sent as raw bytes (the SDK cannot send them):
 //   unreadable   tools `bad_utf8`, `lone_surrogate` and `deep`, whose answers cannot be read
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
@@ -49,6 +50,14 @@ switch (attack) {
       async () => say("ok"),
     );
     break;
+  case "big": {
+    const megabytes = Number(process.env.HOSTILE_MB ?? 200);
+    await sdkServer(
+      async () => ({ tools: [tool("big")] }),
+      async () => say("line of a big answer\n".repeat(Math.floor((megabytes * 1_000_000) / 21))),
+    );
+    break;
+  }
   case "blocks": {
     await sdkServer(
       async () => ({ tools: [tool("many")] }),
