@@ -224,6 +224,7 @@ pub mod tool;
 
 pub mod approval;
 pub mod schema;
+pub mod search;
 
 pub mod registry;
 

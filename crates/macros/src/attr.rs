@@ -10,7 +10,7 @@ use crate::ctxt::Ctxt;
 
 /// Every key `#[tool(...)]` accepts, as the unknown-key error lists them.
 const KEYS: &str = "`name`, `description`, `max_result_chars`, `max_result_lines`, `paginate`, \
-                    `head_ratio`, `timeout`, `preserve`, `terminal_output`, `read_only`, \
+                    `head_ratio`, `timeout`, `preserve`, `defer`, `terminal_output`, `read_only`, \
                     `destructive`, `idempotent`, `open_world`, `allow_unknown_fields`, `state`, \
                     `size_hint`, `crate`";
 
@@ -31,6 +31,7 @@ pub(crate) struct ToolAttrs {
     pub(crate) head_ratio: Option<Spanned<f64>>,
     pub(crate) timeout_ms: Option<Spanned<u64>>,
     pub(crate) preserve: Option<Span>,
+    pub(crate) defer: Option<Span>,
     pub(crate) terminal_output: Option<Span>,
     pub(crate) read_only: Option<Span>,
     pub(crate) destructive: Option<Span>,
@@ -113,6 +114,11 @@ impl ToolAttrs {
             "paginate" => {
                 flag(cx, &meta, "paginate")?;
                 set_flag(&mut self.paginate, key.span(), duplicate, cx);
+            }
+            // #[tool(defer)]
+            "defer" => {
+                flag(cx, &meta, "defer")?;
+                set_flag(&mut self.defer, key.span(), duplicate, cx);
             }
             // #[tool(preserve)]
             "preserve" => {

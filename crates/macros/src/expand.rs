@@ -389,6 +389,9 @@ fn limits(attrs: &ToolAttrs, krate: &TokenStream) -> TokenStream {
         let ms = ms.value;
         chain.extend(quote!(.with_timeout(#some(#krate::__private::Duration::from_millis(#ms)))));
     }
+    if attrs.defer.is_some() {
+        chain.extend(quote!(.with_defer(true)));
+    }
     if attrs.preserve.is_some() {
         chain.extend(quote!(.with_preserve(true)));
     }

@@ -24,7 +24,7 @@ use proc_macro::TokenStream;
 /// `E: Into<ToolError>`.
 ///
 /// Keys: `name`, `description`, `max_result_chars`, `max_result_lines`, `paginate`,
-/// `head_ratio`, `timeout`, `preserve`, `read_only`, `destructive`, `idempotent`, `open_world`,
+/// `head_ratio`, `timeout`, `preserve`, `defer`, `read_only`, `destructive`, `idempotent`, `open_world`,
 /// `allow_unknown_fields`, `state`, `size_hint`, `crate`. The `toolsmith` crate's root
 /// documentation explains each, with examples.
 #[proc_macro_derive(Tool, attributes(tool))]

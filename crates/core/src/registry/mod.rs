@@ -14,6 +14,7 @@ mod refusal;
 mod report;
 mod result;
 mod run;
+mod search_tools;
 mod turn;
 
 use std::collections::HashMap;
@@ -33,6 +34,7 @@ use crate::tool::{DynTool, Event, State, Tool, into_dyn};
 pub use call::{Arguments, StopReason, ToolCall};
 pub use read_artifact::ReadArtifact;
 pub use result::{ResultMeta, ToolResult};
+pub use search_tools::{LOADED_META_KEY, Loaded, SEARCH_TOOLS, SearchToolsArgs};
 pub use turn::Turn;
 
 /// The tools of an agent and the limits they run under. Cheap to clone: clones share the tools.
@@ -89,6 +91,8 @@ struct Inner {
     state: Arc<State>,
     /// `None` when every call is allowed.
     approval: Option<Arc<ApprovalPolicy>>,
+    /// Per tool (in `tools`' order): whether its definition waits for a search.
+    deferred: Vec<bool>,
 }
 
 impl fmt::Debug for Registry {
@@ -139,7 +143,9 @@ impl Registry {
         self.inner.by_name.get(name).map(|&i| &self.inner.tools[i])
     }
 
-    /// Every tool's definition in `dialect`, in registration order.
+    /// The definitions to offer the model, in `dialect`: every tool that is not deferred, in
+    /// registration order (with `search_tools` when some are). Same as
+    /// [`schemas_with`](Self::schemas_with) with nothing loaded.
     ///
     /// # Errors
     ///
@@ -149,9 +155,76 @@ impl Registry {
         &self,
         dialect: crate::schema::Dialect,
     ) -> Result<Vec<Value>, crate::schema::DialectError> {
-        self.tools()
+        self.schemas_with(dialect, &Loaded::new())
+    }
+
+    /// The definitions to offer the model in a conversation that has loaded `loaded`: the tools
+    /// that are not deferred, in registration order, then the deferred tools the conversation
+    /// found, in the order it found them — so a list grows only at its end, and a provider's
+    /// prompt cache of it survives.
+    ///
+    /// ```
+    /// use toolsmith::registry::Loaded;
+    /// use toolsmith::schema::Dialect;
+    /// use toolsmith::{Registry, ToolCall};
+    /// # use toolsmith::{ToolContext, ToolError};
+    ///
+    /// /// Merges a pull request.
+    /// #[toolsmith::tool(defer)]
+    /// async fn merge_pull_request(number: u32) -> Result<String, ToolError> {
+    ///     Ok(format!("merged #{number}"))
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let registry = Registry::builder().tool(merge_pull_request()).build()?;
+    /// let names = |defs: Vec<serde_json::Value>| -> Vec<String> {
+    ///     defs.iter().map(|d| d["name"].as_str().unwrap().to_owned()).collect()
+    /// };
+    /// let mut loaded = Loaded::new();
+    /// assert_eq!(names(registry.schemas_with(Dialect::Anthropic, &loaded)?), ["search_tools"]);
+    ///
+    /// let search = ToolCall::new("s", "search_tools", serde_json::json!({ "query": "merge a PR" }));
+    /// let results = registry.turn().execute([search]).await;
+    /// loaded.absorb(&results);
+    /// assert_eq!(
+    ///     names(registry.schemas_with(Dialect::Anthropic, &loaded)?),
+    ///     ["search_tools", "merge_pull_request"]
+    /// );
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`schemas`](Self::schemas).
+    pub fn schemas_with(
+        &self,
+        dialect: crate::schema::Dialect,
+        loaded: &Loaded,
+    ) -> Result<Vec<Value>, crate::schema::DialectError> {
+        let offered = self
+            .tools()
+            .zip(&self.inner.deferred)
+            .filter(|(_, deferred)| !**deferred)
+            .map(|(tool, _)| tool);
+        let found = loaded
+            .names()
+            .iter()
+            .filter_map(|name| self.get(name))
+            .filter(|tool| self.is_deferred(&tool.spec().name));
+        offered
+            .chain(found)
             .map(|tool| dialect.render(tool.spec()))
             .collect()
+    }
+
+    /// Whether the tool named `name` is deferred: offered only once a search finds it. (A
+    /// deferred tool can be called at any time; it is its definition that waits.)
+    pub fn is_deferred(&self, name: &str) -> bool {
+        self.inner
+            .by_name
+            .get(name)
+            .is_some_and(|&i| self.inner.deferred[i])
     }
 
     /// The names of the tools whose results history compaction must keep whole: those whose
@@ -219,6 +292,10 @@ pub struct RegistryBuilder {
     size_hint_timeout: Duration,
     artifacts: Option<Arc<dyn ArtifactStore>>,
     approval: ApprovalPolicy,
+    deferred: Vec<String>,
+    keep_loaded: Vec<String>,
+    defer_over_tokens: Option<usize>,
+    search_dialect: crate::schema::Dialect,
 }
 
 impl Default for RegistryBuilder {
@@ -233,6 +310,10 @@ impl Default for RegistryBuilder {
             size_hint_timeout: Registry::DEFAULT_SIZE_HINT_TIMEOUT,
             artifacts: None,
             approval: ApprovalPolicy::default(),
+            deferred: Vec::new(),
+            keep_loaded: Vec::new(),
+            defer_over_tokens: None,
+            search_dialect: crate::schema::Dialect::Anthropic,
         }
     }
 }
@@ -275,6 +356,41 @@ impl RegistryBuilder {
     #[must_use]
     pub fn state<T: std::any::Any + Send + Sync>(mut self, value: T) -> Self {
         self.state.insert(value);
+        self
+    }
+
+    /// Defers the tools named: their definitions are offered only once the built-in
+    /// `search_tools` finds them ([`Registry::schemas_with`]). A tool can also defer itself
+    /// (`#[tool(defer)]`, [`ToolLimits::with_defer`](crate::tool::ToolLimits::with_defer)); an
+    /// MCP client can defer all of a server's tools.
+    #[must_use]
+    pub fn defer(mut self, names: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.deferred.extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// Defers every tool (but those [kept loaded](Self::keep_loaded)) when the definitions
+    /// offered would otherwise exceed `tokens` (estimated at 4 chars a token, in the Anthropic
+    /// dialect): a registry that grows past it offers `search_tools` instead.
+    #[must_use]
+    pub fn defer_over_tokens(mut self, tokens: usize) -> Self {
+        self.defer_over_tokens = Some(tokens);
+        self
+    }
+
+    /// Keeps the tools named loaded whatever [`defer_over_tokens`](Self::defer_over_tokens)
+    /// decides: the ones nearly every task needs.
+    #[must_use]
+    pub fn keep_loaded(mut self, names: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.keep_loaded.extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// The dialect `search_tools` returns definitions in (Anthropic's by default): that of the
+    /// provider the registry's tools are offered to.
+    #[must_use]
+    pub fn search_dialect(mut self, dialect: crate::schema::Dialect) -> Self {
+        self.search_dialect = dialect;
         self
     }
 
@@ -391,6 +507,7 @@ impl RegistryBuilder {
                 self.tools.push(into_dyn(ReadArtifact::new(store.clone())));
             }
         }
+        let deferred = self.deferral()?;
         let mut by_name = HashMap::with_capacity(self.tools.len());
         for (i, tool) in self.tools.iter().enumerate() {
             let spec = tool.spec();
@@ -438,9 +555,122 @@ impl RegistryBuilder {
                 events,
                 state: Arc::new(self.state),
                 approval,
+                deferred,
             }),
         })
     }
+}
+
+impl RegistryBuilder {
+    /// Decides which tools are deferred and, when any is, registers `search_tools` over them.
+    /// Returns, per tool in registration order (`search_tools` included), whether it is.
+    fn deferral(&mut self) -> Result<Vec<bool>, BuildError> {
+        use crate::artifacts::READ_ARTIFACT;
+        use crate::schema::Dialect;
+        if let Some(other) = self.tools.iter().find(|t| t.spec().name == SEARCH_TOOLS) {
+            return Err(BuildError::ReservedName {
+                name: SEARCH_TOOLS.to_owned(),
+                tool: describe(other.spec()),
+            });
+        }
+        for (what, names) in [
+            ("defer", &self.deferred),
+            ("keep_loaded", &self.keep_loaded),
+        ] {
+            if let Some(unknown) = names
+                .iter()
+                .find(|name| !self.tools.iter().any(|t| t.spec().name == **name))
+            {
+                return Err(BuildError::InvalidLimit {
+                    what: what.to_owned(),
+                    problem: format!("names `{unknown}`, which no tool of the registry is"),
+                });
+            }
+        }
+        let mut deferred: Vec<bool> = self
+            .tools
+            .iter()
+            .map(|tool| {
+                let spec = tool.spec();
+                spec.name != READ_ARTIFACT
+                    && (spec.limits.defer || self.deferred.contains(&spec.name))
+            })
+            .collect();
+        if let Some(tokens) = self.defer_over_tokens {
+            let offered: usize = self
+                .tools
+                .iter()
+                .zip(&deferred)
+                .filter(|(_, deferred)| !**deferred)
+                .map(|(tool, _)| {
+                    Dialect::Anthropic
+                        .render(tool.spec())
+                        .map_or(0, |definition| definition.to_string().chars().count())
+                })
+                .sum();
+            if offered / 4 > tokens {
+                for (tool, deferred) in self.tools.iter().zip(deferred.iter_mut()) {
+                    let name = &tool.spec().name;
+                    if name != READ_ARTIFACT && !self.keep_loaded.contains(name) {
+                        *deferred = true;
+                    }
+                }
+            }
+        }
+        if !deferred.contains(&true) {
+            return Ok(deferred);
+        }
+        let mut names = Vec::new();
+        let mut definitions = Vec::new();
+        let mut servers = Vec::new();
+        for (tool, _) in self.tools.iter().zip(&deferred).filter(|(_, d)| **d) {
+            let spec = tool.spec();
+            definitions.push(self.search_dialect.render(spec).map_err(|error| {
+                BuildError::InvalidLimit {
+                    what: format!("`{}`", spec.name),
+                    problem: format!("cannot be offered by search_tools: {error}"),
+                }
+            })?);
+            names.push(spec.name.clone());
+            servers.push(server_of(spec));
+        }
+        let index = crate::search::ToolIndex::new(
+            self.tools
+                .iter()
+                .zip(&deferred)
+                .filter(|(_, d)| **d)
+                .zip(&servers)
+                .map(|((tool, _), server)| {
+                    let spec = tool.spec();
+                    let text = crate::search::ToolText::new(
+                        &spec.name,
+                        &spec.description,
+                        &spec.input_schema,
+                    );
+                    match server {
+                        Some(server) => text.with_server(server),
+                        None => text,
+                    }
+                }),
+        );
+        let catalog = search_tools::Catalog {
+            index,
+            names,
+            definitions,
+        };
+        self.tools.push(into_dyn(search_tools::SearchTools {
+            catalog: Arc::new(catalog),
+        }));
+        deferred.push(false);
+        Ok(deferred)
+    }
+}
+
+/// The server a tool comes from, when its origin says (`the MCP server `github``).
+fn server_of(spec: &crate::tool::ToolSpec) -> Option<String> {
+    let origin = spec.origin.as_deref()?;
+    let name = origin.split('`').nth(1)?;
+    Some(name.to_owned())
 }
 
 /// A tool as errors name it: where it comes from (`the tool of the MCP server `github``), or
@@ -505,12 +735,11 @@ pub enum BuildError {
         /// The second.
         second: String,
     },
-    /// A tool took a name the registry keeps for its own tool (`read_artifact`, with an artifact
-    /// store).
+    /// A tool took a name the registry keeps for its own tools: `read_artifact` (which every
+    /// marker of a cut result sends the model to) with an artifact store, `search_tools`.
     #[error(
-        "`{name}` is the registry's own tool (the markers of cut results send the model to it), \
-         and {tool} is named so too; rename that tool (an MCP client names a server's tools \
-         `<server>__<tool>` with `prefixed(true)`)"
+        "`{name}` is the registry's own tool, and {tool} is named so too; rename that tool (an \
+         MCP client names a server's tools `<server>__<tool>` with `prefixed(true)`)"
     )]
     ReservedName {
         /// The name.

@@ -177,6 +177,10 @@ pub struct ToolLimits {
     pub timeout: Option<Duration>,
     /// Whether history microcompaction must keep this tool's results (write and exec tools).
     pub preserve: bool,
+    /// Whether the tool's definition is offered only once a search finds it
+    /// ([`RegistryBuilder::defer`](crate::registry::RegistryBuilder::defer)): a tool seldom
+    /// needed, in a registry of many, costs no context until then.
+    pub defer: bool,
     /// Which lines of a middle a cut must drop it keeps (errors, failures, tracebacks …). By
     /// default [`Salience::Default`](crate::trim::Salience::Default); off for a paginated tool,
     /// whose page keeps its head.
@@ -202,6 +206,7 @@ impl Default for ToolLimits {
             paginate: false,
             timeout: None,
             preserve: false,
+            defer: false,
             salience: crate::trim::Salience::Default,
             fold: true,
             render: crate::trim::Render::OnCut,
@@ -294,6 +299,13 @@ impl ToolLimits {
     #[must_use]
     pub fn with_preserve(mut self, preserve: bool) -> Self {
         self.preserve = preserve;
+        self
+    }
+
+    /// Sets [`defer`](Self::defer).
+    #[must_use]
+    pub fn with_defer(mut self, defer: bool) -> Self {
+        self.defer = defer;
         self
     }
 

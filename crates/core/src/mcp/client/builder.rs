@@ -117,6 +117,13 @@ impl McpClientBuilder {
         self
     }
 
+    /// Defers every tool of the server: a registry offers them only once its `search_tools`
+    /// finds them (see [`RegistryBuilder::defer`](crate::registry::RegistryBuilder::defer)).
+    pub fn deferred(mut self, deferred: bool) -> Self {
+        self.limits = self.limits.with_defer(deferred);
+        self
+    }
+
     /// How long the server has to start and answer `initialize` and `tools/list`. 30 s by
     /// default.
     pub fn init_timeout(mut self, timeout: Duration) -> Self {

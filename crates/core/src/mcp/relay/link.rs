@@ -48,6 +48,7 @@ impl Message {
     }
 
     /// Its `params`, read as a value (`null` when there are none).
+    #[cfg(feature = "mcp-http")]
     pub(crate) fn params_value(&self) -> Value {
         self.params
             .as_deref()
