@@ -236,3 +236,56 @@ fn the_search_tool_is_reserved_and_deferral_names_real_tools() {
         "{error}"
     );
 }
+
+#[test]
+fn anthropics_own_search_gets_deferred_tools_marked_and_its_history_stays_as_it_was() {
+    use toolsmith::history::{self, Message};
+    use toolsmith::registry::{ANTHROPIC_SEARCH_TOOL_NAME, ANTHROPIC_SEARCH_TOOL_TYPE};
+    let catalog = catalog();
+    let registry = registry(
+        &catalog,
+        toolsmith::Registry::builder()
+            .defer_over_tokens(10_000)
+            .keep_loaded(["filesystem__read_text_file"]),
+    );
+    let definitions = registry.anthropic_native_search().unwrap();
+    assert_eq!(definitions[0]["type"], ANTHROPIC_SEARCH_TOOL_TYPE);
+    assert_eq!(definitions[0]["name"], ANTHROPIC_SEARCH_TOOL_NAME);
+    assert_eq!(definitions.len(), 1 + 161);
+    let loaded: Vec<&Value> = definitions
+        .iter()
+        .filter(|d| d.get("defer_loading").is_none())
+        .collect();
+    assert_eq!(loaded.len(), 2, "the search tool and the one kept loaded");
+    assert!(definitions.iter().all(|d| d["name"] != "search_tools"));
+
+    // A turn of Anthropic's search, as its documentation shows it: the server's blocks and the
+    // tool references pass validation and repair untouched.
+    let turn: Vec<Message> = serde_json::from_value(serde_json::json!([
+        { "role": "user", "content": "What is the weather in Paris?" },
+        { "role": "assistant", "content": [
+            { "type": "server_tool_use", "id": "srvtoolu_01", "name": "tool_search_tool_bm25",
+              "input": { "query": "weather" } },
+            { "type": "tool_search_tool_result", "tool_use_id": "srvtoolu_01",
+              "content": { "type": "tool_search_tool_search_result",
+                           "tool_references": [{ "type": "tool_reference", "tool_name": "get_weather" }] } },
+            { "type": "tool_use", "id": "toolu_01", "name": "get_weather", "input": { "location": "Paris" } },
+        ] },
+        { "role": "user", "content": [
+            { "type": "tool_result", "tool_use_id": "toolu_01", "content": "18°C, sunny" },
+        ] },
+    ]))
+    .unwrap();
+    assert!(
+        history::validate(&turn).is_empty(),
+        "{:?}",
+        history::validate(&turn)
+    );
+    let mut repaired = turn.clone();
+    let report = history::repair(&mut repaired);
+    assert_eq!(repaired, turn, "{report}");
+    assert_eq!(
+        serde_json::to_value(&repaired).unwrap(),
+        serde_json::to_value(&turn).unwrap()
+    );
+}

@@ -176,6 +176,10 @@ pub(crate) struct Proxy {
     /// Name every tool and prompt `<server>__<name>`, not only names two servers share.
     #[arg(long)]
     pub(crate) prefix_all: bool,
+    /// List the servers' tools only once `search_tools` finds them: the client is offered
+    /// search_tools, call_tool and read_artifact, and each search's finds are added.
+    #[arg(long)]
+    pub(crate) tool_search: bool,
     #[command(flatten)]
     pub(crate) http: Http,
     /// Where full outputs of cut results are kept (as for the other commands). Default:

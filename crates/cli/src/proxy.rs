@@ -73,6 +73,7 @@ pub(crate) async fn run(options: ProxyArgs) -> Result<(), Failure> {
             max_bytes: options.max_media_bytes,
         })
         .artifacts(store)
+        .tool_search(options.tool_search)
         .timeout(Duration::from_secs(options.timeout.max(1)))
         .init_timeout(Duration::from_secs(options.init_timeout.max(1)));
     match &options.http.http {

@@ -997,3 +997,63 @@ async fn two_servers_with_one_tool_name_are_named_in_the_error() {
         "{error}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_tool_search_the_proxy_lists_what_a_search_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("servers.json");
+    let command = everything();
+    std::fs::write(
+        &config,
+        json!({ "mcpServers": {
+            "everything": { "command": command[0], "args": command[1..] },
+            "files": { "command": filesystem(&[dir.path()])[0], "args": filesystem(&[dir.path()])[1..] },
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let mut command = Raw::proxied(
+        &[],
+        &["--tool-search", "--config", config.to_str().unwrap()],
+        dir.path(),
+    );
+    command.pop();
+    let (capabilities, answers) = full_client(dir.path());
+    let (mut proxied, _) = Raw::start(command, capabilities, answers).await;
+    let listed = names(&proxied.result("tools/list", json!({})).await);
+    assert_eq!(listed, ["search_tools", "call_tool", "read_artifact"]);
+
+    // (server-everything says its list changed as it starts: those are passed on too.)
+    let before = proxied
+        .notifications("notifications/tools/list_changed")
+        .len();
+    let found = proxied
+        .call("search_tools", json!({ "query": "add two numbers" }))
+        .await;
+    let text = found["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains(r#""name":"get-sum""#), "{text}");
+    let after = proxied
+        .notifications("notifications/tools/list_changed")
+        .len();
+    assert_eq!(after, before + 1, "the client is told its list grew");
+    let listed = names(&proxied.result("tools/list", json!({})).await);
+    assert_eq!(&listed[..3], ["search_tools", "call_tool", "read_artifact"]);
+    assert!(listed.contains(&"get-sum".to_owned()), "{listed:?}");
+
+    // Found tools answer by name, and through call_tool for a client that keeps its list.
+    let sum = proxied.call("get-sum", json!({ "a": 2, "b": 3 })).await;
+    assert!(sum.to_string().contains('5'), "{sum}");
+    let sum = proxied
+        .call(
+            "call_tool",
+            json!({ "name": "get-sum", "arguments": { "a": 4, "b": 5 } }),
+        )
+        .await;
+    assert!(sum.to_string().contains('9'), "{sum}");
+
+    // A search for what nothing does says so.
+    let none = proxied
+        .call("search_tools", json!({ "query": "zzqx" }))
+        .await;
+    assert!(none.to_string().contains("No tool matches"), "{none}");
+}

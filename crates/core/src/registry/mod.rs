@@ -35,6 +35,12 @@ pub use call::{Arguments, StopReason, ToolCall};
 pub use read_artifact::ReadArtifact;
 pub use result::{ResultMeta, ToolResult};
 pub use search_tools::{LOADED_META_KEY, Loaded, SEARCH_TOOLS, SearchToolsArgs};
+
+/// The type of Anthropic's BM25 tool search tool, as [`Registry::anthropic_native_search`]
+/// offers it.
+pub const ANTHROPIC_SEARCH_TOOL_TYPE: &str = "tool_search_tool_bm25_20251119";
+/// The name of Anthropic's BM25 tool search tool.
+pub const ANTHROPIC_SEARCH_TOOL_NAME: &str = "tool_search_tool_bm25";
 pub use turn::Turn;
 
 /// The tools of an agent and the limits they run under. Cheap to clone: clones share the tools.
@@ -216,6 +222,37 @@ impl Registry {
             .chain(found)
             .map(|tool| dialect.render(tool.spec()))
             .collect()
+    }
+
+    /// Every tool in Anthropic's dialect for Anthropic's own tool search: the deferred tools
+    /// marked `"defer_loading": true`, and Anthropic's BM25 search tool in place of
+    /// `search_tools` (the API then finds and loads tools itself, answering with
+    /// `tool_reference` blocks the history keeps as they are). Without deferred tools, the same
+    /// as [`schemas`](Self::schemas).
+    ///
+    /// # Errors
+    ///
+    /// As [`schemas`](Self::schemas).
+    pub fn anthropic_native_search(&self) -> Result<Vec<Value>, crate::schema::DialectError> {
+        let dialect = crate::schema::Dialect::Anthropic;
+        if !self.inner.deferred.contains(&true) {
+            return self.schemas(dialect);
+        }
+        let mut definitions = vec![serde_json::json!({
+            "type": ANTHROPIC_SEARCH_TOOL_TYPE,
+            "name": ANTHROPIC_SEARCH_TOOL_NAME,
+        })];
+        for (tool, deferred) in self.tools().zip(&self.inner.deferred) {
+            if tool.spec().name == SEARCH_TOOLS {
+                continue;
+            }
+            let mut definition = dialect.render(tool.spec())?;
+            if *deferred {
+                definition["defer_loading"] = Value::Bool(true);
+            }
+            definitions.push(definition);
+        }
+        Ok(definitions)
     }
 
     /// Whether the tool named `name` is deferred: offered only once a search finds it. (A

@@ -76,6 +76,7 @@ pub struct Proxy {
     timeout: Duration,
     init_timeout: Duration,
     max_message_bytes: usize,
+    tool_search: bool,
 }
 
 impl Proxy {
@@ -90,7 +91,17 @@ impl Proxy {
             timeout: Duration::from_secs(600),
             init_timeout: Duration::from_secs(30),
             max_message_bytes: 256 << 20,
+            tool_search: false,
         }
+    }
+
+    /// Lists the servers' tools only once a search finds them: the client is offered
+    /// `search_tools`, `call_tool` (which reaches any tool found, for a client that does not
+    /// refresh its list) and `read_artifact`, and each search's finds are added to the list,
+    /// the client told with `notifications/tools/list_changed`.
+    pub fn tool_search(mut self, on: bool) -> Self {
+        self.tool_search = on;
+        self
     }
 
     /// The most chars of text a result may have (its content, and its `structuredContent` on
@@ -172,6 +183,7 @@ impl Proxy {
             },
             reader,
             reader_listing,
+            tool_search: self.tool_search,
         }))
     }
 

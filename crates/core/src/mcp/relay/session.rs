@@ -50,6 +50,20 @@ pub(crate) struct Settings {
     pub(crate) reader: Registry,
     /// `read_artifact` as `tools/list` lists it.
     pub(crate) reader_listing: Value,
+    /// Whether the servers' tools wait for `search_tools` to find them.
+    pub(crate) tool_search: bool,
+}
+
+/// The name of the proxy's tool search, and of its tool that calls what a search found.
+const SEARCH_TOOLS: &str = crate::registry::SEARCH_TOOLS;
+const CALL_TOOL: &str = "call_tool";
+
+/// The servers' tools as a search finds them: their listings (as the client would get them),
+/// indexed.
+#[derive(Debug)]
+struct Searchable {
+    index: crate::search::ToolIndex,
+    tools: Vec<Value>,
 }
 
 /// One server of the session.
@@ -98,6 +112,10 @@ struct Session {
     in_flight: Mutex<HashMap<String, InFlight>>,
     /// A server's request relayed to the client: `(server, its id)` → the id the client saw.
     relayed: Mutex<HashMap<(usize, String), Value>>,
+    /// With tool search: the servers' tools, indexed (rebuilt when a server's list changes).
+    searchable: Mutex<Option<Arc<Searchable>>>,
+    /// With tool search: the tools the session's searches found, in the order found.
+    loaded: Mutex<crate::registry::Loaded>,
     me: Weak<Session>,
 }
 
@@ -152,6 +170,8 @@ pub(crate) async fn run(settings: Arc<Settings>, link: Link) {
         routes: Mutex::default(),
         in_flight: Mutex::default(),
         relayed: Mutex::default(),
+        searchable: Mutex::default(),
+        loaded: Mutex::default(),
         me: me.clone(),
     });
     while let Some(incoming) = from_client.recv().await {
@@ -591,8 +611,132 @@ impl Session {
         Ok(items)
     }
 
-    /// Every server's tools, named so no two collide, each with its cap; then `read_artifact`.
+    /// The tools the client is offered: every server's, named so no two collide, each with its
+    /// cap, then `read_artifact`; with tool search, `search_tools`, `call_tool`, `read_artifact`
+    /// and the tools the session's searches found, in the order found.
     async fn list_tools(&self) -> Result<Value, Value> {
+        let tools = self.servers_tools().await;
+        if !self.settings.tool_search {
+            let mut tools = tools;
+            tools.push(self.settings.reader_listing.clone());
+            return Ok(json!({ "tools": tools }));
+        }
+        let searchable = self.index(tools);
+        let loaded = lock(&self.loaded).clone();
+        let mut offered = vec![
+            search_listing(searchable.tools.len()),
+            call_listing(),
+            self.settings.reader_listing.clone(),
+        ];
+        offered.extend(
+            loaded
+                .names()
+                .iter()
+                .filter_map(|name| searchable.tools.iter().find(|t| t["name"] == name.as_str()))
+                .cloned(),
+        );
+        Ok(json!({ "tools": offered }))
+    }
+
+    /// Indexes the servers' tools for the search, and keeps the index.
+    fn index(&self, tools: Vec<Value>) -> Arc<Searchable> {
+        let routes = lock(&self.routes);
+        let servers: Vec<Option<&str>> = tools
+            .iter()
+            .map(|tool| {
+                let name = tool["name"].as_str().unwrap_or_default();
+                routes
+                    .tools
+                    .get(name)
+                    .map(|route| self.slots[route.index].upstream.name.as_str())
+            })
+            .collect();
+        let index =
+            crate::search::ToolIndex::new(tools.iter().zip(&servers).map(|(tool, server)| {
+                let text = crate::search::ToolText::new(
+                    tool["name"].as_str().unwrap_or_default(),
+                    tool["description"].as_str().unwrap_or_default(),
+                    &tool["inputSchema"],
+                );
+                match server {
+                    Some(server) => text.with_server(server),
+                    None => text,
+                }
+            }));
+        drop(routes);
+        let searchable = Arc::new(Searchable { index, tools });
+        *lock(&self.searchable) = Some(Arc::clone(&searchable));
+        searchable
+    }
+
+    /// `search_tools`: the servers' tools that match, best first, whole within the cap; they
+    /// are loaded, and the client told its list changed.
+    async fn search(&self, arguments: &Value) -> Value {
+        let query = arguments["query"].as_str().unwrap_or_default();
+        let limit = arguments["limit"]
+            .as_u64()
+            .map_or(5, |n| n.clamp(1, 20) as usize);
+        let existing = lock(&self.searchable).clone();
+        let searchable = match existing {
+            Some(searchable) if lock(&self.routes).tools_listed => searchable,
+            _ => {
+                let tools = self.servers_tools().await;
+                self.index(tools)
+            }
+        };
+        let hits = searchable.index.search(query, limit);
+        if hits.is_empty() {
+            return json!({ "content": [{ "type": "text", "text": format!(
+                "No tool matches `{query}`. Try broader words of what the tool does (`issue`, \
+                 `file`, `browser`, `message`), not a name."
+            ) }] });
+        }
+        let room = self.settings.fitting.cap.saturating_sub(300);
+        let mut body = String::new();
+        let mut found = Vec::new();
+        let mut named_only = Vec::new();
+        for hit in hits {
+            let tool = &searchable.tools[hit.tool];
+            let name = tool["name"].as_str().unwrap_or_default().to_owned();
+            let line = tool.to_string();
+            if body.chars().count() + line.chars().count() < room {
+                body.push_str(&line);
+                body.push('\n');
+                found.push(name);
+            } else {
+                named_only.push(name);
+            }
+        }
+        let mut text = format!(
+            "[{} of the tools that match `{query}`, best first; they are loaded: call them by \
+             name, or with call_tool]\n{body}",
+            found.len()
+        );
+        if !named_only.is_empty() {
+            text.push_str(&format!(
+                "[also matching, not shown for want of room: {}; search for one of them alone]\n",
+                named_only.join(", ")
+            ));
+        }
+        let grew = {
+            let mut loaded = lock(&self.loaded);
+            let before = loaded.names().len();
+            for name in &found {
+                loaded.load(name.clone());
+            }
+            loaded.names().len() > before
+        };
+        if grew {
+            self.client
+                .notify("notifications/tools/list_changed", None)
+                .await;
+        }
+        json!({ "content": [{ "type": "text", "text": text }] })
+    }
+
+    /// Every server's tools, named so no two collide, each with its cap (and the routes to
+    /// them, kept).
+    async fn servers_tools(&self) -> Vec<Value> {
         let servers = self.serving("tools").await;
         let lists = join_all(
             servers
@@ -651,11 +795,10 @@ impl Session {
             );
             tools.push(tool);
         }
-        tools.push(self.settings.reader_listing.clone());
         let mut table = lock(&self.routes);
         table.tools = routes;
         table.tools_listed = true;
-        Ok(json!({ "tools": tools }))
+        tools
     }
 
     /// Names every listed item (`name` field) so no two collide: a server that asks for it,
@@ -680,7 +823,8 @@ impl Session {
                 };
                 let prefixed = upstream.prefix == Prefix::Always
                     || count.get(name).copied().unwrap_or(0) > 1
-                    || name == READ_ARTIFACT;
+                    || name == READ_ARTIFACT
+                    || (self.settings.tool_search && (name == SEARCH_TOOLS || name == CALL_TOOL));
                 let exposed = if prefixed {
                     crate::names::sanitize_tool_name(&format!(
                         "{}{PREFIX_SEPARATOR}{name}",
@@ -819,9 +963,27 @@ impl Session {
         mut params: Value,
         sent: &Arc<Mutex<Option<(usize, Value)>>>,
     ) -> Outcome {
-        let name = params["name"].as_str().unwrap_or_default().to_owned();
+        let mut name = params["name"].as_str().unwrap_or_default().to_owned();
         if name == READ_ARTIFACT {
             return ok(&self.read_artifact(&params).await);
+        }
+        if self.settings.tool_search && name == SEARCH_TOOLS {
+            return ok(&self.search(&params["arguments"]).await);
+        }
+        if self.settings.tool_search && name == CALL_TOOL {
+            // A found tool, called through the tool every client lists.
+            let arguments = params["arguments"].clone();
+            name = arguments["name"].as_str().unwrap_or_default().to_owned();
+            if name == SEARCH_TOOLS || name == CALL_TOOL || name == READ_ARTIFACT {
+                return ok(&fit::error_result(format!(
+                    "call_tool calls the servers' tools; call `{name}` itself"
+                )));
+            }
+            params["name"] = Value::String(name.clone());
+            params["arguments"] = arguments
+                .get("arguments")
+                .cloned()
+                .unwrap_or_else(|| json!({}));
         }
         let route = match self.tool_route(&name).await {
             Some(route) => route,
@@ -980,6 +1142,46 @@ impl Session {
             }
         }
     }
+}
+
+/// `search_tools` as the proxy lists it.
+fn search_listing(count: usize) -> Value {
+    json!({
+        "name": SEARCH_TOOLS,
+        "description": format!(
+            "Finds tools by what they do, among the {} tools of this proxy's servers, which are \
+             not listed until found. Describe the task in a few words (`merge a pull request`, \
+             `screenshot of the page`); the best matches come back with their definitions, and \
+             are then listed and callable (by name, or with call_tool).",
+            grouped(count)
+        ),
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "query": { "type": "string", "description": "What the tool should do, in words." },
+                "limit": { "type": "integer", "description": "How many tools to return, best first (5 by default, 20 at most)." },
+            },
+            "required": ["query"],
+        },
+        "annotations": { "readOnlyHint": true },
+    })
+}
+
+/// `call_tool` as the proxy lists it.
+fn call_listing() -> Value {
+    json!({
+        "name": CALL_TOOL,
+        "description": "Calls a tool search_tools found, by its name, with its arguments: for a \
+                        client that does not refresh its list of tools.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "name": { "type": "string", "description": "The tool's name, as search_tools gave it." },
+                "arguments": { "type": "object", "description": "Its arguments, as its definition describes them." },
+            },
+            "required": ["name"],
+        },
+    })
 }
 
 /// What a listed tool's description gains: its cap.
