@@ -473,6 +473,139 @@ fn apply(messages: &mut Vec<Message>, mutation: &Mutation) {
     }
 }
 
+/// The pairing rules of Anthropic's Messages API, checked here without the library: every
+/// `tool_use` is answered once, by a `tool_result` in the message right after its own, which is
+/// a user message whose results come before anything else; every result answers a call of the
+/// message right before it.
+fn independent_violations(messages: &[Message]) -> Vec<String> {
+    let mut found = Vec::new();
+    let calls = |m: &Message| -> Vec<String> {
+        m.blocks()
+            .iter()
+            .filter_map(|b| match b {
+                Block::ToolUse(u) => Some(u.id.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    let results = |m: &Message| -> Vec<String> {
+        m.blocks()
+            .iter()
+            .filter_map(|b| match b {
+                Block::ToolResult(r) => Some(r.tool_use_id.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    for (i, message) in messages.iter().enumerate() {
+        let made = if message.role == Role::Assistant {
+            calls(message)
+        } else {
+            Vec::new()
+        };
+        if !made.is_empty() {
+            match messages.get(i + 1) {
+                Some(next) if next.role == Role::User => {
+                    let mut answered = results(next);
+                    let mut wanted = made.clone();
+                    answered.sort();
+                    wanted.sort();
+                    if answered != wanted {
+                        found.push(format!(
+                            "message {i}: calls {made:?} answered by {answered:?}"
+                        ));
+                    }
+                    let first_other = next
+                        .blocks()
+                        .iter()
+                        .position(|b| !matches!(b, Block::ToolResult(_)));
+                    let last_result = next
+                        .blocks()
+                        .iter()
+                        .rposition(|b| matches!(b, Block::ToolResult(_)));
+                    if let (Some(other), Some(result)) = (first_other, last_result)
+                        && other < result
+                    {
+                        found.push(format!("message {}: a result after other content", i + 1));
+                    }
+                }
+                _ => found.push(format!(
+                    "message {i}: calls {made:?} and no user message after"
+                )),
+            }
+        }
+        if message.role == Role::User && !results(message).is_empty() {
+            let before = i.checked_sub(1).map(|p| &messages[p]);
+            let asked = before
+                .filter(|p| p.role == Role::Assistant)
+                .map(calls)
+                .unwrap_or_default();
+            for id in results(message) {
+                if !asked.contains(&id) {
+                    found.push(format!(
+                        "message {i}: result {id} answers no call right before"
+                    ));
+                }
+            }
+        }
+    }
+    found
+}
+
+/// The text of every text block, in order.
+fn texts(messages: &[Message]) -> Vec<String> {
+    messages
+        .iter()
+        .flat_map(|m| match &m.content {
+            toolsmith::history::Content::Text(text) => vec![text.clone()],
+            toolsmith::history::Content::Blocks(blocks) => blocks
+                .iter()
+                .filter_map(|b| match b {
+                    Block::Text(t) => Some(t.text.clone()),
+                    _ => None,
+                })
+                .collect(),
+        })
+        .filter(|t| !t.is_empty())
+        .collect()
+}
+
+#[test]
+fn a_result_that_came_after_a_later_message_goes_back_to_its_call() {
+    let result = |id: &str, text: &str| -> Block {
+        serde_json::from_value(json!({ "type": "tool_result", "tool_use_id": id, "content": text }))
+            .unwrap()
+    };
+    let mut messages = vec![
+        Message::user("fix the build"),
+        assistant_calls(&["a", "b"]),
+        Message::from_blocks(Role::User, vec![result("a", "result of a")]),
+        Message::assistant("thinking"),
+        Message::from_blocks(
+            Role::User,
+            vec![result("b", "result of b"), Block::text("more")],
+        ),
+    ];
+    let before_texts = texts(&messages);
+    let report = history::repair(&mut messages);
+    assert!(
+        independent_violations(&messages).is_empty(),
+        "{:?}",
+        independent_violations(&messages)
+    );
+    assert_eq!(report.moved, ["b"], "{report}");
+    assert!(
+        report.synthesized.is_empty() && report.orphans_removed.is_empty(),
+        "{report}"
+    );
+    let answers = serde_json::to_value(&messages[2]).unwrap();
+    assert_eq!(answers["content"][1]["content"], "result of b", "{answers}");
+    assert_eq!(texts(&messages), before_texts, "no text is lost");
+    let again = messages.clone();
+    assert!(history::repair(&mut messages).is_empty());
+    assert_eq!(messages, again);
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(1_000))]
 
@@ -493,9 +626,17 @@ proptest! {
         for m in &mutations {
             apply(&mut messages, m);
         }
+        let text_before = texts(&messages);
         history::repair(&mut messages);
         let violations = history::validate(&messages);
         prop_assert!(violations.is_empty(), "{:?}", violations);
+        let independent = independent_violations(&messages);
+        prop_assert!(independent.is_empty(), "{:?}", independent);
+        // No text is dropped (results written for missing calls add none).
+        let text_after = texts(&messages);
+        for text in &text_before {
+            prop_assert!(text_after.contains(text), "{text:?} was dropped");
+        }
         prop_assert_eq!(provider_accepts_ids(&messages), Ok(()));
         prop_assert!(messages.iter().all(|m| !m.is_empty()), "no empty message is left");
         let again = messages.clone();

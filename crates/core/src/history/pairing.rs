@@ -393,6 +393,9 @@ pub fn repair(history: &mut Vec<Message>) -> RepairReport {
     if is_valid(history) {
         return report;
     }
+    // A result that names a call made once in the whole conversation is that call's, wherever
+    // it arrived; only where ids repeat does position decide.
+    let once = calls_made_once(history);
     report.renamed = rename_ids(history);
     let old = mem::take(history);
     let mut out: Vec<Message> = Vec::with_capacity(old.len() + 1);
@@ -424,6 +427,13 @@ pub fn repair(history: &mut Vec<Message>) -> RepairReport {
                             answers[slot] = Some(result);
                         }
                         Some(_) => report.duplicate_results_removed.push(result.tool_use_id),
+                        None if once.contains(&result.tool_use_id) => {
+                            // A result that came after a later assistant message: back to the
+                            // answer of its call, in place of the error written for it there.
+                            if let Err(result) = place_late(&mut out, result, &mut report) {
+                                report.orphans_removed.push(result.tool_use_id);
+                            }
+                        }
                         None => report.orphans_removed.push(result.tool_use_id),
                     }
                 }
@@ -474,6 +484,53 @@ pub fn repair(history: &mut Vec<Message>) -> RepairReport {
     }
     *history = out;
     report
+}
+
+/// The ids of the calls made exactly once in `history`.
+fn calls_made_once(history: &[Message]) -> std::collections::HashSet<String> {
+    let mut counts: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for tool_use in history.iter().flat_map(Message::tool_uses) {
+        *counts.entry(tool_use.id.as_str()).or_default() += 1;
+    }
+    counts
+        .into_iter()
+        .filter(|&(_, count)| count == 1)
+        .map(|(id, _)| id.to_owned())
+        .collect()
+}
+
+/// Puts a late `result` where its call is answered in `out` (the history repaired so far), in
+/// place of the error the repair wrote there for it; gives it back when there is none.
+fn place_late(
+    out: &mut [Message],
+    result: ToolResultBlock,
+    report: &mut RepairReport,
+) -> Result<(), ToolResultBlock> {
+    for message in out.iter_mut().rev().filter(|m| m.role == Role::User) {
+        let Content::Blocks(blocks) = &mut message.content else {
+            continue;
+        };
+        for block in blocks.iter_mut() {
+            if let Block::ToolResult(answer) = block
+                && answer.tool_use_id == result.tool_use_id
+            {
+                let synthesized = report
+                    .synthesized
+                    .iter()
+                    .position(|id| *id == result.tool_use_id);
+                let Some(position) = synthesized else {
+                    // Answered already: this one is a duplicate.
+                    report.duplicate_results_removed.push(result.tool_use_id);
+                    return Ok(());
+                };
+                report.synthesized.remove(position);
+                report.moved.push(result.tool_use_id.clone());
+                *answer = result;
+                return Ok(());
+            }
+        }
+    }
+    Err(result)
 }
 
 /// Renames reused and malformed `tool_use` ids, and the results of their turn that name them;
