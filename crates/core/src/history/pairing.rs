@@ -430,7 +430,7 @@ pub fn repair(history: &mut Vec<Message>) -> RepairReport {
                         None if once.contains(&result.tool_use_id) => {
                             // A result that came after a later assistant message: back to the
                             // answer of its call, in place of the error written for it there.
-                            if let Err(result) = place_late(&mut out, result, &mut report) {
+                            if let Some(result) = place_late(&mut out, result, &mut report) {
                                 report.orphans_removed.push(result.tool_use_id);
                             }
                         }
@@ -505,7 +505,7 @@ fn place_late(
     out: &mut [Message],
     result: ToolResultBlock,
     report: &mut RepairReport,
-) -> Result<(), ToolResultBlock> {
+) -> Option<ToolResultBlock> {
     for message in out.iter_mut().rev().filter(|m| m.role == Role::User) {
         let Content::Blocks(blocks) = &mut message.content else {
             continue;
@@ -521,16 +521,16 @@ fn place_late(
                 let Some(position) = synthesized else {
                     // Answered already: this one is a duplicate.
                     report.duplicate_results_removed.push(result.tool_use_id);
-                    return Ok(());
+                    return None;
                 };
                 report.synthesized.remove(position);
                 report.moved.push(result.tool_use_id.clone());
                 *answer = result;
-                return Ok(());
+                return None;
             }
         }
     }
-    Err(result)
+    Some(result)
 }
 
 /// Renames reused and malformed `tool_use` ids, and the results of their turn that name them;
