@@ -128,15 +128,98 @@ pub fn classify_provider_error(status: Option<u16>, message: &str) -> ProviderEr
     if status == Some(429) || RATE_LIMIT_PATTERNS.iter().any(|p| message.contains(p)) {
         return ProviderErrorKind::RateLimit;
     }
-    if OUTPUT_LIMIT_PATTERNS.iter().any(|p| message.contains(p))
-        && !OVERFLOW_PATTERNS.iter().any(|p| message.contains(p))
-    {
+    let overflow = (OVERFLOW_PATTERNS.iter().any(|p| message.contains(p))
+        || says_too_long_for_context(&message))
+        && !NOT_THE_CONTEXT.iter().any(|other| message.contains(other));
+    let output = OUTPUT_LIMIT_PATTERNS.iter().any(|p| message.contains(p))
+        || (OUTPUT_NOUNS.iter().any(|n| message.contains(n)) && !names_the_input(&message));
+    if output && !(overflow && names_the_input(&message)) {
         return ProviderErrorKind::OutputLimit;
     }
-    if OVERFLOW_PATTERNS.iter().any(|p| message.contains(p)) {
+    if overflow {
         return ProviderErrorKind::ContextOverflow;
     }
     ProviderErrorKind::Other
+}
+
+/// What a request's input is called when an error says it is too long: the prompt, the
+/// context, the input, its tokens or messages.
+const INPUT_NOUNS: &[&str] = &[
+    "context",
+    "prompt",
+    "input",
+    "token",
+    "message",
+    "conversation",
+    "sequence length",
+    "n_ctx",
+    "n_keep",
+];
+
+/// How an error says the input does not fit: a relation of size.
+const TOO_MUCH: &[&str] = &[
+    "exceed",
+    "too long",
+    "too large",
+    "too many",
+    "too small",
+    "greater than",
+    "larger than",
+    "longer than",
+    "more than",
+    "cannot exceed",
+    "must be <=",
+    "must have less than",
+    "only supports up to",
+    "is not enough",
+    "out of range",
+    "overflow",
+    "should be [",
+    ">=",
+    " > ",
+    "reduce the length",
+    "needs",
+];
+
+/// Wordings that use those words about something else: a deadline, a cancelled context, an
+/// image, a file.
+const NOT_THE_CONTEXT: &[&str] = &[
+    "deadline",
+    "context canceled",
+    "context cancelled",
+    "image exceeds",
+    "images in",
+    "file too large",
+    "file size",
+    // A tool's definition over a field's limit: `Invalid 'tools[0].function.description':
+    // string too long`.
+    "'tools[",
+];
+
+/// What the output is called when an error says `max_tokens` alone is too large.
+const OUTPUT_NOUNS: &[&str] = &[
+    "max_tokens",
+    "max_output_tokens",
+    "max_completion_tokens",
+    "output tokens",
+    "completion tokens",
+];
+
+/// Whether an error names the input as what is too large (its prompt, context or messages),
+/// beside any output parameter it also names.
+fn names_the_input(message: &str) -> bool {
+    ["prompt", "context", "input", "message", "n_ctx"]
+        .iter()
+        .any(|noun| message.contains(noun))
+}
+
+/// Whether an error says, in any words, that the input does not fit the context: a noun of
+/// the input and a relation of size, and not one of the wordings that use them about something
+/// else. This is what recognises a wording no table holds yet (`request (4390 tokens) exceeds
+/// the available context size (4096 tokens)`).
+fn says_too_long_for_context(message: &str) -> bool {
+    INPUT_NOUNS.iter().any(|noun| message.contains(noun))
+        && TOO_MUCH.iter().any(|relation| message.contains(relation))
 }
 
 /// Whether a provider's error is a context overflow (the request is too long for the model),
