@@ -1182,3 +1182,75 @@ fn usage_counts_a_quarter_of_the_chars() {
         Some(ResultContent::Text(_))
     ));
 }
+
+/// A conversation of `n` calls of `tool`, each result `chars` chars, the third one's naming an
+/// artifact in its marker.
+fn calls_with_results(n: usize, tool: &str, chars: usize) -> Vec<Message> {
+    let mut messages = vec![Message::user("go")];
+    for i in 0..n {
+        let id = format!("{tool}_{i}");
+        messages.push(Message::from_blocks(
+            Role::Assistant,
+            vec![serde_json::from_value(json!({ "type": "tool_use", "id": id, "name": tool, "input": { "path": format!("file{i}.rs") } })).unwrap()],
+        ));
+        let mut text = "x".repeat(chars);
+        if i == 2 {
+            text.push_str("\n[toolsmith: output truncated, kept 10 of 90,000 chars (lines 1-1 of 900); full output: artifact 0123456789abcdef0123456789abcdef, read it with read_artifact]");
+        }
+        messages.push(user_results_with(&id, text));
+    }
+    messages
+}
+
+#[test]
+fn clearing_by_tokens_keeps_the_recent_calls_and_names_the_artifact() {
+    use toolsmith::history::{CLEARED_PREFIX, ClearPolicy};
+    use toolsmith::tokens::CharsPerToken;
+    let counter = CharsPerToken::default();
+    let mut messages = calls_with_results(8, "read_file", 20_000);
+    messages.extend(
+        calls_with_results(2, "run_command", 20_000)
+            .into_iter()
+            .skip(1),
+    );
+    let before = messages.clone();
+
+    // Under the trigger: nothing.
+    let quiet = ClearPolicy::default().with_trigger_tokens(1_000_000);
+    let report = history::clear_tool_uses(&mut messages, &quiet, &counter);
+    assert!(report.is_empty() && report.skipped.is_some(), "{report}");
+    assert_eq!(messages, before);
+
+    // Not worth it: nothing.
+    let stingy = ClearPolicy::default()
+        .with_trigger_tokens(10_000)
+        .with_clear_at_least_tokens(1_000_000);
+    assert!(history::clear_tool_uses(&mut messages, &stingy, &counter).is_empty());
+
+    let policy = ClearPolicy::default()
+        .with_trigger_tokens(10_000)
+        .with_keep_tool_uses(3)
+        .excluding(["run_command"])
+        .with_clear_tool_inputs(true);
+    let report = history::clear_tool_uses(&mut messages, &policy, &counter);
+    // Ten calls, the last three kept, run_command's kept: read_file_0 … read_file_6 cleared.
+    let want: Vec<String> = (0..7).map(|i| format!("read_file_{i}")).collect();
+    assert_eq!(report.cleared, want, "{report}");
+    assert_eq!(report.inputs_cleared, 7);
+    assert!(report.tokens_after * 3 < report.tokens_before, "{report}");
+    println!("{report}");
+    assert!(history::validate(&messages).is_empty());
+    assert!(independent_violations(&messages).is_empty());
+    let third = result_text(&messages[6]);
+    assert!(third.starts_with(CLEARED_PREFIX), "{third}");
+    assert!(
+        third.contains("artifact 0123456789abcdef0123456789abcdef, read it with read_artifact"),
+        "{third}"
+    );
+    // The kept ones are whole.
+    assert_eq!(result_text(&messages[16]).len(), 20_000);
+    // Again: nothing more.
+    let again = messages.clone();
+    assert!(history::clear_tool_uses(&mut messages, &policy, &counter).is_empty());
+    assert_eq!(messages, again);
+}

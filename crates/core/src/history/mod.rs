@@ -23,6 +23,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod clear;
 mod escalation;
 mod message;
 mod microcompact;
@@ -31,6 +32,7 @@ mod overflow;
 mod pairing;
 mod shrink;
 
+pub use clear::{CLEARED_PREFIX, ClearPolicy, ClearReport, clear_tool_uses};
 pub use escalation::{CONTINUATION_TEXT, Escalation, MaxTokensEscalation};
 pub use message::{
     Block, Content, Message, ResultContent, Role, TextBlock, ToolResultBlock, ToolUseBlock,
