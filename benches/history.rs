@@ -113,6 +113,42 @@ fn bench_history(c: &mut Criterion) {
         )
     });
     group.finish();
+
+    // The same session in the Responses API's items and Gemini's contents, damaged the same
+    // way: read, validated, repaired, compacted and written back.
+    let items = history::to_responses(&damaged);
+    let contents = history::to_gemini(&damaged);
+    let mut group = c.benchmark_group("history_10k_messages_other_formats");
+    group.sample_size(20);
+    group.bench_function("responses_all_three_and_back", |b| {
+        b.iter(|| {
+            let mut messages = history::from_responses(&items).unwrap();
+            let violations = history::validate(&messages).len();
+            let repaired = history::repair(&mut messages);
+            let compacted = history::microcompact(&mut messages, &policy);
+            black_box((
+                violations,
+                repaired,
+                compacted,
+                history::to_responses(&messages),
+            ))
+        })
+    });
+    group.bench_function("gemini_all_three_and_back", |b| {
+        b.iter(|| {
+            let mut messages = history::from_gemini(&contents).unwrap();
+            let violations = history::validate(&messages).len();
+            let repaired = history::repair(&mut messages);
+            let compacted = history::microcompact(&mut messages, &policy);
+            black_box((
+                violations,
+                repaired,
+                compacted,
+                history::to_gemini(&messages),
+            ))
+        })
+    });
+    group.finish();
 }
 
 criterion_group!(benches, bench_history);

@@ -90,15 +90,21 @@ pub(crate) enum Command {
     /// results are cut (what matters kept), kept whole as artifacts, and read back with
     /// read_artifact; everything else passes as it came.
     Proxy(Proxy),
-    /// Repair tool_use/tool_result pairing of a history (Anthropic messages JSON) and print it.
+    /// Repair the pairing of calls and results of a history and print it.
     Repair {
         /// The file to read, or - for standard input.
         input: String,
+        /// The history's format.
+        #[arg(long, value_enum, default_value_t = HistoryFormat::Anthropic)]
+        format: HistoryFormat,
     },
-    /// Microcompact old tool results of a history (Anthropic messages JSON) and print it.
+    /// Microcompact old tool results of a history and print it.
     Compact {
         /// The file to read, or - for standard input.
         input: String,
+        /// The history's format.
+        #[arg(long, value_enum, default_value_t = HistoryFormat::Anthropic)]
+        format: HistoryFormat,
         /// More tools whose results are never compacted, beside those the standard tools mark
         /// `preserve` (write_file, edit_file, run_command).
         #[arg(long, value_delimiter = ',')]
@@ -132,6 +138,19 @@ impl Format {
             Format::Gemini => Dialect::Gemini,
         }
     }
+}
+
+/// The shape of a history given to `repair` and `compact`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum HistoryFormat {
+    /// Anthropic Messages: an array of messages, or an object with `messages`.
+    Anthropic,
+    /// OpenAI Chat Completions: an array of messages, or an object with `messages`.
+    Openai,
+    /// OpenAI's Responses API: an array of input items, or an object with `input`.
+    Responses,
+    /// Gemini: an array of contents, or an object with `contents`.
+    Gemini,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -4,7 +4,9 @@ use std::io::Read as _;
 
 use serde_json::Value;
 use toolsmith::ToolCall;
-use toolsmith::history::{Block, Message};
+use toolsmith::history::{self, Block, Message};
+
+use crate::args::HistoryFormat;
 
 use crate::{Failure, fail};
 
@@ -47,43 +49,102 @@ pub(crate) fn read_calls(input: &str) -> Result<Vec<ToolCall>, Failure> {
     Ok(calls)
 }
 
-/// How a history was given: a bare array of messages, or an object with `messages` (and maybe
-/// `system`), which is written back the same way.
-pub(crate) enum Shape {
-    Array,
-    Object(serde_json::Map<String, Value>),
+/// How a history was given: a bare array, or an object with its list under `key` (and maybe
+/// more, a `system` prompt say), and in which format; written back the same way.
+pub(crate) struct Shape {
+    format: HistoryFormat,
+    object: Option<serde_json::Map<String, Value>>,
+    /// OpenAI's system prompt, taken out of the messages.
+    system: Option<String>,
 }
 
 impl Shape {
     pub(crate) fn write(self, messages: Vec<Message>) -> Result<Value, Failure> {
-        let messages = serde_json::to_value(messages)?;
-        Ok(match self {
-            Shape::Array => messages,
-            Shape::Object(mut map) => {
-                map.insert("messages".to_owned(), messages);
+        let list = match self.format {
+            HistoryFormat::Anthropic => serde_json::to_value(messages)?,
+            HistoryFormat::Openai => {
+                Value::Array(history::to_openai(self.system.as_deref(), &messages))
+            }
+            HistoryFormat::Responses => Value::Array(history::to_responses(&messages)),
+            HistoryFormat::Gemini => Value::Array(history::to_gemini(&messages)),
+        };
+        Ok(match self.object {
+            None => list,
+            Some(mut map) => {
+                map.insert(list_key(self.format).to_owned(), list);
                 Value::Object(map)
             }
         })
     }
 }
 
-pub(crate) fn read_history(input: &str) -> Result<(Shape, Vec<Message>), Failure> {
+/// Where an object keeps its list.
+fn list_key(format: HistoryFormat) -> &'static str {
+    match format {
+        HistoryFormat::Anthropic | HistoryFormat::Openai => "messages",
+        HistoryFormat::Responses => "input",
+        HistoryFormat::Gemini => "contents",
+    }
+}
+
+pub(crate) fn read_history(
+    input: &str,
+    format: HistoryFormat,
+) -> Result<(Shape, Vec<Message>), Failure> {
     let text = read_input(input)?;
     let value: Value = serde_json::from_str(&text)
         .map_err(|error| fail(format!("{input}: not JSON ({error})")))?;
-    let (shape, messages) = match value {
-        Value::Array(_) => (Shape::Array, value),
-        Value::Object(mut map) => {
-            let messages = map.remove("messages").ok_or_else(|| {
-                fail(format!(
-                    "{input}: expected an array of messages or an object with `messages`"
-                ))
-            })?;
-            (Shape::Object(map), messages)
-        }
-        _ => return Err(fail(format!("{input}: expected an array of messages"))),
+    let key = list_key(format);
+    let noun = match format {
+        HistoryFormat::Anthropic | HistoryFormat::Openai => "messages",
+        HistoryFormat::Responses => "input items",
+        HistoryFormat::Gemini => "contents",
     };
-    let messages: Vec<Message> = serde_json::from_value(messages)
-        .map_err(|error| fail(format!("{input}: not Anthropic messages ({error})")))?;
-    Ok((shape, messages))
+    let (object, list) = match value {
+        Value::Array(list) => (None, list),
+        Value::Object(mut map) => match map.remove(key) {
+            Some(Value::Array(list)) => (Some(map), list),
+            _ => {
+                return Err(fail(format!(
+                    "{input}: expected an array of {noun} or an object with `{key}`"
+                )));
+            }
+        },
+        _ => {
+            return Err(fail(format!(
+                "{input}: expected an array of {noun} or an object with `{key}`"
+            )));
+        }
+    };
+    let mut system = None;
+    let messages = match format {
+        HistoryFormat::Anthropic => serde_json::from_value(Value::Array(list))
+            .map_err(|error| fail(format!("{input}: not Anthropic messages ({error})")))?,
+        HistoryFormat::Openai => {
+            let (prompt, messages) =
+                history::from_openai(&list).map_err(|error| fail(format!("{input}: {error}")))?;
+            system = prompt;
+            messages
+        }
+        HistoryFormat::Responses => history::from_responses(&list).map_err(|error| {
+            fail(format!(
+                "{input}: Responses item {}",
+                error.to_string().trim_start_matches("OpenAI message ")
+            ))
+        })?,
+        HistoryFormat::Gemini => history::from_gemini(&list).map_err(|error| {
+            fail(format!(
+                "{input}: Gemini content {}",
+                error.to_string().trim_start_matches("OpenAI message ")
+            ))
+        })?,
+    };
+    Ok((
+        Shape {
+            format,
+            object,
+            system,
+        },
+        messages,
+    ))
 }

@@ -211,15 +211,19 @@ async fn run(command: Command) -> Result<ExitCode, Failure> {
             proxy::run(options).await?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Repair { input } => {
-            let (shape, mut messages) = read_history(&input)?;
+        Command::Repair { input, format } => {
+            let (shape, mut messages) = read_history(&input, format)?;
             let report = history::repair(&mut messages);
             outln!("{}", serde_json::to_string_pretty(&shape.write(messages)?)?);
             eprintln!("repair: {report}");
             Ok(ExitCode::SUCCESS)
         }
-        Command::Compact { input, preserve } => {
-            let (shape, mut messages) = read_history(&input)?;
+        Command::Compact {
+            input,
+            format,
+            preserve,
+        } => {
+            let (shape, mut messages) = read_history(&input, format)?;
             // The standard tools say which of them to preserve; `--preserve` names more.
             let standard = toolsmith_std::tools();
             let policy = CompactPolicy::default()

@@ -641,3 +641,48 @@ fn a_reader_that_goes_away_ends_the_output_quietly() {
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     assert_eq!(&first, b"[\n  {\n    ");
 }
+
+#[test]
+fn repair_reads_and_writes_responses_and_gemini_histories() {
+    let dir = workspace();
+    let items = json!({ "model": "gpt-5", "input": [
+        { "role": "user", "content": "list src" },
+        { "type": "function_call", "call_id": "call_1", "name": "list", "arguments": "{\"path\":\"src\"}" },
+        { "role": "user", "content": "and?" }
+    ]});
+    let run = toolsmith(
+        &["repair", "--format", "responses", "-"],
+        dir.path(),
+        Some(&items.to_string()),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let repaired: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(repaired["model"], "gpt-5");
+    assert_eq!(repaired["input"][2]["type"], "function_call_output");
+    assert_eq!(repaired["input"][2]["call_id"], "call_1");
+    assert_eq!(repaired["input"][3]["content"], "and?");
+
+    let contents = json!({ "contents": [
+        { "role": "user", "parts": [{ "text": "hi" }] },
+        { "role": "model", "parts": [{ "functionCall": { "name": "f", "args": {} } }] }
+    ]});
+    let run = toolsmith(
+        &["repair", "--format", "gemini", "-"],
+        dir.path(),
+        Some(&contents.to_string()),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let repaired: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(
+        repaired["contents"][2]["parts"][0]["functionResponse"]["name"],
+        "f"
+    );
+
+    let run = toolsmith(
+        &["repair", "--format", "gemini", "-"],
+        dir.path(),
+        Some("{\"messages\": []}"),
+    );
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("`contents`"), "{}", run.stderr);
+}

@@ -1,0 +1,237 @@
+//! Conversion between the input items of OpenAI's Responses API and [`Message`]s, so that
+//! `validate`, `repair`, `microcompact`, `clear_tool_uses` and `recover` work on them.
+//!
+//! Each item becomes one block, and each block goes back to one item: a `function_call` is a
+//! `tool_use` (its `call_id` the id, its JSON `arguments` parsed), a `function_call_output` a
+//! `tool_result`; every other item — messages, `reasoning`, web searches, other tools' calls —
+//! is kept whole as it was. Consecutive items of one side (the model's calls and messages; the
+//! user's messages and the calls' outputs) make one message. What a block does not model is kept
+//! in it and written back, so a history that nothing changed converts back to the items it came
+//! from, field for field and in order.
+
+use serde_json::{Map, Value};
+
+use super::message::{Block, Content, Message, ResultContent, Role, ToolResultBlock, ToolUseBlock};
+use super::openai::ConversionError;
+
+/// The key, in a block's kept fields, of the item it was.
+const ITEM: &str = "responses_item";
+
+/// Reads Responses API input items (`[{"type": "message", …}, {"type": "function_call", …},
+/// …]`) into messages.
+///
+/// ```
+/// use serde_json::json;
+/// use toolsmith::history::{self, from_responses, to_responses};
+///
+/// let items = vec![
+///     json!({ "role": "user", "content": "What is in src?" }),
+///     json!({ "type": "reasoning", "id": "rs_1", "summary": [] }),
+///     json!({ "type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "list",
+///             "arguments": "{\"path\":\"src\"}", "status": "completed" }),
+/// ];
+/// let mut messages = from_responses(&items)?;
+/// let report = history::repair(&mut messages); // the call had no output: one is written
+/// assert_eq!(report.synthesized, ["call_1"]);
+/// let back = to_responses(&messages);
+/// assert_eq!(&back[..3], &items[..]);
+/// assert_eq!(back[3]["type"], "function_call_output");
+/// assert_eq!(back[3]["call_id"], "call_1");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+///
+/// [`ConversionError`] for an item that is not an object, or a `function_call` without
+/// `call_id` or `name`, or a `function_call_output` without `call_id`.
+pub fn from_responses(items: &[Value]) -> Result<Vec<Message>, ConversionError> {
+    let mut messages: Vec<Message> = Vec::new();
+    for (index, item) in items.iter().enumerate() {
+        let error = |problem: &str| ConversionError {
+            index,
+            problem: problem.to_owned(),
+        };
+        let Value::Object(object) = item else {
+            return Err(error("an item must be a JSON object"));
+        };
+        let kind = object.get("type").and_then(Value::as_str);
+        let (role, block) = match kind {
+            Some("function_call") => {
+                let id = string(object, "call_id")
+                    .ok_or_else(|| error("a `function_call` needs `call_id`"))?;
+                let name = string(object, "name")
+                    .ok_or_else(|| error("a `function_call` needs `name`"))?;
+                let arguments = object
+                    .get("arguments")
+                    .and_then(Value::as_str)
+                    .unwrap_or("{}");
+                let input = serde_json::from_str(arguments)
+                    .unwrap_or_else(|_| Value::String(arguments.to_owned()));
+                (
+                    Role::Assistant,
+                    Block::ToolUse(ToolUseBlock {
+                        id,
+                        name,
+                        input,
+                        extra: kept(item),
+                    }),
+                )
+            }
+            Some("function_call_output") => {
+                let id = string(object, "call_id")
+                    .ok_or_else(|| error("a `function_call_output` needs `call_id`"))?;
+                let content = content_of(object.get("output"));
+                (
+                    Role::User,
+                    Block::ToolResult(ToolResultBlock {
+                        tool_use_id: id,
+                        content,
+                        is_error: None,
+                        extra: kept(item),
+                    }),
+                )
+            }
+            _ => (side_of(object), Block::Other(item.clone())),
+        };
+        match messages.last_mut() {
+            Some(last) if last.role == role => {
+                if let Content::Blocks(blocks) = &mut last.content {
+                    blocks.push(block);
+                }
+            }
+            _ => messages.push(Message::from_blocks(role, vec![block])),
+        }
+    }
+    Ok(messages)
+}
+
+/// Writes messages back as Responses API input items, one item a block: what came from items
+/// goes back as it was (with what changed — a renamed call, a compacted output — changed), and
+/// what a repair added (an output for a call that had none) as a new item.
+pub fn to_responses(messages: &[Message]) -> Vec<Value> {
+    let mut items = Vec::new();
+    for message in messages {
+        match &message.content {
+            Content::Text(text) => items.push(serde_json::json!({
+                "role": role_name(message.role),
+                "content": text,
+            })),
+            Content::Blocks(blocks) => {
+                for block in blocks {
+                    items.push(item_of(block, message.role));
+                }
+            }
+        }
+    }
+    items
+}
+
+fn item_of(block: &Block, role: Role) -> Value {
+    match block {
+        Block::Other(item) => item.clone(),
+        Block::Text(text) => serde_json::json!({ "role": role_name(role), "content": text.text }),
+        Block::ToolUse(call) => {
+            let mut item = original(&call.extra).unwrap_or_else(|| {
+                let mut fresh = Map::new();
+                fresh.insert("type".to_owned(), "function_call".into());
+                fresh
+            });
+            item.insert("call_id".to_owned(), call.id.clone().into());
+            item.insert("name".to_owned(), call.name.clone().into());
+            // The arguments as they were written, unless the input changed.
+            let unchanged = item
+                .get("arguments")
+                .and_then(Value::as_str)
+                .and_then(|written| serde_json::from_str::<Value>(written).ok())
+                .is_some_and(|parsed| parsed == call.input);
+            if !unchanged {
+                let arguments = match &call.input {
+                    Value::String(text) => text.clone(),
+                    other => other.to_string(),
+                };
+                item.insert("arguments".to_owned(), arguments.into());
+            }
+            Value::Object(item)
+        }
+        Block::ToolResult(result) => {
+            let mut item = original(&result.extra).unwrap_or_else(|| {
+                let mut fresh = Map::new();
+                fresh.insert("type".to_owned(), "function_call_output".into());
+                fresh
+            });
+            item.insert("call_id".to_owned(), result.tool_use_id.clone().into());
+            // An output nothing changed stays what it was (a list of parts, say).
+            if content_of(item.get("output")) != result.content || !item.contains_key("output") {
+                let output = match &result.content {
+                    None => Value::String(String::new()),
+                    Some(ResultContent::Text(text)) => Value::String(text.clone()),
+                    Some(ResultContent::Blocks(blocks)) => Value::Array(
+                        blocks
+                            .iter()
+                            .map(|block| match block {
+                                Block::Other(part) => part.clone(),
+                                Block::Text(text) => {
+                                    serde_json::json!({ "type": "input_text", "text": text.text })
+                                }
+                                other => serde_json::to_value(other).unwrap_or(Value::Null),
+                            })
+                            .collect(),
+                    ),
+                };
+                item.insert("output".to_owned(), output);
+            }
+            Value::Object(item)
+        }
+    }
+}
+
+/// A call's output as a result's content: a string as text, a list of parts as blocks kept
+/// whole, anything else as its JSON text.
+fn content_of(output: Option<&Value>) -> Option<ResultContent> {
+    match output {
+        Some(Value::String(text)) => Some(ResultContent::Text(text.clone())),
+        Some(Value::Array(parts)) => Some(ResultContent::Blocks(
+            parts.iter().cloned().map(Block::Other).collect(),
+        )),
+        Some(other) => Some(ResultContent::Text(other.to_string())),
+        None => None,
+    }
+}
+
+/// Which side an item is on: the user's (its messages, the outputs of calls) or the model's.
+fn side_of(object: &Map<String, Value>) -> Role {
+    match object.get("role").and_then(Value::as_str) {
+        Some("assistant") => Role::Assistant,
+        Some(_) => Role::User,
+        None => match object.get("type").and_then(Value::as_str) {
+            Some(kind) if kind.ends_with("_output") || kind.ends_with("_response") => Role::User,
+            Some("item_reference") => Role::User,
+            _ => Role::Assistant,
+        },
+    }
+}
+
+fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::User => "user",
+        Role::Assistant => "assistant",
+    }
+}
+
+fn string(object: &Map<String, Value>, key: &str) -> Option<String> {
+    object.get(key).and_then(Value::as_str).map(str::to_owned)
+}
+
+/// A block's kept fields: the item it was.
+fn kept(item: &Value) -> Map<String, Value> {
+    let mut extra = Map::new();
+    extra.insert(ITEM.to_owned(), item.clone());
+    extra
+}
+
+fn original(extra: &Map<String, Value>) -> Option<Map<String, Value>> {
+    match extra.get(ITEM) {
+        Some(Value::Object(item)) => Some(item.clone()),
+        _ => None,
+    }
+}

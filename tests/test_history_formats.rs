@@ -1,0 +1,253 @@
+//! Histories of OpenAI's Responses API and of Gemini, shaped as their documentation shows them
+//! (`tests/data/histories`): converted exactly both ways, repaired, compacted and cleared, each
+//! result checked by the format's own pairing rule written here, not by the library.
+
+use serde_json::{Value, json};
+use toolsmith::history::{
+    self, ClearPolicy, CompactPolicy, from_gemini, from_responses, to_gemini, to_responses,
+};
+
+fn responses_fixture() -> Vec<Value> {
+    serde_json::from_str(include_str!("data/histories/responses.json")).unwrap()
+}
+
+fn gemini_fixture() -> Vec<Value> {
+    serde_json::from_str(include_str!("data/histories/gemini.json")).unwrap()
+}
+
+/// The Responses API's rule: every `function_call` has exactly one `function_call_output` with
+/// its `call_id` after it, and every output a call before it.
+fn responses_violations(items: &[Value]) -> Vec<String> {
+    let mut found = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let id = &item["call_id"];
+        match item["type"].as_str() {
+            Some("function_call") => {
+                let outputs = items[i + 1..]
+                    .iter()
+                    .filter(|later| {
+                        later["type"] == "function_call_output" && later["call_id"] == *id
+                    })
+                    .count();
+                if outputs != 1 {
+                    found.push(format!("call {id} has {outputs} outputs"));
+                }
+            }
+            Some("function_call_output")
+                if !items[..i].iter().any(|earlier| {
+                    earlier["type"] == "function_call" && earlier["call_id"] == *id
+                }) =>
+            {
+                found.push(format!("output {id} answers no earlier call"));
+            }
+            _ => {}
+        }
+    }
+    found
+}
+
+/// Gemini's rule: the `functionCall`s of a `model` content are answered by as many
+/// `functionResponse`s, name for name (and id for id when they have ids), in the content right
+/// after it.
+fn gemini_violations(contents: &[Value]) -> Vec<String> {
+    let mut found = Vec::new();
+    let parts = |c: &Value, key: &str| -> Vec<Value> {
+        c["parts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|p| p.get(key).cloned())
+            .collect()
+    };
+    for (i, content) in contents.iter().enumerate() {
+        let calls = parts(content, "functionCall");
+        if content["role"] == "model" && !calls.is_empty() {
+            let Some(next) = contents.get(i + 1) else {
+                found.push(format!("content {i}: calls and nothing after"));
+                continue;
+            };
+            let mut answers = parts(next, "functionResponse");
+            for call in &calls {
+                let position = answers.iter().position(|answer| {
+                    answer["name"] == call["name"]
+                        && (call.get("id").is_none() || answer.get("id") == call.get("id"))
+                });
+                match position {
+                    Some(at) => {
+                        answers.remove(at);
+                    }
+                    None => found.push(format!("content {i}: {} unanswered", call["name"])),
+                }
+            }
+            if !answers.is_empty() {
+                found.push(format!(
+                    "content {}: {} responses answer no call",
+                    i + 1,
+                    answers.len()
+                ));
+            }
+        } else if i > 0
+            && contents[i - 1]["role"] != "model"
+            && !parts(content, "functionResponse").is_empty()
+        {
+            found.push(format!("content {i}: responses after no call"));
+        }
+    }
+    found
+}
+
+#[test]
+fn both_formats_convert_back_exactly() {
+    let items = responses_fixture();
+    let back = to_responses(&from_responses(&items).unwrap());
+    assert_eq!(
+        serde_json::to_string(&back).unwrap(),
+        serde_json::to_string(&items).unwrap()
+    );
+    let contents = gemini_fixture();
+    let back = to_gemini(&from_gemini(&contents).unwrap());
+    assert_eq!(
+        serde_json::to_string(&back).unwrap(),
+        serde_json::to_string(&contents).unwrap()
+    );
+    // Valid as they are, and repair leaves them so.
+    for messages in [
+        from_responses(&items).unwrap(),
+        from_gemini(&contents).unwrap(),
+    ] {
+        assert!(
+            history::validate(&messages).is_empty(),
+            "{:?}",
+            history::validate(&messages)
+        );
+        let mut repaired = messages.clone();
+        assert!(history::repair(&mut repaired).is_empty());
+        assert_eq!(repaired, messages);
+    }
+}
+
+#[test]
+fn a_broken_responses_history_is_repaired_without_losing_a_real_output() {
+    let mut items = responses_fixture();
+    // The Bogotá output comes late, after the assistant's next message; a stray output names
+    // no call; a new call has no output.
+    let late = items.remove(6);
+    items.insert(8, late);
+    items.insert(
+        3,
+        json!({ "type": "function_call_output", "call_id": "call_nobody", "output": "?" }),
+    );
+    items.push(json!({ "type": "function_call", "call_id": "call_new", "name": "get_weather", "arguments": "{\"location\":\"Oslo\"}" }));
+    assert!(!responses_violations(&items).is_empty());
+    let mut messages = from_responses(&items).unwrap();
+    let report = history::repair(&mut messages);
+    let back = to_responses(&messages);
+    assert!(
+        responses_violations(&back).is_empty(),
+        "{:?}\n{report}",
+        responses_violations(&back)
+    );
+    assert_eq!(report.moved, ["call_YpMz7sVuwP4xfG2K9qLmN1cd"], "{report}");
+    assert_eq!(report.synthesized, ["call_new"], "{report}");
+    assert_eq!(report.orphans_removed, ["call_nobody"], "{report}");
+    let bogota = back
+        .iter()
+        .find(|i| {
+            i["call_id"] == "call_YpMz7sVuwP4xfG2K9qLmN1cd" && i["type"] == "function_call_output"
+        })
+        .unwrap();
+    assert_eq!(
+        bogota["output"][0]["text"], "14 °C, light rain",
+        "the real output, as it was"
+    );
+    // Every message, reasoning and search item is still there.
+    for kept in [
+        "rs_6890e972fa7c819ca8bc561526b989170694874912ae0ea6",
+        "ws_67c9fa0502748190b7dd390736892e100be649c1a5ff9609",
+        "msg_6890e97a",
+    ] {
+        assert!(back.iter().any(|i| i["id"] == kept), "{kept}");
+    }
+    let mut again = from_responses(&back).unwrap();
+    assert!(history::repair(&mut again).is_empty());
+}
+
+#[test]
+fn gemini_calls_without_ids_pair_by_name_and_a_missing_response_names_its_function() {
+    let mut contents = gemini_fixture();
+    // The music's response is lost.
+    contents[2]["parts"].as_array_mut().unwrap().remove(1);
+    assert!(!gemini_violations(&contents).is_empty());
+    let mut messages = from_gemini(&contents).unwrap();
+    let report = history::repair(&mut messages);
+    let back = to_gemini(&messages);
+    assert!(
+        gemini_violations(&back).is_empty(),
+        "{:?}",
+        gemini_violations(&back)
+    );
+    assert_eq!(report.synthesized.len(), 1, "{report}");
+    // In call order: the written one in the music's place.
+    let written = &back[2]["parts"][1]["functionResponse"];
+    assert_eq!(written["name"], "start_music", "{written}");
+    assert!(
+        written.get("id").is_none(),
+        "no id where the calls had none: {written}"
+    );
+    assert_eq!(
+        back[2]["parts"][0], contents[2]["parts"][0],
+        "the real responses as they were"
+    );
+}
+
+#[test]
+fn long_results_are_compacted_and_cleared_in_both_formats() {
+    let big = "line of a long log\n".repeat(2_000);
+    // Responses: the first output grows long, then four more turns pass.
+    let mut items = responses_fixture();
+    items[5]["output"] = Value::String(big.clone());
+    for turn in 0..4 {
+        items.push(json!({ "role": "user", "content": format!("and then {turn}?") }));
+        items.push(json!({ "type": "message", "role": "assistant", "content": [{ "type": "output_text", "text": "ok" }] }));
+    }
+    let mut messages = from_responses(&items).unwrap();
+    let report = history::microcompact(&mut messages, &CompactPolicy::default());
+    assert_eq!(
+        report.summarized,
+        ["call_XOnF4B9DvB8EJVB3JvWnGg83"],
+        "{report}"
+    );
+    let back = to_responses(&messages);
+    assert!(
+        back[5]["output"]
+            .as_str()
+            .unwrap()
+            .starts_with("[Old tool result cleared")
+    );
+    assert!(responses_violations(&back).is_empty());
+
+    // Gemini: a long response, cleared by tokens.
+    let mut contents = gemini_fixture();
+    contents[6]["parts"][0]["functionResponse"]["response"] = json!({ "log": big });
+    let mut messages = from_gemini(&contents).unwrap();
+    let policy = ClearPolicy::default()
+        .with_trigger_tokens(1_000)
+        .with_keep_tool_uses(0);
+    let report = history::clear_tool_uses(
+        &mut messages,
+        &policy,
+        &toolsmith::tokens::CharsPerToken::default(),
+    );
+    assert!(report.cleared.contains(&"call-7a3f".to_owned()), "{report}");
+    let back = to_gemini(&messages);
+    let response = &back[6]["parts"][0]["functionResponse"];
+    assert!(
+        response["response"]["output"]
+            .as_str()
+            .unwrap()
+            .starts_with("[Tool result cleared"),
+        "{response}"
+    );
+    assert_eq!(response["id"], "call-7a3f");
+    assert!(gemini_violations(&back).is_empty());
+}
