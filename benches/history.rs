@@ -148,6 +148,19 @@ fn bench_history(c: &mut Criterion) {
             ))
         })
     });
+    // The conversions alone, both ways, to tell their share from the work on the history.
+    group.bench_function("responses_read_and_write_only", |b| {
+        b.iter(|| {
+            let messages = history::from_responses(&items).unwrap();
+            black_box(history::to_responses(&messages))
+        })
+    });
+    group.bench_function("gemini_read_and_write_only", |b| {
+        b.iter(|| {
+            let messages = history::from_gemini(&contents).unwrap();
+            black_box(history::to_gemini(&messages))
+        })
+    });
     group.finish();
 }
 

@@ -226,7 +226,8 @@ fn long_results_are_compacted_and_cleared_in_both_formats() {
     );
     assert!(responses_violations(&back).is_empty());
 
-    // Gemini: a long response, cleared by tokens.
+    // Gemini: a long response of one text field, cleared by tokens: the placeholder takes the
+    // field's place.
     let mut contents = gemini_fixture();
     contents[6]["parts"][0]["functionResponse"]["response"] = json!({ "log": big });
     let mut messages = from_gemini(&contents).unwrap();
@@ -242,7 +243,7 @@ fn long_results_are_compacted_and_cleared_in_both_formats() {
     let back = to_gemini(&messages);
     let response = &back[6]["parts"][0]["functionResponse"];
     assert!(
-        response["response"]["output"]
+        response["response"]["log"]
             .as_str()
             .unwrap()
             .starts_with("[Tool result cleared"),

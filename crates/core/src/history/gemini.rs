@@ -106,7 +106,21 @@ pub fn from_gemini(contents: &[Value]) -> Result<Vec<Message>, ConversionError> 
                     .get("name")
                     .and_then(Value::as_str)
                     .unwrap_or_default();
-                let mut extra = kept(PART, part);
+                // The part without its response (which the block's text holds): a large
+                // response is held once. A response of one text field is read as that text,
+                // the field's name kept to write it back.
+                let single = match response.get("response") {
+                    Some(Value::Object(fields)) if fields.len() == 1 => fields
+                        .iter()
+                        .next()
+                        .and_then(|(key, value)| Some((key.clone(), value.as_str()?.to_owned()))),
+                    _ => None,
+                };
+                let mut skeleton = part.clone();
+                skeleton["functionResponse"]["response"] = single
+                    .as_ref()
+                    .map_or(Value::Null, |(key, _)| Value::String(key.clone()));
+                let mut extra = kept(PART, &skeleton);
                 let id = match response.get("id").and_then(Value::as_str) {
                     Some(id) => id.to_owned(),
                     None => {
@@ -120,12 +134,13 @@ pub fn from_gemini(contents: &[Value]) -> Result<Vec<Message>, ConversionError> 
                 };
                 Block::ToolResult(ToolResultBlock {
                     tool_use_id: id,
-                    content: Some(ResultContent::Text(
-                        response
+                    content: Some(ResultContent::Text(match single {
+                        Some((_, text)) => text,
+                        None => response
                             .get("response")
                             .map(Value::to_string)
                             .unwrap_or_default(),
-                    )),
+                    })),
                     is_error: None,
                     extra,
                 })
@@ -212,19 +227,23 @@ fn part_of(block: &Block, names: &std::collections::HashMap<&str, (&str, bool)>)
                 Some(Value::Object(inner)) => inner.clone(),
                 _ => Map::new(),
             };
+            // A response of one text field is that field with the text; any other is the
+            // block's text read back (it was written from the response, in order), unless the
+            // text is no object's any more (compacted, or written by a repair): then
+            // `{"output": text}`.
             let text = result.text();
-            // The response as it was, unless its text changed (compacted, or written by a
-            // repair): then `{"output": text}`.
-            let unchanged = inner
-                .get("response")
-                .is_some_and(|response| response.to_string() == text);
-            if !unchanged {
-                let response = match serde_json::from_str::<Value>(&text) {
+            let response = match inner.get("response") {
+                Some(Value::String(key)) => {
+                    let mut fields = Map::new();
+                    fields.insert(key.clone(), Value::String(text.into_owned()));
+                    Value::Object(fields)
+                }
+                _ => match serde_json::from_str::<Value>(&text) {
                     Ok(object @ Value::Object(_)) => object,
                     _ => serde_json::json!({ "output": text }),
-                };
-                inner.insert("response".to_owned(), response);
-            }
+                },
+            };
+            inner.insert("response".to_owned(), response);
             let call = names.get(result.tool_use_id.as_str()).copied();
             if !inner.contains_key("name") {
                 inner.insert("name".to_owned(), call.map_or("", |(name, _)| name).into());

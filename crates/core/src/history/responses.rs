@@ -81,13 +81,28 @@ pub fn from_responses(items: &[Value]) -> Result<Vec<Message>, ConversionError> 
                 let id = string(object, "call_id")
                     .ok_or_else(|| error("a `function_call_output` needs `call_id`"))?;
                 let content = content_of(object.get("output"));
+                // The item without its output (which the block's content holds): a large output
+                // is held once. What kind of JSON it was is kept.
+                let skeleton: Map<String, Value> = object
+                    .iter()
+                    .map(|(key, value)| {
+                        let value = match (key.as_str(), value) {
+                            ("output", Value::String(_)) => Value::String(String::new()),
+                            ("output", Value::Array(_)) => Value::Array(Vec::new()),
+                            ("output", _) => Value::Bool(true),
+                            _ => value.clone(),
+                        };
+                        (key.clone(), value)
+                    })
+                    .collect();
+                let skeleton = Value::Object(skeleton);
                 (
                     Role::User,
                     Block::ToolResult(ToolResultBlock {
                         tool_use_id: id,
                         content,
                         is_error: None,
-                        extra: kept(item),
+                        extra: kept(&skeleton),
                     }),
                 )
             }
@@ -160,26 +175,29 @@ fn item_of(block: &Block, role: Role) -> Value {
                 fresh
             });
             item.insert("call_id".to_owned(), result.tool_use_id.clone().into());
-            // An output nothing changed stays what it was (a list of parts, say).
-            if content_of(item.get("output")) != result.content || !item.contains_key("output") {
-                let output = match &result.content {
-                    None => Value::String(String::new()),
-                    Some(ResultContent::Text(text)) => Value::String(text.clone()),
-                    Some(ResultContent::Blocks(blocks)) => Value::Array(
-                        blocks
-                            .iter()
-                            .map(|block| match block {
-                                Block::Other(part) => part.clone(),
-                                Block::Text(text) => {
-                                    serde_json::json!({ "type": "input_text", "text": text.text })
-                                }
-                                other => serde_json::to_value(other).unwrap_or(Value::Null),
-                            })
-                            .collect(),
-                    ),
-                };
-                item.insert("output".to_owned(), output);
-            }
+            // The output from the content: a string as it was, a list of parts as it was, and
+            // an output of another JSON kind read back from its text (unless compacted).
+            let was_other = item.get("output") == Some(&Value::Bool(true));
+            let output = match &result.content {
+                None => Value::String(String::new()),
+                Some(ResultContent::Text(text)) if was_other => {
+                    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.clone()))
+                }
+                Some(ResultContent::Text(text)) => Value::String(text.clone()),
+                Some(ResultContent::Blocks(blocks)) => Value::Array(
+                    blocks
+                        .iter()
+                        .map(|block| match block {
+                            Block::Other(part) => part.clone(),
+                            Block::Text(text) => {
+                                serde_json::json!({ "type": "input_text", "text": text.text })
+                            }
+                            other => serde_json::to_value(other).unwrap_or(Value::Null),
+                        })
+                        .collect(),
+                ),
+            };
+            item.insert("output".to_owned(), output);
             Value::Object(item)
         }
     }
