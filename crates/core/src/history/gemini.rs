@@ -72,9 +72,17 @@ pub fn from_gemini(contents: &[Value]) -> Result<Vec<Message>, ConversionError> 
                 return Err(error("a part must be a JSON object"));
             };
             let block = if let Some(Value::String(text)) = fields.get("text") {
+                // A part of text alone needs nothing kept; any other keeps its other fields.
+                let extra = if fields.len() == 1 {
+                    Map::new()
+                } else {
+                    let mut skeleton = part.clone();
+                    skeleton["text"] = Value::Null;
+                    kept(PART, &skeleton)
+                };
                 Block::Text(TextBlock {
                     text: text.clone(),
-                    extra: kept(PART, part),
+                    extra,
                 })
             } else if let Some(Value::Object(call)) = fields.get("functionCall") {
                 let name = call
@@ -82,7 +90,10 @@ pub fn from_gemini(contents: &[Value]) -> Result<Vec<Message>, ConversionError> 
                     .and_then(Value::as_str)
                     .unwrap_or_default()
                     .to_owned();
-                let mut extra = kept(PART, part);
+                // The part without its arguments (which the block's input holds).
+                let mut skeleton = part.clone();
+                skeleton["functionCall"]["args"] = Value::Null;
+                let mut extra = kept(PART, &skeleton);
                 let id = match call.get("id").and_then(Value::as_str) {
                     Some(id) => id.to_owned(),
                     None => {
@@ -209,10 +220,7 @@ fn part_of(block: &Block, names: &std::collections::HashMap<&str, (&str, bool)>)
         }
         Block::ToolUse(call) => {
             let mut part = original(&call.extra).unwrap_or_default();
-            let mut inner = match part.get("functionCall") {
-                Some(Value::Object(inner)) => inner.clone(),
-                _ => Map::new(),
-            };
+            let mut inner = taken(&mut part, "functionCall");
             inner.insert("name".to_owned(), call.name.clone().into());
             inner.insert("args".to_owned(), call.input.clone());
             if call.extra.get(MADE_ID) != Some(&Value::Bool(true)) {
@@ -223,10 +231,7 @@ fn part_of(block: &Block, names: &std::collections::HashMap<&str, (&str, bool)>)
         }
         Block::ToolResult(result) => {
             let mut part = original(&result.extra).unwrap_or_default();
-            let mut inner = match part.get("functionResponse") {
-                Some(Value::Object(inner)) => inner.clone(),
-                _ => Map::new(),
-            };
+            let mut inner = taken(&mut part, "functionResponse");
             // A response of one text field is that field with the text; any other is the
             // block's text read back (it was written from the response, in order), unless the
             // text is no object's any more (compacted, or written by a repair): then
@@ -263,6 +268,14 @@ fn kept(key: &str, value: &Value) -> Map<String, Value> {
     let mut extra = Map::new();
     extra.insert(key.to_owned(), value.clone());
     extra
+}
+
+/// The object under `key` in a part, taken out of it (its place kept for the write back).
+fn taken(part: &mut Map<String, Value>, key: &str) -> Map<String, Value> {
+    match part.get_mut(key).map(Value::take) {
+        Some(Value::Object(inner)) => inner,
+        _ => Map::new(),
+    }
 }
 
 fn original(extra: &Map<String, Value>) -> Option<Map<String, Value>> {
