@@ -1,19 +1,27 @@
-//! `trim::fit_json` on a 100 MB JSON array cut to 20,000 chars, against one validating pass of
-//! serde_json over the same text (`from_str::<IgnoredAny>`), and the process's peak memory
-//! growth while fitting.
+//! `trim::fit_json` on ~100 MB JSON documents of four shapes, cut to 20,000 chars, against one
+//! validating pass of serde_json over the same text (`from_str::<IgnoredAny>`), and the
+//! process's peak memory growth while fitting.
+//!
+//! The shapes: a compact array of issue-like objects (as an API returns them); the same kind of
+//! records pretty-printed and nested (as `jq .` or a `--pretty` flag writes them); one wide object
+//! of keys with non-ASCII values; and arrays nested ten deep.
 //!
 //! Run: `cargo bench --bench json_fit` (a bench binary; three runs of each, in one process).
+//! `cargo bench --bench json_fit -- pretty` runs the shapes whose name contains `pretty`.
 
 mod common;
 
+use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use common::resident_mib;
 use serde::de::IgnoredAny;
 use toolsmith::trim::{FullOutput, fit_json};
 
-/// A 100 MB array of issue-like objects, compact, as an API would return them.
-fn payload(bytes: usize) -> String {
+const SIZE: usize = 100 << 20;
+
+/// A compact array of issue-like objects.
+fn compact(bytes: usize) -> String {
     let mut out = String::with_capacity(bytes + 1024);
     out.push('[');
     let mut i = 0u64;
@@ -21,12 +29,77 @@ fn payload(bytes: usize) -> String {
         if i > 0 {
             out.push(',');
         }
-        out.push_str(&format!(
+        write!(
+            out,
             r#"{{"number":{i},"title":"Crash when parsing \"config\" on start — issue {i}","state":"open","labels":["bug","p{}"],"comments":{},"body":"Steps:\n1. run\n2. see the panic at src/main.rs:{}"}}"#,
             i % 4,
             i % 97,
             i % 1000
-        ));
+        )
+        .unwrap();
+        i += 1;
+    }
+    out.push(']');
+    out
+}
+
+/// The records of an API, pretty-printed with two-space indentation, each with a nested user
+/// and a list of labels.
+fn pretty(bytes: usize) -> String {
+    let mut out = String::with_capacity(bytes + 1024);
+    out.push_str("{\n  \"total\": 0,\n  \"items\": [\n");
+    let mut i = 0u64;
+    while out.len() < bytes {
+        if i > 0 {
+            out.push_str(",\n");
+        }
+        write!(
+            out,
+            "    {{\n      \"id\": {i},\n      \"name\": \"repo-{i}\",\n      \"full_name\": \"octo/repo-{i}\",\n      \"private\": false,\n      \"owner\": {{\n        \"login\": \"octo\",\n        \"id\": {},\n        \"site_admin\": false\n      }},\n      \"topics\": [\n        \"rust\",\n        \"cli\",\n        \"t{}\"\n      ],\n      \"stars\": {},\n      \"description\": \"A tool for the {}th task, with \\\"quotes\\\" and a path C:\\\\src\"\n    }}",
+            i % 5000,
+            i % 31,
+            i * 7 % 10_000,
+            i
+        )
+        .unwrap();
+        i += 1;
+    }
+    out.push_str("\n  ]\n}\n");
+    out
+}
+
+/// One object of many keys, each value a short text of non-ASCII chars.
+fn wide_unicode(bytes: usize) -> String {
+    let mut out = String::with_capacity(bytes + 1024);
+    out.push('{');
+    let mut i = 0u64;
+    while out.len() < bytes {
+        if i > 0 {
+            out.push(',');
+        }
+        write!(
+            out,
+            r#""clé_{i}":"Größe {i} — 日本語のテキスト ✓ ÄÖÜ ñ ø € 🙂""#
+        )
+        .unwrap();
+        i += 1;
+    }
+    out.push('}');
+    out
+}
+
+/// Arrays nested ten deep, numbers at the leaves.
+fn deep_arrays(bytes: usize) -> String {
+    let mut out = String::with_capacity(bytes + 1024);
+    out.push('[');
+    let mut i = 0u64;
+    while out.len() < bytes {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&"[".repeat(10));
+        write!(out, "{i},{},{}", i + 1, i * 3).unwrap();
+        out.push_str(&"]".repeat(10));
         i += 1;
     }
     out.push(']');
@@ -37,33 +110,49 @@ fn best(runs: &[Duration]) -> Duration {
     runs.iter().copied().min().unwrap_or_default()
 }
 
-fn main() {
-    if std::env::args().any(|arg| arg == "--list") {
-        return;
-    }
-    let text = payload(100 << 20);
+fn run(name: &str, text: &str) {
     let before = resident_mib("VmRSS:");
     let mut fits = Vec::new();
     let mut validates = Vec::new();
     let mut kept = 0;
     for _ in 0..3 {
         let started = Instant::now();
-        let fit = fit_json(&text, 20_000, 0.5, &FullOutput::NotKept).expect("valid JSON");
+        let fit = fit_json(text, 20_000, 0.5, &FullOutput::NotKept).expect("valid JSON");
         fits.push(started.elapsed());
         kept = fit.text.chars().count();
         let started = Instant::now();
-        serde_json::from_str::<IgnoredAny>(&text).expect("valid JSON");
+        serde_json::from_str::<IgnoredAny>(text).expect("valid JSON");
         validates.push(started.elapsed());
     }
     let peak = resident_mib("VmHWM:");
     let fit = best(&fits);
     let validate = best(&validates);
-    println!("input: {} bytes; fitted to {kept} chars", text.len());
-    println!("fit_json:               {fits:?} (best {fit:?})");
-    println!("serde_json IgnoredAny:  {validates:?} (best {validate:?})");
+    println!("{name}: {} bytes; fitted to {kept} chars", text.len());
+    println!("  fit_json:              {fits:?} (best {fit:?})");
+    println!("  serde_json IgnoredAny: {validates:?} (best {validate:?})");
     println!(
-        "ratio: {:.2}x; peak RSS {peak:.1} MiB with the input's {:.1} MiB resident before fitting",
+        "  ratio: {:.2}x; peak RSS {peak:.1} MiB, {before:.1} MiB resident before fitting",
         fit.as_secs_f64() / validate.as_secs_f64(),
-        before
     );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|arg| arg == "--list") {
+        return;
+    }
+    let filter = args.iter().find(|arg| !arg.starts_with("--"));
+    let shapes: [(&str, fn(usize) -> String); 4] = [
+        ("compact", compact),
+        ("pretty", pretty),
+        ("wide_unicode", wide_unicode),
+        ("deep_arrays", deep_arrays),
+    ];
+    for (name, make) in shapes {
+        if filter.is_some_and(|filter| !name.contains(filter.as_str())) {
+            continue;
+        }
+        let text = make(SIZE);
+        run(name, &text);
+    }
 }
