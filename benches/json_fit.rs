@@ -106,6 +106,9 @@ fn deep_arrays(bytes: usize) -> String {
     out
 }
 
+/// Makes a document of about the given size in bytes.
+type Shape = fn(usize) -> String;
+
 fn best(runs: &[Duration]) -> Duration {
     runs.iter().copied().min().unwrap_or_default()
 }
@@ -142,7 +145,7 @@ fn main() {
         return;
     }
     let filter = args.iter().find(|arg| !arg.starts_with("--"));
-    let shapes: [(&str, fn(usize) -> String); 4] = [
+    let shapes: [(&str, Shape); 4] = [
         ("compact", compact),
         ("pretty", pretty),
         ("wide_unicode", wide_unicode),

@@ -470,6 +470,44 @@ pub(crate) fn id_in_prefix(prefix: &[u8]) -> Value {
     Value::Null
 }
 
+/// A reader of standard input, boxed.
+pub(crate) type StdRead = Box<dyn tokio::io::AsyncRead + Unpin + Send>;
+/// A writer of standard output, boxed.
+pub(crate) type StdWrite = Box<dyn tokio::io::AsyncWrite + Unpin + Send>;
+
+/// The process's standard input and output as async streams. Where they are pipes (as an MCP
+/// client starts its server), they are read and written by the runtime's reactor, so a message
+/// crosses no thread; otherwise (a terminal, a file) through tokio's standard streams, which
+/// use the blocking pool. Either pipe is then in non-blocking mode, shared with whatever else
+/// holds the same end of it.
+pub(crate) fn stdio() -> (StdRead, StdWrite) {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd as _;
+        let read: StdRead = match std::io::stdin()
+            .as_fd()
+            .try_clone_to_owned()
+            .and_then(tokio::net::unix::pipe::Receiver::from_owned_fd)
+        {
+            Ok(pipe) => Box::new(pipe),
+            Err(_) => Box::new(tokio::io::stdin()),
+        };
+        let write: StdWrite = match std::io::stdout()
+            .as_fd()
+            .try_clone_to_owned()
+            .and_then(tokio::net::unix::pipe::Sender::from_owned_fd)
+        {
+            Ok(pipe) => Box::new(pipe),
+            Err(_) => Box::new(tokio::io::stdout()),
+        };
+        (read, write)
+    }
+    #[cfg(not(unix))]
+    {
+        (Box::new(tokio::io::stdin()), Box::new(tokio::io::stdout()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -122,7 +122,10 @@ pub(crate) fn connect(
         to,
     });
     tokio::spawn(send_all(shared, from));
-    Ok(Link { incoming, outgoing })
+    Ok(Link {
+        incoming: incoming.into(),
+        outgoing: outgoing.into(),
+    })
 }
 
 /// Sends each message as a POST of its own, concurrently; opens the server's own stream once

@@ -567,7 +567,10 @@ impl Endpoint {
         let (outgoing, mut from_session) = mpsc::channel::<String>(QUEUE);
         let router = Arc::new(Mutex::new(Router::default()));
         let routing = Arc::clone(&router);
-        let run = (self.sessions)(Link { incoming, outgoing });
+        let run = (self.sessions)(Link {
+            incoming: incoming.into(),
+            outgoing: outgoing.into(),
+        });
         let task = tokio::spawn(async move {
             let routes = async move {
                 while let Some(message) = from_session.recv().await {

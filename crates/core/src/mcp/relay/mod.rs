@@ -194,7 +194,8 @@ impl Proxy {
     ///
     /// [`ProxyError`] when the proxy has no server.
     pub async fn serve_stdio(self) -> Result<(), ProxyError> {
-        self.serve(tokio::io::stdin(), tokio::io::stdout()).await
+        let (read, write) = crate::mcp::transport::stdio();
+        self.serve(read, write).await
     }
 
     /// Serves one client over newline-delimited JSON on `read` and `write` until `read` ends.

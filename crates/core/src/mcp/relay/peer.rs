@@ -7,10 +7,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use futures_util::future::BoxFuture;
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use super::link::{self, Link, Raw, Received};
+use super::link::{self, Link, Raw, Received, Sink, Source};
 
 /// JSON-RPC's "internal error", for answers the relay makes when a peer ended.
 pub(crate) const INTERNAL_ERROR: i64 = -32603;
@@ -46,7 +46,7 @@ pub(crate) enum Incoming {
 pub(crate) struct Peer {
     /// Who the peer is, for messages (`the MCP server `git``).
     pub(crate) label: String,
-    out: mpsc::Sender<String>,
+    out: Sink,
     pending: std::sync::Mutex<HashMap<String, oneshot::Sender<Outcome>>>,
     next_id: AtomicU64,
     /// Cancelled when the link ends.
@@ -90,6 +90,14 @@ impl Peer {
         side: Side,
         on_incoming: impl Fn(Arc<Peer>, Incoming) -> BoxFuture<'static, ()> + Send + Sync + 'static,
     ) -> Arc<Peer> {
+        let (peer, incoming) = Peer::unstarted(label, link);
+        peer.dispatch(incoming, side, on_incoming);
+        peer
+    }
+
+    /// A peer that sends over `link` and reads nothing until [`dispatch`](Self::dispatch) is
+    /// given what `link` brings: for a handler that needs the peer built first.
+    pub(crate) fn unstarted(label: impl Into<String>, link: Link) -> (Arc<Peer>, Source) {
         let peer = Arc::new(Peer {
             label: label.into(),
             out: link.outgoing,
@@ -97,25 +105,17 @@ impl Peer {
             next_id: AtomicU64::new(1),
             closed: CancellationToken::new(),
         });
-        tokio::spawn(dispatch(
-            Arc::clone(&peer),
-            link.incoming,
-            on_incoming,
-            side,
-        ));
-        peer
+        (peer, link.incoming)
     }
 
-    /// A handler for [`start`](Self::start) that sends each message on to `to`.
-    pub(crate) fn to_channel(
-        to: mpsc::Sender<Incoming>,
-    ) -> impl Fn(Arc<Peer>, Incoming) -> BoxFuture<'static, ()> + Send + Sync + 'static {
-        move |_, incoming| {
-            let to = to.clone();
-            Box::pin(async move {
-                let _ = to.send(incoming).await;
-            })
-        }
+    /// Starts dispatching what comes from `incoming`, as [`start`](Self::start) does.
+    pub(crate) fn dispatch(
+        self: &Arc<Self>,
+        incoming: Source,
+        side: Side,
+        on_incoming: impl Fn(Arc<Peer>, Incoming) -> BoxFuture<'static, ()> + Send + Sync + 'static,
+    ) {
+        tokio::spawn(dispatch(Arc::clone(self), incoming, on_incoming, side));
     }
 
     /// Sends a request with an id of the relay's own.
@@ -172,7 +172,7 @@ impl Peer {
 
 async fn dispatch(
     peer: Arc<Peer>,
-    mut from: mpsc::Receiver<Received>,
+    mut from: Source,
     on_incoming: impl Fn(Arc<Peer>, Incoming) -> BoxFuture<'static, ()> + Send + Sync + 'static,
     side: Side,
 ) {

@@ -16,11 +16,10 @@ use std::time::Duration;
 use futures_util::future::{BoxFuture, join_all};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
-use tokio::sync::mpsc;
 
 use super::bounded;
 use super::fit::{self, Fitting};
-use super::link::{self, Link, QUEUE, Raw};
+use super::link::{self, Link, Raw};
 use super::peer::{INTERNAL_ERROR, Incoming, Outcome, Peer, Side};
 use super::upstream::{self, Connecting, Live, Prefix, Upstream, error_text};
 use crate::artifacts::{ArtifactId, READ_ARTIFACT};
@@ -150,8 +149,6 @@ fn raw_error(error: Value) -> Raw {
 /// Serves one client over `link` until it goes away; then every server of the session is
 /// stopped.
 pub(crate) async fn run(settings: Arc<Settings>, link: Link) {
-    let (to_loop, mut from_client) = mpsc::channel(QUEUE);
-    let client = Peer::start("the client", link, Side::Client, Peer::to_channel(to_loop));
     let slots = settings
         .upstreams
         .iter()
@@ -161,6 +158,7 @@ pub(crate) async fn run(settings: Arc<Settings>, link: Link) {
             failure: Mutex::new(None),
         })
         .collect();
+    let (client, from_client) = Peer::unstarted("the client", link);
     let session = Arc::new_cyclic(|me| Session {
         settings,
         client,
@@ -174,9 +172,21 @@ pub(crate) async fn run(settings: Arc<Settings>, link: Link) {
         loaded: Mutex::default(),
         me: me.clone(),
     });
-    while let Some(incoming) = from_client.recv().await {
-        session.on_client(incoming).await;
-    }
+    // The client's messages are handled by the task that reads them, once the session they
+    // go to exists.
+    let handler = Arc::downgrade(&session);
+    let on_client = move |_, incoming| -> BoxFuture<'static, ()> {
+        let handler = handler.clone();
+        Box::pin(async move {
+            if let Some(session) = handler.upgrade() {
+                session.on_client(incoming).await;
+            }
+        })
+    };
+    session
+        .client
+        .dispatch(from_client, Side::Client, on_client);
+    session.client.closed.cancelled().await;
     // The client is gone: what it asked for stops, and so do the servers.
     for (_, flight) in lock(&session.in_flight).drain() {
         flight.task.abort();
