@@ -142,6 +142,52 @@ proptest! {
     }
 }
 
+/// `value` pretty-printed with `indent` (serde_json's printer with another indentation).
+fn indented(value: &Value, indent: &str) -> String {
+    use serde::Serialize as _;
+    let mut out = Vec::new();
+    let formatter = serde_json::ser::PrettyFormatter::with_indent(indent.as_bytes());
+    let mut serializer = serde_json::Serializer::with_formatter(&mut out, formatter);
+    value.serialize(&mut serializer).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// Pretty-printed as people and tools write it (two, four or eight spaces, tabs): the fit is
+    /// the same as of the compact text, and it says how much whitespace went.
+    #[test]
+    fn pretty_printed_json_fits_as_its_compact_form_does(
+        value in arb_json(),
+        indent in prop::sample::select(vec!["  ", "    ", "        ", "\t"]),
+        allowance in 0usize..3_000,
+    ) {
+        let pretty = indented(&value, indent);
+        let compact = serde_json::to_string(&value).unwrap();
+        let from_pretty = fit_json(&pretty, allowance, 0.5, &FullOutput::NotKept);
+        let from_compact = fit_json(&compact, allowance, 0.5, &FullOutput::NotKept);
+        match (from_pretty, from_compact) {
+            (Some(p), Some(c)) => {
+                prop_assert!(p.text.chars().count() <= allowance);
+                let whitespace = pretty.chars().count() - compact.chars().count();
+                prop_assert_eq!(p.whitespace_removed, whitespace);
+                if !c.is_cut() {
+                    prop_assert_eq!(&p.text, &c.text);
+                } else {
+                    // Both sides read by the same parser (a float reads back as its text).
+                    let out: Value = serde_json::from_str(&p.text).unwrap();
+                    check_kept(&serde_json::from_str(&compact).unwrap(), &out);
+                }
+            }
+            (None, None) => {}
+            // The marker says `JSON compacted` for the pretty text: it may need a little more.
+            (None, Some(c)) => prop_assert!(c.is_cut()),
+            (Some(p), None) => prop_assert!(false, "only the pretty text fit: {}", p.text),
+        }
+    }
+}
+
 #[test]
 fn an_array_of_ten_thousand_objects_keeps_its_ends() {
     let rows: Vec<Value> = (0..10_000)

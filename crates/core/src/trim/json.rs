@@ -584,9 +584,19 @@ fn as_str(bytes: &[u8]) -> &str {
     std::str::from_utf8(bytes).unwrap_or_default()
 }
 
-/// Chars (Unicode scalar values) of UTF-8 text.
+/// Chars (Unicode scalar values) of UTF-8 text: its bytes that are not continuation bytes,
+/// counted in byte-wide lanes 255 bytes at a time (so the compiler can count 32 at once).
 fn count_chars(bytes: &[u8]) -> usize {
-    bytes.iter().filter(|&&b| (b as i8) >= -0x40).count()
+    bytes
+        .chunks(255)
+        .map(|chunk| {
+            let starts: u8 = chunk
+                .iter()
+                .map(|&b| u8::from((b as i8) >= -0x40))
+                .fold(0, u8::wrapping_add);
+            usize::from(starts)
+        })
+        .sum()
 }
 
 fn is_ws(byte: u8) -> bool {
@@ -596,6 +606,16 @@ fn is_ws(byte: u8) -> bool {
 fn skip_ws(bytes: &[u8], mut at: usize) -> usize {
     while at < bytes.len() && is_ws(bytes[at]) {
         at += 1;
+        // After a newline, indentation: spaces eight at a time, up to the first other byte.
+        while let Some(chunk) = bytes.get(at..at + 8) {
+            let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
+            let not_spaces = word ^ (LOW_BITS * u64::from(b' '));
+            if not_spaces != 0 {
+                at += (not_spaces.trailing_zeros() / 8) as usize;
+                break;
+            }
+            at += 8;
+        }
     }
     at
 }
@@ -637,6 +657,28 @@ static STRING_STOPS: [bool; 256] = {
     stops
 };
 
+const LOW_BITS: u64 = 0x0101_0101_0101_0101;
+const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+
+/// Whether any of the eight bytes of `word` is zero.
+fn has_zero_byte(word: u64) -> bool {
+    word.wrapping_sub(LOW_BITS) & !word & HIGH_BITS != 0
+}
+
+/// Whether any of the eight bytes of `word` ends a run of plain string content (a quote, a
+/// backslash, a control char): the word-wide form of `STRING_STOPS`.
+fn ends_a_run(word: u64) -> bool {
+    let control = word.wrapping_sub(LOW_BITS * 0x20) & !word & HIGH_BITS != 0;
+    control
+        || has_zero_byte(word ^ (LOW_BITS * u64::from(b'"')))
+        || has_zero_byte(word ^ (LOW_BITS * u64::from(b'\\')))
+}
+
+/// How many of the eight bytes of `word` are UTF-8 continuation bytes (`10xxxxxx`).
+fn continuation_bytes(word: u64) -> usize {
+    (word & !(word << 1) & HIGH_BITS).count_ones() as usize
+}
+
 /// Validates the string at `at`; returns its end and its chars, quotes included.
 fn scan_string(bytes: &[u8], at: usize) -> Option<(usize, usize)> {
     if bytes.get(at) != Some(&b'"') {
@@ -645,7 +687,16 @@ fn scan_string(bytes: &[u8], at: usize) -> Option<(usize, usize)> {
     let mut i = at + 1;
     let mut chars = 2;
     loop {
-        // One pass: find the next quote, backslash or control char, counting chars on the way.
+        // One pass: find the next quote, backslash or control char, counting chars on the way,
+        // eight bytes at a time while none of them is one.
+        while let Some(chunk) = bytes.get(i..i + 8) {
+            let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
+            if ends_a_run(word) {
+                break;
+            }
+            chars += 8 - continuation_bytes(word);
+            i += 8;
+        }
         while !STRING_STOPS[usize::from(*bytes.get(i)?)] {
             chars += usize::from((bytes[i] as i8) >= -0x40);
             i += 1;
@@ -823,5 +874,30 @@ fn scan_value(bytes: &[u8], at: usize) -> Option<(usize, usize)> {
                 _ => return None,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_word_wide_checks_agree_with_the_byte_table() {
+        for byte in 0..=255u8 {
+            for at in 0..8 {
+                let mut word = [b'a'; 8];
+                word[at] = byte;
+                let word = u64::from_le_bytes(word);
+                assert_eq!(
+                    ends_a_run(word),
+                    STRING_STOPS[usize::from(byte)],
+                    "{byte:#x}"
+                );
+                let continuation = usize::from((byte as i8) < -0x40);
+                assert_eq!(continuation_bytes(word), continuation, "{byte:#x}");
+            }
+        }
+        let text = "Größe — 日本語 ✓ 🙂 plain".repeat(3);
+        assert_eq!(count_chars(text.as_bytes()), text.chars().count());
     }
 }

@@ -17,6 +17,7 @@ use crate::mcp::transport::{ID_PREFIX_BYTES, Lines, Next, id_in_prefix};
 use crate::trim::grouped;
 
 /// How many messages wait in each direction before a sender waits.
+#[cfg(feature = "mcp-http")]
 pub(crate) const QUEUE: usize = 256;
 
 /// A piece of JSON as it was written.
