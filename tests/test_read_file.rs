@@ -91,3 +91,63 @@ async fn read_file_refuses_binary_and_reports_invalid_utf8() {
         past.content
     );
 }
+
+/// The numbered lines `from..from + count` (0-based) of `text`, as read_file shows them.
+fn expected_page(text: &str, from: usize, count: usize) -> String {
+    text.lines()
+        .enumerate()
+        .skip(from)
+        .take(count)
+        .map(|(i, line)| format!("{:>6}\t{line}\n", i + 1))
+        .collect()
+}
+
+#[tokio::test]
+async fn deep_pages_start_from_the_line_index_and_a_changed_file_is_read_anew() {
+    let w = workspace();
+    let path = w.root.join("deep.log");
+    // Lines of varied lengths, so that a line start noted for one layout is wrong for another.
+    let first: String = (0..37 * 8_108)
+        .map(|i| format!("line {i} {}\n", "x".repeat(i % 37)))
+        .collect();
+    fs::write(&path, &first).unwrap();
+    let page = |offset: usize| {
+        let w = &w;
+        async move {
+            w.call(
+                "read_file",
+                json!({ "path": "deep.log", "offset": offset, "limit": 3 }),
+            )
+            .await
+            .content
+        }
+    };
+    // The first deep page notes line starts; the later ones start from them.
+    for offset in [250_000, 299_990, 120_000, 250_001, 7] {
+        let content = page(offset).await;
+        assert!(
+            content.starts_with(&expected_page(&first, offset, 3)),
+            "offset {offset}: {content}"
+        );
+    }
+    // The same size, other lines: a rewrite given its old modification time back.
+    let modified = fs::metadata(&path).unwrap().modified().unwrap();
+    let second: String = (0..37 * 8_108)
+        .map(|i| format!("line {i} {}\n", "y".repeat(36 - i % 37)))
+        .collect();
+    assert_eq!(first.len(), second.len());
+    fs::write(&path, &second).unwrap();
+    fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(modified)
+        .unwrap();
+    for offset in [250_000, 299_990] {
+        let content = page(offset).await;
+        assert!(
+            content.starts_with(&expected_page(&second, offset, 3)),
+            "offset {offset} after the rewrite: {content}"
+        );
+    }
+}

@@ -29,6 +29,17 @@ pub struct LineReader<R> {
     newlines: usize,
     bytes: u64,
     last_byte: Option<u8>,
+    /// Where lines start, noted while skipping (for a [`LineIndex`]), when asked for.
+    checkpoints: Option<Vec<Checkpoint>>,
+}
+
+/// A line's number (0-based: the lines before it) and the byte it starts at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Checkpoint {
+    /// The lines before it.
+    pub line: usize,
+    /// The offset of its first byte.
+    pub byte: u64,
 }
 
 impl<R: BufRead> LineReader<R> {
@@ -40,7 +51,33 @@ impl<R: BufRead> LineReader<R> {
             newlines: 0,
             bytes: 0,
             last_byte: None,
+            checkpoints: None,
         }
+    }
+
+    /// Goes on from `at`, the start of a line the reader is positioned at (a file sought to a
+    /// [`LineIndex`] checkpoint): lines and bytes are counted from there.
+    pub fn resume(reader: R, at: Checkpoint) -> Self {
+        Self {
+            reader,
+            newlines: at.line,
+            bytes: at.byte,
+            last_byte: (at.byte > 0).then_some(b'\n'),
+            checkpoints: None,
+        }
+    }
+
+    /// Notes where lines start while skipping, about once a buffer, for
+    /// [`checkpoints`](Self::checkpoints).
+    #[must_use]
+    pub fn noting_checkpoints(mut self) -> Self {
+        self.checkpoints = Some(Vec::new());
+        self
+    }
+
+    /// The line starts noted while skipping, in order.
+    pub fn checkpoints(&self) -> &[Checkpoint] {
+        self.checkpoints.as_deref().unwrap_or_default()
     }
 
     /// Skips `count` lines; returns how many were skipped, fewer at the end of the text (a last
@@ -54,13 +91,26 @@ impl<R: BufRead> LineReader<R> {
                 break;
             }
             let mut consumed = buffer.len();
-            let mut found = 0;
-            for at in memchr::memchr_iter(b'\n', buffer) {
-                found += 1;
-                if self.newlines + found == target {
-                    consumed = at + 1;
-                    break;
+            // A buffer wholly before the target is counted at SIMD speed; the one that holds
+            // it is walked to its newline.
+            let mut found = bytecount::count(buffer, b'\n');
+            if self.newlines + found >= target {
+                found = 0;
+                for at in memchr::memchr_iter(b'\n', buffer) {
+                    found += 1;
+                    if self.newlines + found == target {
+                        consumed = at + 1;
+                        break;
+                    }
                 }
+            } else if let Some(checkpoints) = &mut self.checkpoints
+                && let Some(last) = memchr::memrchr(b'\n', buffer)
+            {
+                // The line after the buffer's last newline starts a checkpoint.
+                checkpoints.push(Checkpoint {
+                    line: self.newlines + found,
+                    byte: self.bytes + last as u64 + 1,
+                });
             }
             self.newlines += found;
             let last = buffer[..consumed].last().copied();
@@ -149,7 +199,7 @@ impl<R: BufRead> LineReader<R> {
                 return Ok(());
             }
             let len = buffer.len();
-            self.newlines += memchr::memchr_iter(b'\n', buffer).count();
+            self.newlines += bytecount::count(buffer, b'\n');
             let last = buffer[..len].last().copied();
             self.note(len, last);
             self.reader.consume(len);
@@ -177,6 +227,147 @@ impl<R: BufRead> LineReader<R> {
         if last.is_some() {
             self.last_byte = last;
         }
+    }
+}
+
+/// Where lines start in files paged before, so that a later page deep in the same unchanged
+/// file starts at the nearest line start before it instead of at the top.
+///
+/// A file is known by its device, inode, size, modification and change times ([`FileKey`]): a
+/// change to any of them and what was noted is not used (the change time is the system's own,
+/// set on every write: a file rewritten and given its old modification time back is still seen
+/// as changed). The index is bounded: [`LineIndex::MAX_FILES`]
+/// files (the least recently used goes), [`LineIndex::MAX_CHECKPOINTS`] line starts a file.
+///
+/// ```
+/// use toolsmith::lines::{Checkpoint, FileKey, LineIndex};
+///
+/// # let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("log.txt");
+/// std::fs::write(&path, "a\nb\nc\n")?;
+/// let key = FileKey::of(&std::fs::metadata(&path)?);
+/// let index = LineIndex::default();
+/// index.note(&key, &[Checkpoint { line: 2, byte: 4 }]);
+/// assert_eq!(index.nearest(&key, 3), Some(Checkpoint { line: 2, byte: 4 }));
+/// assert_eq!(index.nearest(&key, 1), None, "nothing before line 2 was noted");
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[derive(Debug, Default)]
+pub struct LineIndex {
+    files: std::sync::Mutex<Vec<Indexed>>,
+}
+
+#[derive(Debug)]
+struct Indexed {
+    key: FileKey,
+    checkpoints: Vec<Checkpoint>,
+    used: u64,
+}
+
+/// What a file is known by in a [`LineIndex`]: where it is and what it was when indexed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileKey {
+    device: u64,
+    inode: u64,
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+    /// The inode's change time: set by the system on every write, never by a user.
+    changed: (i64, i64),
+}
+
+impl FileKey {
+    /// The key of the file `meta` describes.
+    pub fn of(meta: &std::fs::Metadata) -> Self {
+        #[cfg(unix)]
+        let (device, inode, changed) = {
+            use std::os::unix::fs::MetadataExt as _;
+            (meta.dev(), meta.ino(), (meta.ctime(), meta.ctime_nsec()))
+        };
+        #[cfg(not(unix))]
+        let (device, inode, changed) = (0, 0, (0, 0));
+        Self {
+            device,
+            inode,
+            len: meta.len(),
+            modified: meta.modified().ok(),
+            changed,
+        }
+    }
+}
+
+impl LineIndex {
+    /// The most files an index holds.
+    pub const MAX_FILES: usize = 64;
+    /// The most line starts it holds for one file.
+    pub const MAX_CHECKPOINTS: usize = 1 << 16;
+
+    /// The index the process's tools share.
+    pub fn shared() -> &'static LineIndex {
+        static SHARED: std::sync::OnceLock<LineIndex> = std::sync::OnceLock::new();
+        SHARED.get_or_init(LineIndex::default)
+    }
+
+    /// The nearest line start noted at or before line `line` (0-based) of the file, if any.
+    pub fn nearest(&self, key: &FileKey, line: usize) -> Option<Checkpoint> {
+        let mut files = self.lock();
+        let clock = files.iter().map(|file| file.used).max().unwrap_or(0) + 1;
+        let file = files.iter_mut().find(|file| file.key == *key)?;
+        file.used = clock;
+        let before = file.checkpoints.partition_point(|at| at.line <= line);
+        before.checked_sub(1).map(|at| file.checkpoints[at])
+    }
+
+    /// Notes line starts of the file (from [`LineReader::checkpoints`]).
+    pub fn note(&self, key: &FileKey, checkpoints: &[Checkpoint]) {
+        if checkpoints.is_empty() {
+            return;
+        }
+        let mut files = self.lock();
+        let clock = files.iter().map(|file| file.used).max().unwrap_or(0) + 1;
+        // What was noted of the same path before it changed is of no use.
+        files.retain(|file| {
+            file.key == *key || (file.key.device, file.key.inode) != (key.device, key.inode)
+        });
+        let at = match files.iter().position(|file| file.key == *key) {
+            Some(at) => at,
+            None => {
+                if files.len() >= Self::MAX_FILES
+                    && let Some(oldest) = (0..files.len()).min_by_key(|&i| files[i].used)
+                {
+                    files.swap_remove(oldest);
+                }
+                files.push(Indexed {
+                    key: key.clone(),
+                    checkpoints: Vec::new(),
+                    used: clock,
+                });
+                files.len() - 1
+            }
+        };
+        let file = &mut files[at];
+        file.used = clock;
+        file.checkpoints.extend_from_slice(checkpoints);
+        file.checkpoints.sort_unstable_by_key(|at| at.line);
+        file.checkpoints.dedup_by_key(|at| at.line);
+        while file.checkpoints.len() > Self::MAX_CHECKPOINTS {
+            // Every other one: the nearest stays at most twice as far.
+            let mut keep = false;
+            file.checkpoints.retain(|_| {
+                keep = !keep;
+                keep
+            });
+        }
+    }
+
+    /// Forgets the file (a checkpoint did not hold: it changed without its key changing).
+    pub fn forget(&self, key: &FileKey) {
+        self.lock().retain(|file| file.key != *key);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Indexed>> {
+        self.files
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
@@ -252,5 +443,50 @@ mod tests {
         assert_eq!(without_newline(b"a\r\n"), b"a");
         assert_eq!(without_newline(b"a\n"), b"a");
         assert_eq!(without_newline(b"a"), b"a");
+    }
+
+    #[test]
+    fn a_reader_resumed_at_a_checkpoint_reads_the_same_lines() {
+        let text: String = (0..5_000)
+            .map(|i| format!("{i}:{}\n", "ab".repeat(i % 9)))
+            .collect();
+        let mut lines =
+            LineReader::new(BufReader::with_capacity(512, text.as_bytes())).noting_checkpoints();
+        assert_eq!(lines.skip(4_000).unwrap(), 4_000);
+        let noted = lines.checkpoints().to_vec();
+        assert!(noted.len() > 10, "{}", noted.len());
+        let index = LineIndex::default();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("t"), &text).unwrap();
+        let key = FileKey::of(&std::fs::metadata(dir.path().join("t")).unwrap());
+        index.note(&key, &noted);
+        for target in [4_500, 3_999, 100] {
+            let Some(at) = index.nearest(&key, target) else {
+                assert!(target < noted[0].line, "{target}");
+                continue;
+            };
+            assert!(at.line <= target);
+            assert_eq!(
+                text.as_bytes()[usize::try_from(at.byte).unwrap() - 1],
+                b'\n'
+            );
+            let rest = &text.as_bytes()[usize::try_from(at.byte).unwrap()..];
+            let mut resumed = LineReader::resume(BufReader::with_capacity(512, rest), at);
+            resumed.skip(target - at.line).unwrap();
+            assert_eq!(resumed.lines_read(), target);
+            let mut line = Vec::new();
+            resumed.read_line(&mut line, 100).unwrap();
+            assert_eq!(
+                line,
+                text.lines()
+                    .nth(target)
+                    .unwrap()
+                    .as_bytes()
+                    .iter()
+                    .chain(b"\n")
+                    .copied()
+                    .collect::<Vec<u8>>()
+            );
+        }
     }
 }

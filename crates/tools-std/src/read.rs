@@ -6,7 +6,7 @@ use std::path::Path;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use toolsmith::lines::{LineReader, without_newline};
+use toolsmith::lines::{FileKey, LineIndex, LineReader, without_newline};
 use toolsmith::tool::{Page, SizeHint, Tool, ToolContext, ToolError};
 
 use crate::sandbox::{Sandbox, open_regular};
@@ -143,17 +143,37 @@ impl From<io::Error> for PageError {
 }
 
 fn read_page_of(path: &Path, shown: &str, page: Page, budget: usize) -> Result<String, PageError> {
-    let (mut file, _) = open_regular(path, shown)?;
+    let (mut file, meta) = open_regular(path, shown)?;
     let mut head = [0u8; 8192];
     let sampled = read_up_to(&mut file, &mut head)?;
     if memchr::memchr(0, &head[..sampled]).is_some() {
         return Err(is_binary(shown).into());
     }
-    // The same handle, back at the start: one open per page.
-    file.seek(SeekFrom::Start(0))?;
-    let mut reader = LineReader::new(BufReader::with_capacity(64 * 1024, file));
+    // A deep page of a file paged before starts at the nearest line start noted then, if the
+    // file is unchanged (and the byte before it is still a newline); else at the top. The same
+    // handle either way: one open per page.
+    let key = FileKey::of(&meta);
+    let index = LineIndex::shared();
+    let start = index.nearest(&key, page.offset);
+    let start = match start {
+        Some(at) if line_starts_at(&file, at.byte)? => Some(at),
+        Some(_) => {
+            index.forget(&key);
+            None
+        }
+        None => None,
+    };
+    file.seek(SeekFrom::Start(start.map_or(0, |at| at.byte)))?;
+    let buffered = BufReader::with_capacity(64 * 1024, file);
+    let mut reader = match start {
+        Some(at) => LineReader::resume(buffered, at),
+        None => LineReader::new(buffered),
+    }
+    .noting_checkpoints();
 
-    let skipped = reader.skip(page.offset)?;
+    let skipped = reader.skip(page.offset - start.map_or(0, |at| at.line))?;
+    index.note(&key, reader.checkpoints());
+    let skipped = skipped + start.map_or(0, |at| at.line);
     if skipped < page.offset {
         if skipped == 0 && page.offset == 0 {
             return Ok(format!("[read_file: `{shown}` is empty]"));
@@ -299,6 +319,16 @@ enum Stop {
     Limit,
     Budget,
     LineCut,
+}
+
+/// Whether a line starts at `byte` of `file`: the file's start, or just after a newline.
+fn line_starts_at(file: &File, byte: u64) -> io::Result<bool> {
+    use std::os::unix::fs::FileExt as _;
+    let Some(before) = byte.checked_sub(1) else {
+        return Ok(true);
+    };
+    let mut last = [0u8; 1];
+    Ok(file.read_at(&mut last, before)? == 1 && last[0] == b'\n')
 }
 
 fn read_up_to(file: &mut File, buffer: &mut [u8]) -> io::Result<usize> {
