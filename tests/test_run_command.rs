@@ -136,7 +136,13 @@ async fn a_long_output_keeps_head_and_tail_and_spools_the_rest() {
     let full = w.store.get(&id).unwrap();
     // The artifact is the whole stream, and the figures are its figures.
     assert_eq!(full.lines().count(), 200_003);
-    assert!(full.ends_with("200000\nerror: the end\n[exit code: 0]\n"));
+    let numbers: String = (1..=200_000).map(|i| format!("{i}\n")).collect();
+    assert!(
+        full == format!(
+            "$ seq 1 200000; echo 'error: the end' >&2\n{numbers}error: the end\n[exit code: 0]\n"
+        ),
+        "the artifact is the stream, byte for byte"
+    );
     assert_eq!(result.meta.original_chars, full.chars().count());
     assert_eq!(result.meta.original_lines, 200_003);
     assert!(result.meta.trimmed());

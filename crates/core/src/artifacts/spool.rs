@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use std::sync::{Arc, Mutex, PoisonError, mpsc};
 
 use super::{ArtifactError, ArtifactId, ArtifactStore, ArtifactWriter};
-use crate::trim::OpenSpool;
+use crate::trim::{OpenSpool, Spool};
 
 /// Chunks in flight between the capture and the writer: with chunks of up to 256 KiB, at most
 /// 4 MiB waits for the disk.
@@ -44,7 +44,7 @@ pub(crate) fn spool_to(store: Arc<dyn ArtifactStore>) -> (OpenSpool, SpoolSlot) 
         let (sender, chunks) = mpsc::sync_channel::<Vec<u8>>(CHUNKS_IN_FLIGHT);
         let handle = tokio::task::spawn_blocking(move || write_all(writer, &chunks));
         *filled.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(handle);
-        Ok(Box::new(ChannelSink(sender)) as Box<dyn Write + Send>)
+        Ok(Box::new(ChannelSink(sender)) as Box<dyn Spool>)
     });
     (open, slot)
 }
@@ -60,11 +60,19 @@ fn write_all(mut writer: Box<dyn ArtifactWriter>, chunks: &mpsc::Receiver<Vec<u8
 /// The capture's end of the channel.
 struct ChannelSink(mpsc::SyncSender<Vec<u8>>);
 
+impl Spool for ChannelSink {
+    fn write_owned(&mut self, chunk: Vec<u8>) -> io::Result<()> {
+        self.0.send(chunk).map_err(|_| stopped())
+    }
+}
+
+fn stopped() -> io::Error {
+    io::Error::other("the artifact writer stopped (it failed to write; see the marker)")
+}
+
 impl Write for ChannelSink {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.send(buf.to_vec()).map_err(|_| {
-            io::Error::other("the artifact writer stopped (it failed to write; see the marker)")
-        })?;
+        self.0.send(buf.to_vec()).map_err(|_| stopped())?;
         Ok(buf.len())
     }
 

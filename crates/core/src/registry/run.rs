@@ -213,7 +213,7 @@ async fn consume(
         tokio::select! {
             biased;
             item = futures_util::StreamExt::next(&mut stream) => match item {
-                Some(Ok(chunk)) => capture.push(&chunk),
+                Some(Ok(chunk)) => capture.push_owned(chunk),
                 Some(Err(error)) => break Some(error),
                 None => break None,
             },

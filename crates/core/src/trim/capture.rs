@@ -12,7 +12,16 @@ const MAX_HELD: usize = 64;
 
 /// Opens the sink the full stream is spooled to, called the first time the stream outgrows
 /// what the capture keeps in memory.
-pub(crate) type OpenSpool = Box<dyn FnOnce() -> io::Result<Box<dyn Write + Send>> + Send>;
+pub(crate) type OpenSpool = Box<dyn FnOnce() -> io::Result<Box<dyn Spool>> + Send>;
+
+/// Where a capture spools a stream that outgrew it: bytes written, or a chunk handed over
+/// whole (no copy) where the spool can take it.
+pub(crate) trait Spool: Write + Send {
+    /// Writes `chunk`, taking it.
+    fn write_owned(&mut self, chunk: Vec<u8>) -> io::Result<()> {
+        self.write_all(&chunk)
+    }
+}
 
 /// A stream's output, captured in memory bounded by the largest allowance it could be shown in.
 ///
@@ -37,7 +46,7 @@ pub(crate) struct Capture {
     totals: Totals,
     last_byte: Option<u8>,
     open_spool: Option<OpenSpool>,
-    spool: Option<Box<dyn Write + Send>>,
+    spool: Option<Box<dyn Spool>>,
     spool_error: Option<String>,
     /// Gathers the salient lines of the stream, which a cut keeps from the middle it drops.
     watch: Option<Watch>,
@@ -143,6 +152,32 @@ impl Capture {
             self.spool_error = Some(error.to_string());
             self.spool = None;
         }
+        self.keep_tail(rest);
+    }
+
+    /// Takes the next chunk of the stream, as [`push`](Self::push) does; once the head is full
+    /// and the stream spools, the chunk itself goes to the spool, not a copy of it.
+    pub(crate) fn push_owned(&mut self, chunk: Vec<u8>) {
+        if chunk.is_empty() || self.head.len() < self.head_cap || self.spool.is_none() {
+            self.push(&chunk);
+            return;
+        }
+        if let Some(watch) = &mut self.watch {
+            watch.push(&chunk);
+        }
+        self.totals.add_chunk(&chunk);
+        self.last_byte = chunk.last().copied();
+        self.keep_tail(&chunk);
+        if let Some(spool) = &mut self.spool
+            && let Err(error) = spool.write_owned(chunk)
+        {
+            self.spool_error = Some(error.to_string());
+            self.spool = None;
+        }
+    }
+
+    /// Keeps the end of `rest`, what came after the head, as the tail.
+    fn keep_tail(&mut self, rest: &[u8]) {
         if rest.len() >= self.tail_cap {
             // The whole tail comes from this chunk: copy only what is kept.
             let keep_from = rest.len() - self.tail_cap;

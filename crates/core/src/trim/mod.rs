@@ -27,7 +27,7 @@ mod watch;
 
 use std::borrow::Cow;
 
-pub(crate) use capture::{Capture, Captured, CapturedParts, OpenSpool};
+pub(crate) use capture::{Capture, Captured, CapturedParts, OpenSpool, Spool};
 pub use json::{JsonFit, fit_json};
 pub use marker::grouped;
 pub use marker::{Continuation, Cut, FullOutput, LineSpan, MarkedFull, Marker};
