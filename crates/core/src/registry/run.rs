@@ -139,7 +139,8 @@ async fn run_call(
     }
     let call = async {
         if let Some((policy, shown)) = &approval {
-            approve(policy, &tool, shown, &cx, timeout).await?;
+            // Boxed: a call without approval does not carry the approval's state in its task.
+            Box::pin(approve(policy, &tool, shown, &cx, timeout)).await?;
         }
         tool.call(args, &cx).await.map_err(Failure::Tool)
     };
