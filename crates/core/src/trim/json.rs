@@ -606,7 +606,11 @@ fn is_ws(byte: u8) -> bool {
 fn skip_ws(bytes: &[u8], mut at: usize) -> usize {
     while at < bytes.len() && is_ws(bytes[at]) {
         at += 1;
-        // After a newline, indentation: spaces eight at a time, up to the first other byte.
+        // After a newline, indentation: spaces eight at a time, up to the first other byte
+        // (a single space, as after a colon, is not worth a word).
+        if bytes.get(at + 1) != Some(&b' ') {
+            continue;
+        }
         while let Some(chunk) = bytes.get(at..at + 8) {
             let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
             let not_spaces = word ^ (LOW_BITS * u64::from(b' '));
