@@ -791,3 +791,65 @@ async fn mutating_calls_run_one_at_a_time_in_call_order_and_reads_run_together()
         "read-only calls ran one at a time"
     );
 }
+
+/// A read-only tool that notes when its call is dropped and when it finishes.
+#[derive(Clone, Default)]
+struct Watched {
+    dropped: Arc<std::sync::atomic::AtomicBool>,
+    finished: Arc<std::sync::atomic::AtomicBool>,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct WatchedArgs {}
+
+#[async_trait]
+impl Tool for Watched {
+    type Args = WatchedArgs;
+
+    fn name(&self) -> Cow<'static, str> {
+        "watched".into()
+    }
+
+    fn description(&self) -> Cow<'static, str> {
+        "Waits a second, noting what became of it.".into()
+    }
+
+    fn annotations(&self) -> toolsmith::tool::ToolAnnotations {
+        toolsmith::tool::ToolAnnotations::new().with_read_only(true)
+    }
+
+    async fn call(&self, _: WatchedArgs, _cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        struct NoteDrop(Arc<std::sync::atomic::AtomicBool>);
+        impl Drop for NoteDrop {
+            fn drop(&mut self) {
+                self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+        let _noted = NoteDrop(self.dropped.clone());
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        self.finished
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        Ok("done".into())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_a_turn_mid_batch_stops_its_calls() {
+    let watched = Watched::default();
+    let registry = Registry::builder().tool(watched.clone()).build().unwrap();
+    let calls = (0..3).map(|i| ToolCall::new(format!("c{i}"), "watched", json!({})));
+    let mut turn = registry.turn();
+    // The request is cancelled by dropping its future while the calls run.
+    let outcome = tokio::time::timeout(Duration::from_millis(100), turn.execute(calls)).await;
+    assert!(outcome.is_err(), "the calls were still running");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        watched.dropped.load(std::sync::atomic::Ordering::SeqCst),
+        "the calls' tasks were aborted"
+    );
+    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    assert!(
+        !watched.finished.load(std::sync::atomic::Ordering::SeqCst),
+        "no call ran on after its turn was dropped"
+    );
+}

@@ -3,7 +3,6 @@
 //! turn's cancellation and the approval policy; a streamed output is captured here, in bounded
 //! memory, spooled to the artifact store once it outgrows what memory keeps.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -38,8 +37,7 @@ pub(super) async fn run(
 ) {
     // Calls of read-only tools run concurrently, each in a task; calls of every other tool
     // run one at a time, in call order, in one runner task beside them.
-    let mut tasks = JoinSet::new();
-    let mut index_of = HashMap::new();
+    let mut tasks = Vec::new();
     let mut one_at_a_time = Vec::new();
     for (i, record) in records.iter_mut().enumerate() {
         if !record.is_admitted() {
@@ -62,8 +60,7 @@ pub(super) async fn run(
         let call = run_call(tool, args, cx, timeout, most, salience, approval)
             .instrument(record.span.clone());
         if read_only {
-            let handle = tasks.spawn(call);
-            index_of.insert(handle.id(), i);
+            tasks.push((i, tokio::spawn(call)));
         } else {
             one_at_a_time.push((i, call));
         }
@@ -87,15 +84,10 @@ pub(super) async fn run(
             done
         });
     }
-    while let Some(joined) = tasks.join_next_with_id().await {
-        let i = match &joined {
-            Ok((id, _)) => index_of[id],
-            Err(error) => index_of[&error.id()],
-        };
-        finish(
-            &mut records[i],
-            outcome_of(joined.map(|(_, outcome)| outcome).map_err(Some)),
-        );
+    // Dropping this future (a cancelled request) aborts the calls still running.
+    let _running = AbortOnDrop(tasks.iter().map(|(_, task)| task.abort_handle()).collect());
+    for (i, task) in tasks {
+        finish(&mut records[i], outcome_of(task.await.map_err(Some)));
     }
     if let Some(Ok(done)) = runner.join_next().await {
         for (i, outcome) in done {
@@ -106,6 +98,17 @@ pub(super) async fn run(
     for record in records.iter_mut() {
         if matches!(record.stage, Stage::Running) {
             record.stage = Stage::Done(Err(ToolError::Cancelled.into()));
+        }
+    }
+}
+
+/// Aborts its tasks when dropped (a finished task is not affected).
+struct AbortOnDrop(Vec<tokio::task::AbortHandle>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        for task in &self.0 {
+            task.abort();
         }
     }
 }
