@@ -608,13 +608,20 @@ async fn a_flood_of_progress_is_bounded_and_the_call_still_answers() {
         .await;
     assert_eq!(results[0].content, "flooded");
     let mut forwarded = 0;
+    let mut last = -1.0;
     loop {
         match events.try_recv() {
-            Ok(Event::Progress { message, .. }) => {
+            Ok(Event::Progress {
+                message, progress, ..
+            }) => {
                 forwarded += 1;
                 // Each message is cut to 1,000 chars and an ellipsis.
                 assert!(message.chars().count() <= 1_001, "{}", message.len());
                 assert!(message.ends_with('…'));
+                // The server's own figures come with it, in order.
+                let progress = progress.expect("the server's figure");
+                assert!(progress > last, "{progress} after {last}");
+                last = progress;
             }
             Ok(_) | Err(tokio::sync::broadcast::error::TryRecvError::Lagged(_)) => {}
             Err(_) => break,

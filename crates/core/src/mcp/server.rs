@@ -232,18 +232,25 @@ impl ServerHandler for McpServer {
             let mut events = self.registry.subscribe();
             let peer = context.peer.clone();
             tokio::spawn(async move {
+                // The tool's own figures when it gave them (an MCP server's, as it sent them);
+                // else the count of its reports, going on from the last figure.
                 let mut step = 0.0;
                 while let Ok(event) = events.recv().await {
                     if let Event::Progress {
                         call_id: of,
                         message,
+                        progress,
+                        total,
                         ..
                     } = event
                         && *of == *call_id
                     {
-                        step += 1.0;
-                        let param = ProgressNotificationParam::new(token.clone(), step)
+                        step = progress.unwrap_or(step + 1.0);
+                        let mut param = ProgressNotificationParam::new(token.clone(), step)
                             .with_message(message);
+                        if let Some(total) = total {
+                            param = param.with_total(total);
+                        }
                         // A client that went away is not the tool's failure.
                         let _ = peer.notify_progress(param).await;
                     }
@@ -326,5 +333,86 @@ mod tests {
             .as_ref()
             .and_then(|meta| meta.0.get(MAX_RESULT_META_KEY));
         assert_eq!(cap, Some(&Value::from(1_234)));
+    }
+
+    /// Reports progress twice with figures, then twice without.
+    struct Counting(ToolSpec);
+
+    #[async_trait::async_trait]
+    impl DynTool for Counting {
+        fn spec(&self) -> &ToolSpec {
+            &self.0
+        }
+        async fn call(&self, _: CallArgs, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+            use crate::tool::Audience;
+            cx.progress_of(Audience::User, "a quarter", 25.0, Some(100.0));
+            cx.progress_of(Audience::User, "half", 50.0, Some(100.0));
+            cx.progress(Audience::User, "more");
+            cx.progress(Audience::User, "more again");
+            // The notifications go out before the result.
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            Ok(ToolOutput::text("counted"))
+        }
+    }
+
+    #[derive(Clone)]
+    struct Watch(tokio::sync::mpsc::UnboundedSender<(f64, Option<f64>, Option<String>)>);
+
+    impl rmcp::ClientHandler for Watch {
+        async fn on_progress(
+            &self,
+            params: rmcp::model::ProgressNotificationParam,
+            _: rmcp::service::NotificationContext<rmcp::RoleClient>,
+        ) {
+            let _ = self.0.send((params.progress, params.total, params.message));
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn progress_with_figures_reaches_the_client_as_the_tool_gave_them() {
+        let spec = ToolSpec::new("count", "Counts.", serde_json::json!({ "type": "object" }));
+        let registry = Registry::builder()
+            .dyn_tool(Arc::new(Counting(spec)))
+            .build()
+            .unwrap();
+        let server = McpServer::new(registry).unwrap();
+        let (ours, theirs) = tokio::io::duplex(1 << 16);
+        tokio::spawn(async move {
+            if let Ok(service) = server.serve(tokio::io::split(theirs)).await {
+                let _ = service.waiting().await;
+            }
+        });
+        let (sender, mut seen) = tokio::sync::mpsc::unbounded_channel();
+        let client = rmcp::ServiceExt::serve(Watch(sender), tokio::io::split(ours))
+            .await
+            .unwrap();
+        let mut params = rmcp::model::CallToolRequestParams::new("count");
+        let mut meta = rmcp::model::RequestMetaObject::default();
+        meta.set_progress_token(rmcp::model::ProgressToken(
+            rmcp::model::NumberOrString::Number(1),
+        ));
+        params.meta = Some(meta);
+        client.call_tool_once(params).await.unwrap();
+        let mut got = Vec::new();
+        while got.len() < 4 {
+            let next = tokio::time::timeout(std::time::Duration::from_secs(5), seen.recv())
+                .await
+                .expect("four notifications")
+                .unwrap();
+            got.push(next);
+        }
+        let figures: Vec<(f64, Option<f64>)> = got.iter().map(|(p, t, _)| (*p, *t)).collect();
+        // As given, then counted on from the last figure: always increasing.
+        assert_eq!(
+            figures,
+            [
+                (25.0, Some(100.0)),
+                (50.0, Some(100.0)),
+                (51.0, None),
+                (52.0, None)
+            ]
+        );
+        assert_eq!(got[1].2.as_deref(), Some("half"));
+        client.cancel().await.unwrap();
     }
 }

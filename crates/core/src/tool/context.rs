@@ -255,13 +255,45 @@ impl ToolContext {
     /// Sends a progress event. Progress never counts against the budget and never reaches
     /// the model; it goes to whoever [subscribed](crate::Registry::subscribe) to the registry.
     pub fn progress(&self, audience: Audience, message: impl Into<String>) {
+        self.send_progress(audience, message.into(), None, None);
+    }
+
+    /// Sends a progress event with figures: how far the work is (`progress`, in the tool's own
+    /// unit, increasing) and of how much (`total`, when known). An MCP server passes them on as
+    /// they are; [`progress`](Self::progress) sends none.
+    ///
+    /// ```
+    /// # use toolsmith::ToolContext;
+    /// # use toolsmith::tool::Audience;
+    /// # let cx = ToolContext::new("call_1", "index", 1_000);
+    /// cx.progress_of(Audience::User, "indexed 50 of 100 files", 50.0, Some(100.0));
+    /// ```
+    pub fn progress_of(
+        &self,
+        audience: Audience,
+        message: impl Into<String>,
+        progress: f64,
+        total: Option<f64>,
+    ) {
+        self.send_progress(audience, message.into(), Some(progress), total);
+    }
+
+    fn send_progress(
+        &self,
+        audience: Audience,
+        message: String,
+        progress: Option<f64>,
+        total: Option<f64>,
+    ) {
         if let Some(events) = &self.events {
             // No subscriber is not an error: progress is best-effort by design.
             let _ = events.send(Event::Progress {
                 call_id: self.call_id.clone(),
                 tool: self.tool.clone(),
                 audience,
-                message: message.into(),
+                message,
+                progress,
+                total,
             });
         }
     }
@@ -341,6 +373,10 @@ pub enum Event {
         audience: Audience,
         /// The message.
         message: String,
+        /// How far the work is, when the tool said ([`ToolContext::progress_of`]).
+        progress: Option<f64>,
+        /// Of how much, when the tool said.
+        total: Option<f64>,
     },
     /// Something the user should know about a call: a cap tripped, an artifact not stored.
     Warning {

@@ -13,7 +13,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::PREFIX_SEPARATOR;
-use super::progress::{PROGRESS_BACKLOG, ProgressRoute};
+use super::progress::{PROGRESS_BACKLOG, ProgressRoute, Route};
 use super::session::Inner;
 use crate::artifacts::READ_ARTIFACT;
 use crate::mcp::transport::ANSWER_TOO_LARGE;
@@ -147,7 +147,7 @@ impl DynTool for RemoteTool {
             .progress
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(handle.progress_token.clone(), sender);
+            .insert(handle.progress_token.clone(), Route::new(sender));
         let _route = ProgressRoute {
             progress: Arc::clone(&self.inner.progress),
             token: handle.progress_token.clone(),
@@ -160,7 +160,9 @@ impl DynTool for RemoteTool {
         let answer = loop {
             tokio::select! {
                 answer = &mut response => break answer,
-                Some(message) = progress.recv() => cx.progress(Audience::User, message),
+                Some((message, done, total)) = progress.recv() => {
+                    cx.progress_of(Audience::User, message, done, total);
+                }
                 () = cx.cancelled() => {
                     return Err(ToolError::failed("the call was cancelled"));
                 }
