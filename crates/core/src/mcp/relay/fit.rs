@@ -122,15 +122,36 @@ async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) 
 
 /// Stores `text` whole; the id and the bytes the store's cap left out, or why it failed.
 async fn store(store: &Arc<dyn ArtifactStore>, text: String) -> Result<(ArtifactId, u64), String> {
+    store_and_give_back(store, text).await.0
+}
+
+/// Stores `text` and gives it back: a large text is held once while it is stored and cut.
+async fn store_and_give_back(
+    store: &Arc<dyn ArtifactStore>,
+    text: String,
+) -> (Result<(ArtifactId, u64), String>, String) {
     let store = Arc::clone(store);
-    blocking(move || store_text(store.as_ref(), &text))
-        .await
-        .unwrap_or_else(|| {
-            Err(crate::artifacts::ArtifactError::Io(std::io::Error::other(
-                "the store panicked",
-            )))
-        })
-        .map_err(|error| format!("the artifact store failed ({error})"))
+    // A store that panics gives the text back too: the cut goes on without the artifact.
+    let (stored, text) = blocking(move || {
+        let stored = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            store_text(store.as_ref(), &text)
+        }));
+        (stored, text)
+    })
+    .await
+    .unwrap_or_else(|| {
+        (
+            Ok(Err(crate::artifacts::ArtifactError::Io(
+                std::io::Error::other("the artifact writer's task failed"),
+            ))),
+            String::new(),
+        )
+    });
+    let stored = match stored {
+        Ok(stored) => stored.map_err(|error| format!("the artifact store failed ({error})")),
+        Err(_) => Err("the artifact store panicked".to_owned()),
+    };
+    (stored, text)
 }
 
 /// Where a note says the rest is: `artifact ID, read it with read_artifact`.
@@ -453,8 +474,11 @@ async fn fit_blocks(
         let Some(slot) = text_slot(&mut kept[i].block) else {
             continue;
         };
-        let text = slot.as_str().unwrap_or_default().to_owned();
-        let stored = store(&fitting.store, text.clone()).await;
+        // Taken out of the block, not copied: the block gets its cut text back.
+        let Value::String(text) = slot.take() else {
+            continue;
+        };
+        let (stored, text) = store_and_give_back(&fitting.store, text).await;
         let full = match &stored {
             Ok((id, omitted)) if *omitted > 0 => FullOutput::StoredCapped {
                 id: id.as_str(),

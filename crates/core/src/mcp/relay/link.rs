@@ -121,7 +121,7 @@ impl Source {
         match self {
             Source::Channel(channel) => channel.recv().await,
             Source::Lines(lines) => Some(match lines.next().await? {
-                Next::Text(line) => parse(&line),
+                Next::Text(line) => parse_owned(line),
                 Next::Oversized(prefix) => Received::Unreadable {
                     id: id_in_prefix(&prefix),
                     code: crate::mcp::transport::INVALID_REQUEST,
@@ -293,6 +293,86 @@ where
     }
 }
 
+/// A line this long or longer is read without copying its largest part (a large result).
+const LARGE_LINE: usize = 1 << 20;
+
+/// A message's envelope, its parts borrowed from the line.
+#[derive(Deserialize)]
+struct Borrowed<'a> {
+    #[serde(default = "version")]
+    jsonrpc: String,
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default)]
+    method: Option<String>,
+    #[serde(default, borrow)]
+    params: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    result: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    error: Option<&'a RawValue>,
+}
+
+/// One line as a message, as [`parse`] reads it; a large line's largest part (a 200 MB result)
+/// is the line's own buffer, cut to it, not a copy: the line and its copy are never held at once.
+pub(crate) fn parse_owned(line: Vec<u8>) -> Received {
+    if line.len() < LARGE_LINE {
+        return parse(&line);
+    }
+    // Which part is the largest, where it sits, and the rest of the message copied.
+    let (mut message, which, start, end) = {
+        let Ok(borrowed) = serde_json::from_slice::<Borrowed<'_>>(&line) else {
+            return parse(&line);
+        };
+        let base = line.as_ptr() as usize;
+        let parts = [borrowed.params, borrowed.result, borrowed.error];
+        let Some((which, raw)) = parts
+            .iter()
+            .enumerate()
+            .filter_map(|(which, raw)| Some((which, (*raw)?)))
+            .max_by_key(|(_, raw)| raw.get().len())
+        else {
+            return parse(&line);
+        };
+        let start = raw.get().as_ptr() as usize - base;
+        let owned = |at: usize| {
+            if at == which {
+                None
+            } else {
+                parts[at].map(RawValue::to_owned)
+            }
+        };
+        let message = Message {
+            jsonrpc: borrowed.jsonrpc,
+            id: borrowed.id,
+            method: borrowed.method,
+            params: owned(0),
+            result: owned(1),
+            error: owned(2),
+        };
+        (message, which, start, start + raw.get().len())
+    };
+    let mut text = match String::from_utf8(line) {
+        Ok(text) => text,
+        Err(error) => return parse(error.as_bytes()),
+    };
+    text.truncate(end);
+    text.drain(..start);
+    let Ok(raw) = RawValue::from_string(text) else {
+        return Received::Unreadable {
+            id: message.id.unwrap_or(Value::Null),
+            code: crate::mcp::transport::PARSE_ERROR,
+            why: "the message is not JSON-RPC that can be read".to_owned(),
+        };
+    };
+    match which {
+        0 => message.params = Some(raw),
+        1 => message.result = Some(raw),
+        _ => message.error = Some(raw),
+    }
+    Received::Message(message)
+}
+
 /// One line as a message, or why it is not one (with its id, when its first bytes name one).
 pub(crate) fn parse(line: &[u8]) -> Received {
     match serde_json::from_slice::<Message>(line) {
@@ -411,5 +491,35 @@ mod tests {
             Some("{\"next\":1}")
         );
         after.await.unwrap().unwrap();
+    }
+
+    #[test]
+    fn a_large_line_reads_as_a_small_one_does() {
+        let text = "é\\n\\\"".repeat(400_000);
+        for line in [
+            format!(
+                r#"{{"jsonrpc":"2.0","id":"a-1","result":{{"content":[{{"type":"text","text":"{text}"}}]}},"extra":1}}"#
+            ),
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"data":"{text}"}}}}"#
+            ),
+            format!(r#"{{"jsonrpc":"2.0","id":9,"error":{{"code":-1,"message":"{text}"}}}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":9,"result":{{"text":"{text}"}},"oops"#),
+        ] {
+            assert!(line.len() >= LARGE_LINE);
+            match (
+                parse(line.as_bytes()),
+                parse_owned(line.clone().into_bytes()),
+            ) {
+                (Received::Message(small), Received::Message(large)) => {
+                    assert_eq!(small.line(), large.line());
+                }
+                (
+                    Received::Unreadable { id: a, code: x, .. },
+                    Received::Unreadable { id: b, code: y, .. },
+                ) => assert_eq!((a, x), (b, y)),
+                (small, large) => panic!("{small:?} against {large:?}"),
+            }
+        }
     }
 }
