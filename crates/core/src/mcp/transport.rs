@@ -287,19 +287,11 @@ where
                     if id.is_null() {
                         continue;
                     }
-                    let answer = json!({
-                        "jsonrpc": "2.0",
-                        "id": id,
-                        "error": {
-                            "code": ANSWER_TOO_LARGE,
-                            "message": format!(
-                                "the answer is over the client's limit of {} bytes and was \
-                                 not read",
-                                grouped(self.lines.max_line)
-                            ),
-                        },
-                    });
-                    if let Ok(message) = serde_json::from_value(answer) {
+                    let why = format!(
+                        "the answer is over the client's limit of {} bytes and was not read",
+                        grouped(self.lines.max_line)
+                    );
+                    if let Some(message) = failed_answer(id, why) {
                         return Some(message);
                     }
                 }
@@ -314,17 +306,9 @@ where
                             if id.is_null() {
                                 continue;
                             }
-                            let answer = json!({
-                                "jsonrpc": "2.0",
-                                "id": id,
-                                "error": {
-                                    "code": ANSWER_TOO_LARGE,
-                                    "message": format!(
-                                        "the server sent an answer that cannot be read ({error})"
-                                    ),
-                                },
-                            });
-                            if let Ok(message) = serde_json::from_value(answer) {
+                            let why =
+                                format!("the server sent an answer that cannot be read ({error})");
+                            if let Some(message) = failed_answer(id, why) {
                                 return Some(message);
                             }
                         }
@@ -339,6 +323,16 @@ where
         self.closed.cancel();
         Ok(())
     }
+}
+
+/// The answer that fails request `id` at once, saying `why`.
+fn failed_answer(id: Value, why: String) -> Option<RxJsonRpcMessage<RoleClient>> {
+    let answer = json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": { "code": ANSWER_TOO_LARGE, "message": why },
+    });
+    serde_json::from_value(answer).ok()
 }
 
 /// Lines longer than this are read with care: a listing or a result of many small items is

@@ -747,24 +747,7 @@ impl Session {
     /// Every server's tools, named so no two collide, each with its cap (and the routes to
     /// them, kept).
     async fn servers_tools(&self) -> Vec<Value> {
-        let servers = self.serving("tools").await;
-        let lists = join_all(
-            servers
-                .iter()
-                .map(|&index| self.list_all(index, "tools/list", "tools")),
-        )
-        .await;
-        let lists: Vec<(usize, Vec<Value>)> = servers
-            .into_iter()
-            .zip(lists)
-            .filter_map(|(index, list)| match list {
-                Ok(list) => Some((index, list)),
-                Err(why) => {
-                    tracing::warn!("{why}");
-                    None
-                }
-            })
-            .collect();
+        let lists = self.lists_of("tools", "tools/list", "tools").await;
         let named = self.name_all(&lists);
         let cap = self.settings.fitting.cap;
         let mut routes = HashMap::new();
@@ -853,8 +836,14 @@ impl Session {
         named
     }
 
-    /// Every server's prompts, resources or templates, in one listing.
-    async fn list(&self, method: &str, field: &str, capability: &str) -> Result<Value, Value> {
+    /// The listings of every server that serves `capability`, each read whole (`method`'s
+    /// pages, the items under `field`); a server whose listing fails is left out, in the log.
+    async fn lists_of(
+        &self,
+        capability: &str,
+        method: &str,
+        field: &str,
+    ) -> Vec<(usize, Vec<Value>)> {
         let servers = self.serving(capability).await;
         let lists = join_all(
             servers
@@ -862,7 +851,7 @@ impl Session {
                 .map(|&index| self.list_all(index, method, field)),
         )
         .await;
-        let lists: Vec<(usize, Vec<Value>)> = servers
+        servers
             .into_iter()
             .zip(lists)
             .filter_map(|(index, list)| match list {
@@ -872,7 +861,12 @@ impl Session {
                     None
                 }
             })
-            .collect();
+            .collect()
+    }
+
+    /// Every server's prompts, resources or templates, in one listing.
+    async fn list(&self, method: &str, field: &str, capability: &str) -> Result<Value, Value> {
+        let lists = self.lists_of(capability, method, field).await;
         let items: Vec<Value> = if field == "prompts" {
             let named = self.name_all(&lists);
             let mut table = lock(&self.routes);
