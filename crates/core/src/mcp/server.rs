@@ -401,6 +401,9 @@ mod tests {
                 .unwrap();
             got.push(next);
         }
+        // rmcp's client handles notifications concurrently, so they may be seen out of the
+        // order they were sent in: read them by their figures.
+        got.sort_by(|a, b| a.0.total_cmp(&b.0));
         let figures: Vec<(f64, Option<f64>)> = got.iter().map(|(p, t, _)| (*p, *t)).collect();
         // As given, then counted on from the last figure: always increasing.
         assert_eq!(
