@@ -149,6 +149,9 @@ async fn run(command: Command) -> Result<ExitCode, Failure> {
                 if !result.content.ends_with('\n') {
                     outln!();
                 }
+                for line in render::media_lines(result) {
+                    outln!("{line}");
+                }
             }
             Ok(if result.is_error() {
                 ExitCode::FAILURE

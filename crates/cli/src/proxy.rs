@@ -68,10 +68,11 @@ pub(crate) async fn run(options: ProxyArgs) -> Result<(), Failure> {
     let store = crate::wiring::artifact_store(options.artifacts.as_ref())?;
     let proxy = Proxy::new(upstreams)
         .max_result_chars(options.max_result_chars)
-        .media_limits(MediaLimits {
-            max_blocks: options.max_media_blocks,
-            max_bytes: options.max_media_bytes,
-        })
+        .media_limits(
+            MediaLimits::default()
+                .with_max_blocks(options.max_media_blocks)
+                .with_max_bytes(options.max_media_bytes),
+        )
         .artifacts(store)
         .tool_search(options.tool_search)
         .timeout(Duration::from_secs(options.timeout.max(1)))

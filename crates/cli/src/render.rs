@@ -32,7 +32,39 @@ pub(crate) fn result_json(result: &ToolResult) -> Value {
         "artifact_error": meta.artifact_error,
         "error_kind": meta.error_kind,
         "confinement": meta.tool_meta.get(toolsmith_std::CONFINEMENT_META_KEY),
+        "media": result.media.iter().map(|media| json!({
+            "kind": media.kind().as_str(),
+            "mime_type": media.mime_type(),
+            "bytes": media.size(),
+            "annotations": media.annotations(),
+            "data": media.base64(),
+        })).collect::<Vec<_>>(),
+        "media_left_out": meta.media_left_out.iter().map(|left| json!({
+            "kind": left.kind.as_str(),
+            "mime_type": left.mime_type,
+            "base64_bytes": left.base64_bytes,
+            "reason": left.reason,
+            "artifact": left.artifact.as_ref().map(|id| id.as_str().to_owned()),
+            "artifact_error": left.artifact_error,
+        })).collect::<Vec<_>>(),
     })
+}
+
+/// A line for each image or audio clip of a result, which a terminal cannot show: what it is,
+/// and how to get its data.
+pub(crate) fn media_lines(result: &ToolResult) -> Vec<String> {
+    result
+        .media
+        .iter()
+        .map(|media| {
+            format!(
+                "[{} ({}, {} bytes): not shown here; --json gives its base64 data]",
+                media.kind(),
+                media.mime_type(),
+                toolsmith::trim::grouped(media.size())
+            )
+        })
+        .collect()
 }
 
 /// The per-call figures of a batch, one line each.

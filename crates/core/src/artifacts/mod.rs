@@ -7,6 +7,7 @@
 
 mod dir;
 mod id;
+mod media;
 mod memory;
 mod page;
 mod retention;
@@ -24,6 +25,7 @@ pub use retention::Retention;
 /// The name of the built-in artifact reader, as markers and compacted history cite it (the
 /// registry registers the tool itself, `ReadArtifact`, with an artifact store).
 pub const READ_ARTIFACT: &str = "read_artifact";
+pub(crate) use media::{StoredMedia, read_media, store_media};
 pub(crate) use spool::{SpoolSlot, spool_to};
 
 /// An artifact store failure.

@@ -9,9 +9,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    InitializeResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ServerCapabilities,
+    AudioContent, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
+    ImageContent, Implementation, InitializeResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ServerCapabilities,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler, ServiceExt as _};
@@ -22,7 +22,7 @@ use super::approve::ClientApprover;
 use super::transport;
 use crate::registry::{Registry, ToolCall};
 use crate::schema::{Dialect, DialectError};
-use crate::tool::Event;
+use crate::tool::{Event, Media, MediaKind};
 
 /// The `_meta` key under which each listed tool advertises the most characters a result of it
 /// can have (Claude Code reads it).
@@ -267,13 +267,39 @@ impl ServerHandler for McpServer {
             McpError::internal_error("the registry returned no result for the call", None)
         })?;
         let is_error = result.is_error();
-        let content = vec![ContentBlock::text(result.content)];
+        let mut content = Vec::with_capacity(1 + result.media.len());
+        if !result.content.is_empty() || result.media.is_empty() {
+            content.push(ContentBlock::text(result.content));
+        }
+        content.extend(result.media.into_iter().map(media_block));
         Ok(if is_error {
             CallToolResult::error(content)
         } else {
             CallToolResult::success(content)
         }
         .into())
+    }
+}
+
+/// An image or audio clip of a result as the MCP content block of its type, its annotations
+/// kept.
+fn media_block(media: Media) -> ContentBlock {
+    let annotations = media
+        .annotations()
+        .and_then(|a| serde_json::from_value(Value::Object(a.clone())).ok());
+    let (kind, mime_type) = (media.kind(), media.mime_type().to_owned());
+    let data = media.into_base64();
+    match kind {
+        MediaKind::Audio => {
+            let mut audio = AudioContent::new(data, mime_type);
+            audio.annotations = annotations;
+            ContentBlock::Audio(audio)
+        }
+        _ => {
+            let mut image = ImageContent::new(data, mime_type);
+            image.annotations = annotations;
+            ContentBlock::Image(image)
+        }
     }
 }
 

@@ -9,10 +9,12 @@ use serde_json::Map;
 
 use super::Registry;
 use super::record::{Body, CallRecord, Produced, Stage};
-use super::result::{ResultMeta, ToolResult};
-use crate::artifacts::{ArtifactError, ArtifactId, READ_ARTIFACT, SpoolSlot, store_text};
+use super::result::{MediaLeftOut, ResultMeta, ToolResult};
+use crate::artifacts::{
+    ArtifactError, ArtifactId, READ_ARTIFACT, SpoolSlot, store_media, store_text,
+};
 use crate::budget::BudgetPolicy;
-use crate::tool::{ErrorKind, Event, ToolError};
+use crate::tool::{ErrorKind, Event, Media, ToolError, left_out_note};
 use crate::trim::{self, Continuation, FullOutput, Totals, TrimStyle};
 
 /// A stored artifact and the bytes its cap left out, or why it could not be stored.
@@ -35,6 +37,13 @@ struct Settled {
     totals: Totals,
     style: TrimStyle,
     storing: Option<Storing>,
+    /// The media shown, within the limits.
+    media: Vec<Media>,
+    /// The media left out, and the note naming each (one a line).
+    left_out: Vec<MediaLeftOut>,
+    notes: String,
+    /// What the body may have: the allowance less the notes' room.
+    body_allowance: usize,
 }
 
 /// Settles the final allowances and fits every call's result into its own, in call order.
@@ -48,9 +57,10 @@ pub(super) async fn fit(
         .into_iter()
         .map(|r| content_of(r, registry))
         .collect();
+    place_media(&mut settled, registry).await;
     let demands: Vec<_> = settled
         .iter()
-        .map(|s| s.record.demand(s.totals.chars))
+        .map(|s| s.record.demand(s.totals.chars + notes_room(&s.notes)))
         .collect();
     let allowances = budget.settle(batch_budget, &demands);
 
@@ -59,8 +69,9 @@ pub(super) async fn fit(
     // was spooled as it came: its artifact is committed by now or soon.
     for (s, allowance) in settled.iter_mut().zip(allowances) {
         s.record.allowance = allowance;
+        s.body_allowance = allowance.saturating_sub(notes_room(&s.notes));
         // Stored when it will be changed: cut, or (a terminal's output) rendered.
-        let overflows = s.totals.chars > allowance
+        let overflows = s.totals.chars > s.body_allowance
             || s.style.max_lines().is_some_and(|max| s.totals.lines > max)
             || matches!(&s.body, Body::Text(text) if s.style.renders_whole(text));
         s.storing = match &mut s.body {
@@ -90,14 +101,16 @@ pub(super) async fn fit(
 /// in: its output, or its error's text.
 fn content_of(mut record: CallRecord, registry: &Registry) -> Settled {
     let done = std::mem::replace(&mut record.stage, Stage::Running);
-    let (body, error_kind, tool_meta) = match done {
+    let (body, media, error_kind, tool_meta) = match done {
         Stage::Done(Ok(Produced {
             body,
+            media,
             tool_meta,
             error_kind,
-        })) => (body, error_kind, tool_meta),
+        })) => (body, media, error_kind, tool_meta),
         Stage::Done(Err(failure)) => (
             Body::Text(failure.model_text()),
+            Vec::new(),
             Some(failure.kind()),
             Map::new(),
         ),
@@ -106,6 +119,7 @@ fn content_of(mut record: CallRecord, registry: &Registry) -> Settled {
             let error = ToolError::Cancelled;
             (
                 Body::Text(error.model_text()),
+                Vec::new(),
                 Some(error.kind()),
                 Map::new(),
             )
@@ -127,6 +141,95 @@ fn content_of(mut record: CallRecord, registry: &Registry) -> Settled {
         totals,
         style,
         storing: None,
+        media,
+        left_out: Vec::new(),
+        notes: String::new(),
+        body_allowance: 0,
+    }
+}
+
+/// Keeps each call's media within the registry's [`MediaLimits`](crate::tool::MediaLimits), in
+/// call order; stores the rest as artifacts (concurrently, off the runtime's threads), each named
+/// by a note the result's text ends with.
+async fn place_media(settled: &mut [Settled], registry: &Registry) {
+    let limits = registry.inner.media;
+    let mut in_batch = 0;
+    let mut left_out = Vec::new();
+    for (index, s) in settled.iter_mut().enumerate() {
+        let mut in_result = 0;
+        for media in std::mem::take(&mut s.media) {
+            let asked_for = media.from_artifact.is_some();
+            match limits.leave_out(media.base64().len(), asked_for, in_result, in_batch) {
+                None => {
+                    in_result += 1;
+                    in_batch += 1;
+                    s.media.push(media);
+                }
+                Some(why) => left_out.push((index, media, why)),
+            }
+        }
+    }
+    if left_out.is_empty() {
+        return;
+    }
+    let store = registry.artifacts().cloned();
+    let jobs = left_out.into_iter().map(|(index, media, why)| {
+        let store = store.clone();
+        async move {
+            let mut figures = MediaLeftOut {
+                kind: media.kind(),
+                mime_type: media.mime_type().to_owned(),
+                base64_bytes: media.base64().len(),
+                reason: why,
+                artifact: media.from_artifact.clone(),
+                artifact_error: None,
+            };
+            if figures.artifact.is_none() {
+                let stored = match store {
+                    Some(store) => tokio::task::spawn_blocking(move || {
+                        let kind = media.kind().as_str();
+                        store_media(store.as_ref(), kind, media.mime_type(), media.base64())
+                            .map_err(|error| store_failure(&error))
+                    })
+                    .await
+                    .unwrap_or_else(|error| Err(format!("the artifact store failed ({error})"))),
+                    None => Err("no artifact store is configured".to_owned()),
+                };
+                match stored {
+                    Ok(id) => figures.artifact = Some(id),
+                    Err(why) => figures.artifact_error = Some(why),
+                }
+            }
+            (index, figures)
+        }
+    });
+    for (index, figures) in futures_util::future::join_all(jobs).await {
+        let kept = match (&figures.artifact, &figures.artifact_error) {
+            (Some(id), _) => Ok(id),
+            (None, why) => Err(why.as_deref().unwrap_or_default()),
+        };
+        let note = left_out_note(
+            figures.kind.as_str(),
+            &figures.mime_type,
+            figures.base64_bytes,
+            &figures.reason,
+            kept,
+        );
+        let s = &mut settled[index];
+        if !s.notes.is_empty() {
+            s.notes.push('\n');
+        }
+        s.notes.push_str(&note);
+        s.left_out.push(figures);
+    }
+}
+
+/// The chars the notes of media left out take at the end of a result: theirs and a line break.
+fn notes_room(notes: &str) -> usize {
+    if notes.is_empty() {
+        0
+    } else {
+        notes.chars().count() + 1
     }
 }
 
@@ -140,6 +243,10 @@ async fn cut(s: Settled, registry: &Registry) -> ToolResult {
         totals,
         style,
         storing,
+        media,
+        left_out,
+        notes,
+        body_allowance,
     } = s;
     let (body, stored) = match (body, storing) {
         (body, None) => (body, None),
@@ -196,11 +303,28 @@ async fn cut(s: Settled, registry: &Registry) -> ToolResult {
             .map(|page| page.offset),
     };
     let allowance = record.allowance;
-    let (content, cut) = match body {
+    // The notes of media left out first, cut themselves when even they do not fit.
+    let notes = if notes_room(&notes) > allowance {
+        let none = Continuation {
+            full: FullOutput::NotKept,
+            page_offset: None,
+        };
+        trim::fit_with(&notes, allowance, &TrimStyle::error(), &none)
+            .into_parts()
+            .0
+            .into_owned()
+    } else {
+        notes
+    };
+    let (mut content, cut) = match body {
         Body::Json(json)
-            if totals.chars > allowance
-                && let Some(fit) =
-                    trim::fit_json(&json, allowance, style.head_ratio(), &continuation.full) =>
+            if totals.chars > body_allowance
+                && let Some(fit) = trim::fit_json(
+                    &json,
+                    body_allowance,
+                    style.head_ratio(),
+                    &continuation.full,
+                ) =>
         {
             // JSON over its allowance is cut as JSON: the model still reads valid JSON.
             let cut = trim::Cut::of_json(totals.chars, totals.lines, &fit);
@@ -208,7 +332,7 @@ async fn cut(s: Settled, registry: &Registry) -> ToolResult {
         }
         Body::Text(text) | Body::Json(text) => {
             let (trimmed, cut) =
-                trim::fit_with(&text, allowance, &style, &continuation).into_parts();
+                trim::fit_with(&text, body_allowance, &style, &continuation).into_parts();
             let content = match trimmed {
                 Cow::Owned(trimmed) => trimmed,
                 Cow::Borrowed(_) => text,
@@ -216,10 +340,18 @@ async fn cut(s: Settled, registry: &Registry) -> ToolResult {
             (content, cut)
         }
         Body::Parts(parts, _) => {
-            let (trimmed, cut) = parts.fit(allowance, &style, &continuation).into_parts();
+            let (trimmed, cut) = parts
+                .fit(body_allowance, &style, &continuation)
+                .into_parts();
             (trimmed.into_owned(), cut)
         }
     };
+    if !notes.is_empty() {
+        if !content.is_empty() {
+            content.push('\n');
+        }
+        content.push_str(&notes);
+    }
     if let Some(reason) = &artifact_error {
         let _ = registry.inner.events.send(Event::Warning {
             call_id: record.id.as_str().into(),
@@ -231,6 +363,7 @@ async fn cut(s: Settled, registry: &Registry) -> ToolResult {
         call_id: record.id,
         tool: record.name,
         content,
+        media,
         meta: ResultMeta {
             allowance,
             initial_allowance: record.planned,
@@ -241,6 +374,7 @@ async fn cut(s: Settled, registry: &Registry) -> ToolResult {
             artifact_error,
             error_kind,
             duration: record.duration,
+            media_left_out: left_out,
             tool_meta,
         },
     }

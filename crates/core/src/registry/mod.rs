@@ -29,11 +29,11 @@ use crate::approval::ApprovalPolicy;
 use crate::artifacts::ArtifactStore;
 use crate::budget::{BudgetError, BudgetPolicy};
 use crate::names::is_valid_tool_name;
-use crate::tool::{DynTool, Event, State, Tool, into_dyn};
+use crate::tool::{DynTool, Event, MediaLimits, State, Tool, into_dyn};
 
 pub use call::{Arguments, StopReason, ToolCall};
 pub use read_artifact::ReadArtifact;
-pub use result::{ResultMeta, ToolResult};
+pub use result::{MediaLeftOut, ResultMeta, ToolResult};
 pub use search_tools::{LOADED_META_KEY, Loaded, SEARCH_TOOLS, SearchToolsArgs};
 
 /// The type of Anthropic's BM25 tool search tool, as [`Registry::anthropic_native_search`]
@@ -99,6 +99,7 @@ struct Inner {
     approval: Option<Arc<ApprovalPolicy>>,
     /// Per tool (in `tools`' order): whether its definition waits for a search.
     deferred: Vec<bool>,
+    media: MediaLimits,
 }
 
 impl fmt::Debug for Registry {
@@ -333,6 +334,7 @@ pub struct RegistryBuilder {
     keep_loaded: Vec<String>,
     defer_over_tokens: Option<usize>,
     search_dialect: crate::schema::Dialect,
+    media: MediaLimits,
 }
 
 impl Default for RegistryBuilder {
@@ -351,6 +353,7 @@ impl Default for RegistryBuilder {
             keep_loaded: Vec::new(),
             defer_over_tokens: None,
             search_dialect: crate::schema::Dialect::Anthropic,
+            media: MediaLimits::default(),
         }
     }
 }
@@ -428,6 +431,16 @@ impl RegistryBuilder {
     #[must_use]
     pub fn search_dialect(mut self, dialect: crate::schema::Dialect) -> Self {
         self.search_dialect = dialect;
+        self
+    }
+
+    /// How many images and audio clips the model is shown, and how large: by default
+    /// [`MediaLimits::default`] (4 a result, 20 a batch, 1 MiB of base64 each). Media over a
+    /// limit are stored as artifacts (with an artifact store), and a note in the result's
+    /// text names each.
+    #[must_use]
+    pub fn media_limits(mut self, limits: MediaLimits) -> Self {
+        self.media = limits;
         self
     }
 
@@ -593,6 +606,7 @@ impl RegistryBuilder {
                 state: Arc::new(self.state),
                 approval,
                 deferred,
+                media: self.media,
             }),
         })
     }

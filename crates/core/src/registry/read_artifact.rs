@@ -9,9 +9,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::artifacts::{
-    ArtifactError, ArtifactId, ArtifactPage, ArtifactStore, PageRequest, READ_ARTIFACT,
+    ArtifactError, ArtifactId, ArtifactPage, ArtifactStore, PageRequest, READ_ARTIFACT, read_media,
 };
 use crate::tool::ToolContext;
+use crate::tool::{Media, MediaKind};
 use crate::tool::{Tool, ToolAnnotations, ToolLimits};
 use crate::tool::{ToolError, ToolOutput};
 use crate::trim::grouped;
@@ -71,7 +72,8 @@ impl Tool for ReadArtifact {
         "Reads the full output of a truncated tool result, one page of lines at a time. Pass the \
          artifact id from the truncation marker; `offset` is the first line (0-based) and \
          `limit` the number of lines. Each page says where the next one starts; a line longer \
-         than a page goes on at the `char_offset` the page gives."
+         than a page goes on at the `char_offset` the page gives. An artifact holding an image \
+         or audio clip comes back as that image or clip."
             .into()
     }
 
@@ -92,6 +94,13 @@ impl Tool for ReadArtifact {
     ) -> Result<ToolOutput, ToolError> {
         let id = ArtifactId::parse(&args.id)
             .map_err(|error| ToolError::invalid_arguments(format!("id: {error}")))?;
+        if args.offset == 0
+            && args.char_offset == 0
+            && args.limit.is_none()
+            && let Some(media) = self.media(&id).await
+        {
+            return Ok(media);
+        }
         let request = PageRequest {
             offset: args.offset,
             char_offset: args.char_offset,
@@ -130,6 +139,26 @@ impl Tool for ReadArtifact {
         let mut text = page_header(&id, &page);
         text.push_str(&page.text);
         Ok(text.into())
+    }
+}
+
+impl ReadArtifact {
+    /// The image or audio clip artifact `id` holds, as the block it was, when it holds one.
+    async fn media(&self, id: &ArtifactId) -> Option<ToolOutput> {
+        let store = self.store.clone();
+        let read_id = id.clone();
+        let stored = tokio::task::spawn_blocking(move || read_media(store.as_ref(), &read_id))
+            .await
+            .ok()
+            .flatten()?;
+        let kind = MediaKind::from_content_type(&stored.kind)?;
+        let text = format!(
+            "[artifact {id}: the {kind} ({}, {} bytes of base64) it holds]",
+            stored.mime_type,
+            grouped(stored.data.len())
+        );
+        let media = Media::from_trusted(kind, stored.data, stored.mime_type).read_back_from(id);
+        Some(ToolOutput::text(text).with_media(media))
     }
 }
 

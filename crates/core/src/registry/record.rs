@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use super::refusal::Failure;
 use crate::artifacts::SpoolSlot;
 use crate::budget::{Claim, Demand};
-use crate::tool::{CallArgs, DynTool, ErrorKind, Page, ToolContext};
+use crate::tool::{CallArgs, DynTool, ErrorKind, Media, Page, ToolContext};
 use crate::trim::{CapturedParts, Totals};
 
 /// A call of the batch, from admission to its result.
@@ -56,6 +56,8 @@ pub(super) enum Stage {
 /// What a call that returned produced.
 pub(super) struct Produced {
     pub(super) body: Body,
+    /// The images and audio clips after the text.
+    pub(super) media: Vec<Media>,
     /// What the tool stated beside its content.
     pub(super) tool_meta: Map<String, Value>,
     /// Set when a stream ended with an error: the body is the output until then, followed by

@@ -2,9 +2,12 @@
 
 use std::time::Duration;
 
+use serde_json::{Map, json};
+
 use crate::artifacts::ArtifactId;
-use crate::tool::ErrorKind;
-use crate::trim::Cut;
+use crate::history::{Block, ResultContent, TextBlock, ToolResultBlock};
+use crate::tool::{ErrorKind, Media, MediaKind};
+use crate::trim::{Cut, grouped};
 
 /// One tool result: exactly what the model sees, plus the figures behind it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14,8 +17,14 @@ pub struct ToolResult {
     pub call_id: String,
     /// The name of the tool the model called (possibly unknown to the registry).
     pub tool: String,
-    /// The text the model sees: the output, trimmed with a marker if it exceeded its allowance.
+    /// The text the model sees: the output, trimmed with a marker if it exceeded its allowance,
+    /// then a note for each image or audio clip left out
+    /// ([`meta.media_left_out`](ResultMeta::media_left_out)).
     pub content: String,
+    /// The images and audio clips the model sees after the text, in the tool's order, within
+    /// the registry's [`MediaLimits`](crate::tool::MediaLimits). They do not count against the
+    /// allowance, which is in chars of text.
+    pub media: Vec<Media>,
     /// How the content was budgeted.
     pub meta: ResultMeta,
 }
@@ -31,9 +40,52 @@ impl ToolResult {
         self.content.chars().count()
     }
 
-    /// The `tool_result` block that answers the call in the conversation.
+    /// The `tool_result` block that answers the call in the conversation: its content the
+    /// text, or, with media, the text and an `image` block for each image. A `tool_result`
+    /// has no audio block: an audio clip is a one-line text there, and
+    /// [`media`](Self::media) still holds it.
     pub fn to_block(&self) -> crate::history::Block {
-        crate::history::Block::tool_result(&self.call_id, &self.content, self.is_error())
+        if self.media.is_empty() {
+            return crate::history::Block::tool_result(
+                &self.call_id,
+                &self.content,
+                self.is_error(),
+            );
+        }
+        let mut blocks = Vec::with_capacity(self.media.len() + 1);
+        if !self.content.is_empty() {
+            blocks.push(Block::Text(TextBlock {
+                text: self.content.clone(),
+                extra: Map::new(),
+            }));
+        }
+        for media in &self.media {
+            blocks.push(match media.kind() {
+                MediaKind::Image => Block::Other(json!({
+                    "type": "image",
+                    "source": {
+                        "type": "base64",
+                        "media_type": media.mime_type(),
+                        "data": media.base64(),
+                    },
+                })),
+                _ => Block::Text(TextBlock {
+                    text: format!(
+                        "[toolsmith: {} ({}, {} bytes) not shown: a tool result cannot carry it]",
+                        media.kind(),
+                        media.mime_type(),
+                        grouped(media.size())
+                    ),
+                    extra: Map::new(),
+                }),
+            });
+        }
+        Block::ToolResult(ToolResultBlock {
+            tool_use_id: self.call_id.clone(),
+            content: Some(ResultContent::Blocks(blocks)),
+            is_error: self.is_error().then_some(true),
+            extra: Map::new(),
+        })
     }
 }
 
@@ -59,10 +111,32 @@ pub struct ResultMeta {
     pub error_kind: Option<ErrorKind>,
     /// How long the call ran (zero for calls refused before running).
     pub duration: Duration,
+    /// The images and audio clips the result does not show, over the registry's
+    /// [`MediaLimits`](crate::tool::MediaLimits): each stored as an artifact (when it could be)
+    /// and named by a note at the end of the content.
+    pub media_left_out: Vec<MediaLeftOut>,
     /// What the tool stated about its call beside its content
     /// ([`ToolOutput::with_meta`](crate::ToolOutput::with_meta)): run_command's
     /// `toolsmith/confinement`, an MCP server's `_meta`. Empty when it stated nothing.
     pub tool_meta: serde_json::Map<String, serde_json::Value>,
+}
+
+/// An image or audio clip a result does not show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MediaLeftOut {
+    /// An image or an audio clip.
+    pub kind: MediaKind,
+    /// Its MIME type.
+    pub mime_type: String,
+    /// Its bytes of base64.
+    pub base64_bytes: usize,
+    /// Which limit it was over, as the note says it.
+    pub reason: String,
+    /// The artifact holding it, which `read_artifact` returns as the same kind of block.
+    pub artifact: Option<ArtifactId>,
+    /// Why it could not be stored, when it could not.
+    pub artifact_error: Option<String>,
 }
 
 impl ResultMeta {

@@ -155,7 +155,7 @@ async fn run_call(
     };
     let result = match returned {
         Ok(output) => {
-            let (body, tool_meta) = output.into_parts();
+            let (body, media, tool_meta) = output.into_parts();
             let (body, error_kind) = match body {
                 OutputBody::Empty => (Body::Text(String::new()), None),
                 OutputBody::Text(text) => (Body::Text(text), None),
@@ -168,6 +168,7 @@ async fn run_call(
             };
             Ok(Produced {
                 body,
+                media,
                 tool_meta,
                 error_kind,
             })

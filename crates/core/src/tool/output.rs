@@ -6,6 +6,7 @@ use std::fmt;
 use serde_json::{Map, Value};
 
 use super::error::ToolError;
+use super::media::Media;
 
 /// The successful output of a tool: a text, a JSON value or a stream of bytes, that becomes the
 /// tool result.
@@ -21,6 +22,7 @@ use super::error::ToolError;
 #[must_use]
 pub struct ToolOutput {
     body: Body,
+    media: Vec<Media>,
     meta: Map<String, Value>,
 }
 
@@ -55,6 +57,9 @@ impl fmt::Debug for ToolOutput {
             Body::Json(json) => out.field("json", json),
             Body::Stream(_) => out.field("stream", &".."),
         };
+        if !self.media.is_empty() {
+            out.field("media", &self.media);
+        }
         out.field("meta", &self.meta).finish()
     }
 }
@@ -65,6 +70,7 @@ impl ToolOutput {
     pub fn text(text: impl Into<String>) -> Self {
         ToolOutput {
             body: Body::Text(text.into()),
+            media: Vec::new(),
             meta: Map::new(),
         }
     }
@@ -91,6 +97,7 @@ impl ToolOutput {
         serde_json::to_string(value)
             .map(|json| ToolOutput {
                 body: Body::Json(json),
+                media: Vec::new(),
                 meta: Map::new(),
             })
             .map_err(|error| {
@@ -113,6 +120,7 @@ impl ToolOutput {
     ) -> Self {
         ToolOutput {
             body: Body::Stream(Box::pin(stream)),
+            media: Vec::new(),
             meta: Map::new(),
         }
     }
@@ -124,6 +132,28 @@ impl ToolOutput {
     pub fn with_meta(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
         self.meta.insert(key.into(), value.into());
         self
+    }
+
+    /// Adds an image or an audio clip after the output's text: the model sees it as a block of
+    /// its own, within the registry's [`MediaLimits`](super::MediaLimits) (past them it is stored
+    /// as an artifact, and a note in the text says how to read it back).
+    ///
+    /// ```
+    /// use toolsmith::ToolOutput;
+    /// use toolsmith::tool::Media;
+    ///
+    /// let output = ToolOutput::text("The chart of last week's latency:")
+    ///     .with_media(Media::image(b"\x89PNG\r\n\x1a\n", "image/png"));
+    /// assert_eq!(output.media().len(), 1);
+    /// ```
+    pub fn with_media(mut self, media: Media) -> Self {
+        self.media.push(media);
+        self
+    }
+
+    /// The images and audio clips added with [`with_media`](Self::with_media), in order.
+    pub fn media(&self) -> &[Media] {
+        &self.media
     }
 
     /// The facts stated with [`with_meta`](Self::with_meta).
@@ -153,8 +183,8 @@ impl ToolOutput {
         matches!(self.body, Body::Stream(_))
     }
 
-    pub(crate) fn into_parts(self) -> (Body, Map<String, Value>) {
-        (self.body, self.meta)
+    pub(crate) fn into_parts(self) -> (Body, Vec<Media>, Map<String, Value>) {
+        (self.body, self.media, self.meta)
     }
 }
 
@@ -184,6 +214,13 @@ pub struct Json<T>(pub T);
 impl From<String> for ToolOutput {
     fn from(text: String) -> Self {
         ToolOutput::text(text)
+    }
+}
+
+impl From<Media> for ToolOutput {
+    /// An output of one image or audio clip and no text.
+    fn from(media: Media) -> Self {
+        ToolOutput::default().with_media(media)
     }
 }
 

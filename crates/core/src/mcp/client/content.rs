@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 
-use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
+use rmcp::model::{Annotations, CallToolResult, ContentBlock, ResourceContents};
 use serde_json::Value;
 
-use crate::tool::{ToolContext, ToolError, ToolOutput};
+use crate::tool::{Media, MediaKind, ToolContext, ToolError, ToolOutput, problem_of};
 
 /// What the model reads of the result of the server's tool `remote`.
 pub(super) async fn output(
@@ -15,11 +15,42 @@ pub(super) async fn output(
     cx: &ToolContext,
 ) -> Result<ToolOutput, ToolError> {
     let mut parts = Vec::with_capacity(result.content.len());
+    let mut media = Vec::new();
     for block in result.content {
         parts.push(match block {
             ContentBlock::Text(text) => text.text,
-            ContentBlock::Image(image) => binary("image", &image.mime_type, image.data, cx).await,
-            ContentBlock::Audio(audio) => binary("audio", &audio.mime_type, audio.data, cx).await,
+            ContentBlock::Image(image) => {
+                match shown(
+                    MediaKind::Image,
+                    image.data,
+                    image.mime_type,
+                    image.annotations,
+                ) {
+                    Ok(image) => {
+                        media.push(image);
+                        continue;
+                    }
+                    Err((why, data, mime_type)) => {
+                        binary(&format!("image ({why})"), &mime_type, data, cx).await
+                    }
+                }
+            }
+            ContentBlock::Audio(audio) => {
+                match shown(
+                    MediaKind::Audio,
+                    audio.data,
+                    audio.mime_type,
+                    audio.annotations,
+                ) {
+                    Ok(audio) => {
+                        media.push(audio);
+                        continue;
+                    }
+                    Err((why, data, mime_type)) => {
+                        binary(&format!("audio ({why})"), &mime_type, data, cx).await
+                    }
+                }
+            }
             ContentBlock::Resource(embedded) => match embedded.resource {
                 ResourceContents::TextResourceContents { text, .. } => text,
                 ResourceContents::BlobResourceContents {
@@ -51,17 +82,37 @@ pub(super) async fn output(
         }));
     }
     let text = parts.join("\n");
-    match result.structured_content {
+    let output = match result.structured_content {
         // The server states the result is this structure (its text, if any, is the same
         // value serialized, as the protocol recommends): it is cut as JSON.
         Some(structured)
             if parts.is_empty()
                 || serde_json::from_str::<Value>(&text).is_ok_and(|v| v == structured) =>
         {
-            ToolOutput::json(&structured)
+            ToolOutput::json(&structured)?
         }
-        _ => Ok(ToolOutput::text(text)),
+        _ => ToolOutput::text(text),
+    };
+    Ok(media.into_iter().fold(output, ToolOutput::with_media))
+}
+
+/// An image or audio clip of the server's as the model is shown it, its annotations kept; or,
+/// when its data is not base64 or its MIME type not one, why, with what it was.
+fn shown(
+    kind: MediaKind,
+    data: String,
+    mime_type: String,
+    annotations: Option<Annotations>,
+) -> Result<Media, (String, String, String)> {
+    // Checked, not taken on trust: a provider refuses a whole request over one bad block.
+    if let Some(problem) = problem_of(kind, &data, &mime_type) {
+        return Err((problem, data, mime_type));
     }
+    let media = Media::from_trusted(kind, data, mime_type);
+    Ok(match annotations.map(serde_json::to_value) {
+        Some(Ok(Value::Object(annotations))) => media.with_annotations(annotations),
+        _ => media,
+    })
 }
 
 /// A placeholder line for binary content, the content kept as an artifact when there is a

@@ -28,26 +28,9 @@ use serde_json::{Map, Value, json};
 
 use super::bounded;
 
-use crate::artifacts::{ArtifactId, ArtifactStore, PageRequest, READ_ARTIFACT, store_text};
+use crate::artifacts::{self, ArtifactId, ArtifactStore, READ_ARTIFACT, store_text};
+use crate::tool::{MediaLimits, left_out_note};
 use crate::trim::{self, Continuation, FullOutput, TrimStyle, grouped};
-
-/// How many images and audio clips a result carries, and how large each may be.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MediaLimits {
-    /// The most media blocks one result keeps (4 by default); later ones become artifacts.
-    pub max_blocks: usize,
-    /// The most bytes of base64 one media block may have (1 MiB by default).
-    pub max_bytes: usize,
-}
-
-impl Default for MediaLimits {
-    fn default() -> Self {
-        MediaLimits {
-            max_blocks: 4,
-            max_bytes: 1 << 20,
-        }
-    }
-}
 
 /// What fitting needs: the cap, where the rest goes, and the media rule.
 #[derive(Debug, Clone)]
@@ -56,10 +39,6 @@ pub(crate) struct Fitting {
     pub(crate) store: Arc<dyn ArtifactStore>,
     pub(crate) media: MediaLimits,
 }
-
-/// The first line of an artifact holding an image or audio clip: the type and the MIME type,
-/// then the base64 data on lines of its own.
-const MEDIA_HEADER: &str = "toolsmith-media:";
 
 /// A block as the fitter sees it.
 enum Kind {
@@ -163,60 +142,31 @@ fn kept_as(stored: &Result<(ArtifactId, u64), String>) -> String {
 }
 
 /// Stores a media block's data as an artifact `read_artifact` returns as the same content
-/// type: the header line, then the base64 on lines of 76 chars.
+/// type.
 async fn store_media(
     fitting: &Fitting,
     kind: &str,
     mime: &str,
     data: &str,
-) -> Result<(ArtifactId, u64), String> {
-    let mut text = String::with_capacity(data.len() + data.len() / 76 + 64);
-    text.push_str(&format!("{MEDIA_HEADER} {kind} {mime}\n"));
-    for chunk in data.as_bytes().chunks(76) {
-        text.push_str(std::str::from_utf8(chunk).unwrap_or_default());
-        text.push('\n');
-    }
-    store(&fitting.store, text).await
-}
-
-/// The media an artifact holds, when it is one: its content type, MIME type and base64 data.
-/// Read whole: a media artifact is as large as one message could be.
-pub(crate) fn read_media(
-    store: &dyn ArtifactStore,
-    id: &ArtifactId,
-) -> Option<(String, String, String)> {
-    let first = store
-        .read_page(
-            id,
-            PageRequest {
-                offset: 0,
-                char_offset: 0,
-                limit: Some(1),
-                max_bytes: 512,
-            },
-        )
-        .ok()?;
-    let header = first.text.strip_prefix(MEDIA_HEADER)?.trim();
-    let (kind, mime) = header.split_once(' ')?;
-    let page = store
-        .read_page(
-            id,
-            PageRequest {
-                offset: 1,
-                char_offset: 0,
-                limit: None,
-                max_bytes: usize::MAX,
-            },
-        )
-        .ok()?;
-    let data: String = page.text.lines().collect();
-    Some((kind.to_owned(), mime.to_owned(), data))
+) -> Result<ArtifactId, String> {
+    let store = Arc::clone(&fitting.store);
+    let (kind, mime, data) = (kind.to_owned(), mime.to_owned(), data.to_owned());
+    blocking(move || {
+        artifacts::store_media(store.as_ref(), &kind, &mime, &data).map_err(|e| e.to_string())
+    })
+    .await
+    .unwrap_or_else(|| Err("the artifact store failed".to_owned()))
 }
 
 /// A media artifact as the content block it was: an image, an audio clip, or an embedded
 /// resource's blob.
-pub(crate) fn media_block(kind: &str, mime: &str, data: String, id: &ArtifactId) -> Value {
-    match kind {
+pub(crate) fn media_block(media: artifacts::StoredMedia, id: &ArtifactId) -> Value {
+    let artifacts::StoredMedia {
+        kind,
+        mime_type: mime,
+        data,
+    } = media;
+    match kind.as_str() {
         "blob" => json!({
             "type": "resource",
             "resource": { "uri": format!("toolsmith://artifact/{id}"), "mimeType": mime, "blob": data },
@@ -358,21 +308,13 @@ async fn fit_blocks(
             items.push(Item { block, note: false });
             continue;
         };
-        if media_kept < fitting.media.max_blocks && data.len() <= fitting.media.max_bytes {
+        let Some(why) = fitting
+            .media
+            .leave_out(data.len(), false, media_kept, media_kept)
+        else {
             media_kept += 1;
             items.push(Item { block, note: false });
             continue;
-        }
-        let why = if data.len() > fitting.media.max_bytes {
-            format!(
-                "over the {}-byte limit for one",
-                grouped(fitting.media.max_bytes)
-            )
-        } else {
-            format!(
-                "past the {} a result may carry",
-                grouped(fitting.media.max_blocks)
-            )
         };
         let (kind, mime, size) = (kind.to_owned(), mime.to_owned(), data.len());
         let stored = store_media(fitting, &kind, &mime, data).await;
@@ -381,10 +323,12 @@ async fn fit_blocks(
         } else {
             kind.as_str()
         };
-        let note = format!(
-            "[toolsmith: {what} ({mime}, {} bytes of base64) left out, {why}; {}]",
-            grouped(size),
-            kept_as(&stored)
+        let note = left_out_note(
+            what,
+            &mime,
+            size,
+            &why,
+            stored.as_ref().map_err(String::as_str),
         );
         items.push(Item {
             block: text_block(note),

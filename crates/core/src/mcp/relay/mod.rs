@@ -39,7 +39,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 
-pub use fit::MediaLimits;
+pub use crate::tool::MediaLimits;
 #[cfg(feature = "mcp-http")]
 pub use http_server::{HttpOptions, HttpServer};
 pub use upstream::{Prefix, Upstream};

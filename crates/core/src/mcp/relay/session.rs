@@ -1077,13 +1077,14 @@ impl Session {
         {
             let store = Arc::clone(&self.settings.fitting.store);
             let read_id = id.clone();
-            let media =
-                tokio::task::spawn_blocking(move || fit::read_media(store.as_ref(), &read_id))
-                    .await
-                    .ok()
-                    .flatten();
-            if let Some((kind, mime, data)) = media {
-                return json!({ "content": [fit::media_block(&kind, &mime, data, &id)] });
+            let media = tokio::task::spawn_blocking(move || {
+                crate::artifacts::read_media(store.as_ref(), &read_id)
+            })
+            .await
+            .ok()
+            .flatten();
+            if let Some(media) = media {
+                return json!({ "content": [fit::media_block(media, &id)] });
             }
         }
         let call = ToolCall::new("proxy-read", READ_ARTIFACT, arguments);

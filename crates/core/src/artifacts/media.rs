@@ -1,0 +1,131 @@
+//! Images and audio kept as artifacts: one header line naming the content type and the MIME
+//! type, then the base64 on lines of 76 chars. `read_artifact` (the registry's and the proxy's)
+//! reads such an artifact back as the block it was, and pages it as text like any other when
+//! asked for lines.
+
+use std::io::Write;
+
+use super::{ArtifactError, ArtifactId, ArtifactStore, PageRequest};
+use crate::tool::is_mime_type;
+
+/// The first line of a media artifact: `toolsmith-media: <kind> <mime type>`.
+const MEDIA_HEADER: &str = "toolsmith-media:";
+
+/// Media as an artifact holds it: its content type (`image`, `audio`, or the proxy's `blob` for
+/// an embedded resource), its MIME type and its base64.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct StoredMedia {
+    pub(crate) kind: String,
+    pub(crate) mime_type: String,
+    pub(crate) data: String,
+}
+
+/// Stores media as an artifact `read_media` gives back. A MIME type that is not one (from a
+/// hostile upstream: spaces, line breaks) is stored as `application/octet-stream`.
+///
+/// # Errors
+///
+/// As the store's writes, and an I/O error when the store's size cap would cut the data (media
+/// cut in the middle cannot be shown).
+pub(crate) fn store_media(
+    store: &dyn ArtifactStore,
+    kind: &str,
+    mime_type: &str,
+    data: &str,
+) -> Result<ArtifactId, ArtifactError> {
+    let mime_type = if is_mime_type(mime_type) && !mime_type.contains(' ') {
+        mime_type
+    } else {
+        "application/octet-stream"
+    };
+    let mut writer = store.begin()?;
+    writer.write_all(format!("{MEDIA_HEADER} {kind} {mime_type}\n").as_bytes())?;
+    let mut buffer = Vec::with_capacity(64 * 1024);
+    for line in data.as_bytes().chunks(76) {
+        buffer.extend_from_slice(line);
+        buffer.push(b'\n');
+        if buffer.len() >= 63 * 1024 {
+            writer.write_all(&buffer)?;
+            buffer.clear();
+        }
+    }
+    writer.write_all(&buffer)?;
+    if writer.omitted_bytes() > 0 {
+        return Err(ArtifactError::Io(std::io::Error::other(format!(
+            "the {kind} is over the artifact store's size cap"
+        ))));
+    }
+    writer.commit()
+}
+
+/// The media an artifact holds, when it is a media artifact. Read whole: a media artifact is as
+/// large as one message could be.
+pub(crate) fn read_media(store: &dyn ArtifactStore, id: &ArtifactId) -> Option<StoredMedia> {
+    let first = store
+        .read_page(
+            id,
+            PageRequest {
+                offset: 0,
+                char_offset: 0,
+                limit: Some(1),
+                max_bytes: 512,
+            },
+        )
+        .ok()?;
+    let header = first.text.strip_prefix(MEDIA_HEADER)?.trim();
+    let (kind, mime_type) = header.split_once(' ')?;
+    let page = store
+        .read_page(
+            id,
+            PageRequest {
+                offset: 1,
+                char_offset: 0,
+                limit: None,
+                max_bytes: usize::MAX,
+            },
+        )
+        .ok()?;
+    if page.capped {
+        return None;
+    }
+    Some(StoredMedia {
+        kind: kind.to_owned(),
+        mime_type: mime_type.to_owned(),
+        data: page.text.lines().collect(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::artifacts::MemoryStore;
+
+    #[test]
+    fn media_comes_back_as_it_was_stored() {
+        let store = MemoryStore::new();
+        let data = "QUJD".repeat(100_000);
+        let id = store_media(&store, "image", "image/png", &data).unwrap();
+        let back = read_media(&store, &id).unwrap();
+        assert_eq!(
+            (back.kind.as_str(), back.mime_type.as_str()),
+            ("image", "image/png")
+        );
+        assert_eq!(back.data, data);
+    }
+
+    #[test]
+    fn a_mime_type_that_is_not_one_does_not_break_the_header() {
+        let store = MemoryStore::new();
+        let id = store_media(&store, "audio", "audio/wav\nimage png", "QUJD").unwrap();
+        let back = read_media(&store, &id).unwrap();
+        assert_eq!(back.mime_type, "application/octet-stream");
+        assert_eq!(back.data, "QUJD");
+    }
+
+    #[test]
+    fn a_text_artifact_is_not_media() {
+        let store = MemoryStore::new();
+        let id = store.put("toolsmith-media is a phrase\nand more").unwrap();
+        assert_eq!(read_media(&store, &id), None);
+    }
+}
