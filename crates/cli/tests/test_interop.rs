@@ -1057,3 +1057,140 @@ async fn with_tool_search_the_proxy_lists_what_a_search_found() {
         .await;
     assert!(none.to_string().contains("No tool matches"), "{none}");
 }
+
+/// A client of a toolsmith registry, made by the official TypeScript SDK: calls `calls` (name,
+/// arguments) at `url` and returns the results, each checked by the SDK against the protocol.
+async fn sdk_calls(url: &str, calls: &[(&str, Value)]) -> Vec<Value> {
+    let mut command = Command::new(node());
+    command.arg(interop().join("sdk-call.mjs")).arg(url);
+    for (name, arguments) in calls {
+        command.arg(name).arg(arguments.to_string());
+    }
+    let output = tokio::time::timeout(PATIENCE, command.output())
+        .await
+        .expect("the SDK client finishes")
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_str(stdout.trim()).unwrap()
+}
+
+/// The media blocks of a result as the server wrote them: type, MIME type, data, annotations.
+fn media_of(result: &Value) -> Vec<Value> {
+    result["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|block| block["type"] == "image" || block["type"] == "audio")
+        .cloned()
+        .collect()
+}
+
+#[tokio::test]
+async fn images_and_audio_pass_through_the_mcp_client_and_serve_as_they_came() {
+    use std::sync::Arc;
+    use toolsmith::artifacts::MemoryStore;
+    use toolsmith::mcp::{HttpOptions, McpClient, McpServer};
+    use toolsmith::tool::{MediaKind, MediaLimits};
+    use toolsmith::{Registry, ToolCall};
+
+    let annotated = json!({ "messageType": "success", "includeImage": true });
+    // What the servers send, directly.
+    let dir = tempfile::tempdir().unwrap();
+    let (capabilities, answers) = full_client(dir.path());
+    let (mut everything_direct, _) = Raw::start(everything(), capabilities.clone(), answers).await;
+    let tiny = everything_direct.call("get-tiny-image", json!({})).await;
+    let with_annotations = everything_direct
+        .call("get-annotated-message", annotated.clone())
+        .await;
+    let (mut fixture_direct, _) =
+        Raw::start(fixture(), capabilities, full_client(dir.path()).1).await;
+    let audio = fixture_direct.call("test_audio_content", json!({})).await;
+    let expected = [&tiny, &with_annotations, &audio].map(media_of);
+    assert!(
+        expected.iter().all(|media| media.len() == 1),
+        "{expected:?}"
+    );
+    assert_eq!(expected[1][0]["annotations"]["audience"], json!(["user"]));
+
+    // Through the registry's MCP client, the model is shown them as media.
+    let client = |name: &str, command: Vec<String>| {
+        McpClient::stdio(name, command[0].clone())
+            .args(command[1..].to_vec())
+            .connect()
+    };
+    let servers = [
+        client("everything", everything()).await.unwrap(),
+        client("fixture", fixture()).await.unwrap(),
+    ];
+    let registry = Registry::builder()
+        .tools(servers.iter().flat_map(McpClient::tools))
+        .shared_artifacts(Arc::new(MemoryStore::new()))
+        .media_limits(MediaLimits::default().with_max_bytes(100_000))
+        .build()
+        .unwrap();
+    let results = registry
+        .turn()
+        .execute([
+            ToolCall::new("1", "get-tiny-image", json!({})),
+            ToolCall::new("2", "get-annotated-message", annotated.clone()),
+            ToolCall::new("3", "test_audio_content", json!({})),
+            ToolCall::new("4", "big_image", json!({ "bytes": 200_000 })),
+        ])
+        .await;
+    for (result, expected) in results.iter().zip(&expected) {
+        assert_eq!(result.media.len(), 1, "{}: {}", result.tool, result.content);
+        let media = &result.media[0];
+        assert_eq!(media.kind().as_str(), expected[0]["type"]);
+        assert_eq!(media.mime_type(), expected[0]["mimeType"]);
+        assert_eq!(media.base64(), expected[0]["data"]);
+        assert_eq!(
+            media.annotations().map(|a| Value::Object(a.clone())),
+            expected[0].get("annotations").cloned()
+        );
+        assert!(!result.content.contains("[image"), "{}", result.content);
+    }
+    assert_eq!(results[2].media[0].kind(), MediaKind::Audio);
+    // The image over 100,000 bytes of base64 is an artifact, read back as the same image.
+    assert!(results[3].media.is_empty());
+    let left = &results[3].meta.media_left_out[0];
+    assert_eq!(left.base64_bytes, 200_000);
+    let id = left.artifact.as_ref().unwrap().as_str().to_owned();
+    let back = registry
+        .turn()
+        .execute([ToolCall::new("5", "read_artifact", json!({ "id": id }))])
+        .await;
+    assert_eq!(back[0].media.len(), 1, "{}", back[0].content);
+    assert_eq!(back[0].media[0].base64(), "A".repeat(200_000));
+
+    // Served again, an MCP client gets them as the blocks the servers sent.
+    let server = McpServer::new(registry)
+        .unwrap()
+        .serve_http(HttpOptions::new("127.0.0.1:0".parse().unwrap()))
+        .await
+        .unwrap();
+    let url = format!("http://{}/mcp", server.local_addr());
+    let served = sdk_calls(
+        &url,
+        &[
+            ("get-tiny-image", json!({})),
+            ("get-annotated-message", annotated),
+            ("test_audio_content", json!({})),
+            ("read_artifact", json!({ "id": id })),
+        ],
+    )
+    .await;
+    for (result, expected) in served.iter().zip(&expected) {
+        assert_eq!(&media_of(result), expected, "{result}");
+    }
+    assert_eq!(media_of(&served[3])[0]["data"], "A".repeat(200_000));
+    assert_eq!(media_of(&served[3])[0]["type"], "image");
+    server.shutdown();
+    for server in &servers {
+        server.shutdown().await;
+    }
+}

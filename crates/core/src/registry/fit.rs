@@ -347,7 +347,7 @@ async fn cut(s: Settled, registry: &Registry) -> ToolResult {
         }
     };
     if !notes.is_empty() {
-        if !content.is_empty() {
+        if !content.is_empty() && !content.ends_with('\n') {
             content.push('\n');
         }
         content.push_str(&notes);

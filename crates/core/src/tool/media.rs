@@ -69,7 +69,7 @@ impl fmt::Display for MediaKind {
 /// // Base64 from elsewhere is checked: a model provider refuses a request with bad base64.
 /// assert!(Media::from_base64(MediaKind::Audio, "not base64!", "audio/wav").is_err());
 /// ```
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct Media {
     kind: MediaKind,
     mime_type: String,
@@ -78,6 +78,19 @@ pub struct Media {
     /// The artifact it was read back from, by `read_artifact`: shown whatever its size.
     pub(crate) from_artifact: Option<ArtifactId>,
 }
+
+/// Media are equal when they are the same image or clip: kind, MIME type, data and
+/// annotations (not where they were read from).
+impl PartialEq for Media {
+    fn eq(&self, other: &Self) -> bool {
+        self.kind == other.kind
+            && self.mime_type == other.mime_type
+            && self.data == other.data
+            && self.annotations == other.annotations
+    }
+}
+
+impl Eq for Media {}
 
 impl fmt::Debug for Media {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
