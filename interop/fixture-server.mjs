@@ -308,7 +308,10 @@ function newServer() {
           _meta: { "fixture/said": "kept" },
         };
       case "big_image":
-        return { content: [{ type: "image", data: "A".repeat(Number(args.bytes ?? 2000000)), mimeType: "image/png" }] };
+        return {
+          content: [{ type: "image", data: "A".repeat(Number(args.bytes ?? 2000000)), mimeType: "image/png" }],
+          _meta: { "fixture/bytes": Number(args.bytes ?? 2000000) },
+        };
       default:
         throw new Error(`Unknown tool: ${request.params.name}`);
     }

@@ -307,3 +307,50 @@ async fn a_text_artifact_is_still_paged_as_text() {
         result.content
     );
 }
+
+#[tokio::test]
+async fn each_providers_history_gets_the_image_in_its_own_shape() {
+    use toolsmith::history::{Message, Role, to_gemini, to_openai, to_responses};
+    let registry = registry(MediaLimits::default(), None);
+    let result = registry
+        .turn()
+        .execute([draw("call_1", 1, 30, 1)])
+        .await
+        .remove(0);
+    let data = picture(0, 30).base64().to_owned();
+    let messages = [
+        Message::from_blocks(
+            Role::Assistant,
+            vec![Block::tool_use("call_1", "charts", json!({}))],
+        ),
+        Message::from_blocks(Role::User, vec![result.to_block()]),
+    ];
+
+    // Responses: the output's parts, the image as a data URL.
+    let items = to_responses(&messages);
+    let output = &items[1]["output"];
+    assert_eq!(
+        output[0],
+        json!({ "type": "input_text", "text": "row 0 of the report\n" })
+    );
+    assert_eq!(
+        output[1],
+        json!({ "type": "input_image", "image_url": format!("data:image/png;base64,{data}") })
+    );
+
+    // Gemini: the response, and the image as an inline data part of it.
+    let contents = to_gemini(&messages);
+    let response = &contents[1]["parts"][0]["functionResponse"];
+    assert_eq!(
+        response["parts"],
+        json!([{ "inlineData": { "mimeType": "image/png", "data": data } }])
+    );
+
+    // OpenAI chat: a tool message is text only, so the image is named, not dropped unsaid.
+    let chat = to_openai(None, &messages);
+    assert_eq!(
+        chat[1]["content"],
+        "row 0 of the report\n\n[toolsmith: image (image/png, 40 bytes of base64) not shown: a chat \
+         tool message carries text only]"
+    );
+}

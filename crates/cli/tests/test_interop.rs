@@ -1159,6 +1159,8 @@ async fn images_and_audio_pass_through_the_mcp_client_and_serve_as_they_came() {
     assert!(results[3].media.is_empty());
     let left = &results[3].meta.media_left_out[0];
     assert_eq!(left.base64_bytes, 200_000);
+    // What the server stated beside its content is kept too.
+    assert_eq!(results[3].meta.tool_meta["fixture/bytes"], 200_000);
     let id = left.artifact.as_ref().unwrap().as_str().to_owned();
     let back = registry
         .turn()
@@ -1181,9 +1183,17 @@ async fn images_and_audio_pass_through_the_mcp_client_and_serve_as_they_came() {
             ("get-annotated-message", annotated),
             ("test_audio_content", json!({})),
             ("read_artifact", json!({ "id": id })),
+            ("big_image", json!({ "bytes": 200_000 })),
         ],
     )
     .await;
+    // Over the limit again: a note in the text, and the server's `_meta` as it stated it.
+    let note = served[4]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        note.starts_with("[toolsmith: image (image/png, 200,000 bytes of base64) left out"),
+        "{note}"
+    );
+    assert_eq!(served[4]["_meta"], json!({ "fixture/bytes": 200_000 }));
     for (result, expected) in served.iter().zip(&expected) {
         assert_eq!(&media_of(result), expected, "{result}");
     }

@@ -103,6 +103,19 @@ async fn a_real_mcp_client_sees_well_formed_results_for_every_tool() {
     assert_eq!(text(&grep), "notes.md:2:beta\n");
     let run = call(&client, "run_command", json!({ "command": "cat new.txt" })).await;
     assert_eq!(text(&run), "$ cat new.txt\ntwo\n[exit code: 0]\n");
+    // What the tool stated beside its content is the result's `_meta`.
+    let confinement = run
+        .meta
+        .as_ref()
+        .and_then(|meta| meta.0.get("toolsmith/confinement"));
+    assert!(
+        matches!(
+            confinement.and_then(Value::as_str),
+            Some("full" | "partial" | "none")
+        ),
+        "{:?}",
+        run.meta
+    );
 
     // An oversized result arrives within its allowance, its full output kept as an artifact.
     let big = call(&client, "run_command", json!({ "command": "seq 1 100000" })).await;

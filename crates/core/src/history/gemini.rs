@@ -249,6 +249,16 @@ fn part_of(block: &Block, names: &std::collections::HashMap<&str, (&str, bool)>)
                 },
             };
             inner.insert("response".to_owned(), response);
+            // Images as Gemini reads them beside a response: inline data parts.
+            let images: Vec<Value> = result
+                .base64_images()
+                .map(|(mime, data)| {
+                    serde_json::json!({ "inlineData": { "mimeType": mime, "data": data } })
+                })
+                .collect();
+            if !images.is_empty() && !inner.contains_key("parts") {
+                inner.insert("parts".to_owned(), Value::Array(images));
+            }
             let call = names.get(result.tool_use_id.as_str()).copied();
             if !inner.contains_key("name") {
                 inner.insert("name".to_owned(), call.map_or("", |(name, _)| name).into());

@@ -154,6 +154,18 @@ impl Block {
     }
 }
 
+/// An Anthropic `image` block of base64 data: its MIME type and data.
+pub(crate) fn base64_image(block: &Value) -> Option<(&str, &str)> {
+    let source = block.get("source")?;
+    if block.get("type")?.as_str()? != "image" || source.get("type")?.as_str()? != "base64" {
+        return None;
+    }
+    Some((
+        source.get("media_type")?.as_str()?,
+        source.get("data")?.as_str()?,
+    ))
+}
+
 impl ToolResultBlock {
     /// The text of the result: its string (borrowed), or its text blocks joined by newlines.
     pub fn text(&self) -> std::borrow::Cow<'_, str> {
@@ -171,6 +183,20 @@ impl ToolResultBlock {
                     .join("\n"),
             ),
         }
+    }
+
+    /// The images of the content given as base64 (`{"type": "image", "source": {"type":
+    /// "base64", …}}`), as (MIME type, base64 data), in order: what a conversion to another
+    /// provider's format writes in that format's own shape.
+    pub fn base64_images(&self) -> impl Iterator<Item = (&str, &str)> {
+        let blocks = match &self.content {
+            Some(ResultContent::Blocks(blocks)) => blocks.as_slice(),
+            _ => &[],
+        };
+        blocks.iter().filter_map(|block| match block {
+            Block::Other(value) => base64_image(value),
+            _ => None,
+        })
     }
 
     /// Whether the content is only text (no images or other blocks).

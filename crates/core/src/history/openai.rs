@@ -108,6 +108,23 @@ pub fn from_openai(messages: &[Value]) -> Result<(Option<String>, Vec<Message>),
     Ok((system, out))
 }
 
+/// A result's text as a chat `tool` message carries it: text only, so each image is named by a
+/// line saying it is not shown.
+fn tool_message_text(result: &ToolResultBlock) -> String {
+    let mut text = result.text().into_owned();
+    for (mime, data) in result.base64_images() {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&format!(
+            "[toolsmith: image ({mime}, {} bytes of base64) not shown: a chat tool message \
+             carries text only]",
+            crate::trim::grouped(data.len())
+        ));
+    }
+    text
+}
+
 /// Writes a system prompt and Anthropic-shaped messages as OpenAI chat messages: `tool_use`
 /// blocks become `tool_calls` (arguments as JSON text), each `tool_result` a `tool` message
 /// (before the rest of its user message's content).
@@ -127,7 +144,7 @@ pub fn to_openai(system: Option<&str>, messages: &[Message]) -> Vec<Value> {
                             Block::ToolResult(result) => out.push(json!({
                                 "role": "tool",
                                 "tool_call_id": result.tool_use_id,
-                                "content": result.text(),
+                                "content": tool_message_text(result),
                             })),
                             Block::Text(text) => {
                                 parts.push(json!({ "type": "text", "text": text.text }));

@@ -11,7 +11,9 @@
 
 use serde_json::{Map, Value};
 
-use super::message::{Block, Content, Message, ResultContent, Role, ToolResultBlock, ToolUseBlock};
+use super::message::{
+    Block, Content, Message, ResultContent, Role, ToolResultBlock, ToolUseBlock, base64_image,
+};
 use super::openai::ConversionError;
 
 /// The key, in a block's kept fields, of the item it was.
@@ -188,6 +190,13 @@ fn item_of(block: &Block, role: Role) -> Value {
                     blocks
                         .iter()
                         .map(|block| match block {
+                            // An image as the Responses API reads one: a data URL.
+                            Block::Other(part) if let Some((mime, data)) = base64_image(part) => {
+                                serde_json::json!({
+                                    "type": "input_image",
+                                    "image_url": format!("data:{mime};base64,{data}"),
+                                })
+                            }
                             Block::Other(part) => part.clone(),
                             Block::Text(text) => {
                                 serde_json::json!({ "type": "input_text", "text": text.text })

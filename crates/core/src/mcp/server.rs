@@ -272,11 +272,16 @@ impl ServerHandler for McpServer {
             content.push(ContentBlock::text(result.content));
         }
         content.extend(result.media.into_iter().map(media_block));
+        // What the tool stated beside its content (run_command's confinement, an upstream
+        // server's own `_meta`) is the result's `_meta`.
+        let meta = (!result.meta.tool_meta.is_empty())
+            .then(|| rmcp::model::MetaObject(result.meta.tool_meta));
         Ok(if is_error {
             CallToolResult::error(content)
         } else {
             CallToolResult::success(content)
         }
+        .with_meta(meta)
         .into())
     }
 }

@@ -93,6 +93,11 @@ pub(super) async fn output(
         }
         _ => ToolOutput::text(text),
     };
+    // The server's `_meta` of the result is what it stated beside its content.
+    let stated = result.meta.map(|meta| meta.0).unwrap_or_default();
+    let output = stated
+        .into_iter()
+        .fold(output, |output, (key, value)| output.with_meta(key, value));
     Ok(media.into_iter().fold(output, ToolOutput::with_media))
 }
 
