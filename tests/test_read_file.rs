@@ -151,3 +151,36 @@ async fn deep_pages_start_from_the_line_index_and_a_changed_file_is_read_anew() 
         );
     }
 }
+
+#[tokio::test]
+async fn an_image_is_shown_as_an_image_known_by_its_bytes_not_its_name() {
+    use toolsmith::tool::{Media, MediaKind};
+    let w = workspace();
+    // A 1×1 PNG, as an image viewer would open it.
+    let png = Media::from_base64(
+        MediaKind::Image,
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+        "image/png",
+    )
+    .unwrap()
+    .to_bytes();
+    fs::write(w.root.join("pixel.dat"), &png).unwrap();
+    let image = w.call("read_file", json!({ "path": "pixel.dat" })).await;
+    assert!(!image.is_error(), "{}", image.content);
+    assert_eq!(
+        image.content,
+        "[read_file: `pixel.dat` is an image (image/png, 70 bytes), shown below]"
+    );
+    assert_eq!(image.media.len(), 1);
+    assert_eq!(image.media[0].mime_type(), "image/png");
+    assert_eq!(image.media[0].to_bytes(), png);
+
+    // A text named like an image is text; a GIF header is an image whatever the name.
+    fs::write(w.root.join("notes.png"), "not an image\n").unwrap();
+    let text = w.call("read_file", json!({ "path": "notes.png" })).await;
+    assert_eq!(text.content, "     1\tnot an image\n");
+    assert!(text.media.is_empty());
+    fs::write(w.root.join("anim"), b"GIF89a\x01\x00\x01\x00\x00\x00\x00;").unwrap();
+    let gif = w.call("read_file", json!({ "path": "anim" })).await;
+    assert_eq!(gif.media[0].mime_type(), "image/gif");
+}

@@ -6,8 +6,9 @@ use std::path::Path;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
+use toolsmith::ToolOutput;
 use toolsmith::lines::{FileKey, LineIndex, LineReader, without_newline};
-use toolsmith::tool::{Page, SizeHint, Tool, ToolContext, ToolError};
+use toolsmith::tool::{Media, Page, SizeHint, Tool, ToolContext, ToolError};
 
 use crate::sandbox::{Sandbox, open_regular};
 use crate::{blocking, grouped};
@@ -16,8 +17,11 @@ use crate::{blocking, grouped};
 const NUMBER_WIDTH: u64 = 7;
 /// Bytes sampled from the head of a file to estimate its lines and spot binary content.
 const SAMPLE_BYTES: usize = 64 * 1024;
+/// The largest image read_file shows: what one request to a model provider may carry.
+const MAX_IMAGE_BYTES: u64 = 20 << 20;
 
-/// Reads a text file of the workspace, with line numbers.
+/// Reads a text file of the workspace, with line numbers, or shows an image (PNG, JPEG, GIF,
+/// WebP).
 ///
 /// Lines are numbered from 1, as `cat -n` numbers them. A file too large for the budget is
 /// refused with its size and the `offset` and `limit` that fit; pass them to read a part.
@@ -47,6 +51,10 @@ impl ReadFile {
         let shown = self.path.clone();
         let page = cx.page().unwrap_or_default();
         blocking(move || {
+            if let Some(mime) = image_type(&path) {
+                // An image is a block, not text: its text is one line.
+                return Ok(Some(SizeHint::new(format!("The {mime} image"), 120)));
+            }
             let (bytes, lines) = estimate_file(&path, &shown)?;
             Ok(Some(
                 SizeHint::new("File content", page_chars(bytes, lines, page))
@@ -57,14 +65,64 @@ impl ReadFile {
         .await
     }
 
-    async fn run(self, cx: &ToolContext) -> Result<String, ToolError> {
+    async fn run(self, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let sandbox = cx.state::<Sandbox>()?;
         let path = sandbox.resolve_existing(&self.path)?;
         let page = cx.page().unwrap_or_default();
         let budget = cx.allowance();
         let shown = sandbox.display(&path);
-        blocking(move || read_page(&path, &shown, page, budget)).await
+        blocking(move || {
+            if let Some(mime) = image_type(&path) {
+                return read_image(&path, &shown, mime);
+            }
+            read_page(&path, &shown, page, budget).map(ToolOutput::text)
+        })
+        .await
     }
+}
+
+/// The MIME type of an image the model providers read, by the file's first bytes (not its
+/// name); `None` for anything else, or a file that cannot be opened (the text path says why).
+fn image_type(path: &Path) -> Option<&'static str> {
+    let (mut file, _) = open_regular(path, "").ok()?;
+    let mut head = [0u8; 12];
+    let read = read_up_to(&mut file, &mut head).ok()?;
+    match &head[..read] {
+        [0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a, ..] => Some("image/png"),
+        [0xff, 0xd8, 0xff, ..] => Some("image/jpeg"),
+        [b'G', b'I', b'F', b'8', b'7' | b'9', b'a', ..] => Some("image/gif"),
+        [b'R', b'I', b'F', b'F', _, _, _, _, b'W', b'E', b'B', b'P'] => Some("image/webp"),
+        _ => None,
+    }
+}
+
+/// The image at `path`, whole, as an image block after a line naming it.
+fn read_image(path: &Path, shown: &str, mime: &'static str) -> Result<ToolOutput, ToolError> {
+    let (file, meta) = open_regular(path, shown)?;
+    if meta.len() > MAX_IMAGE_BYTES {
+        return Err(ToolError::invalid_arguments(format!(
+            "path: `{shown}` is an image of {} bytes; read_file shows images of at most {} \
+             bytes",
+            grouped(meta.len()),
+            grouped(MAX_IMAGE_BYTES)
+        )));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    // Bounded even if the file grows while it is read.
+    file.take(MAX_IMAGE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|error| ToolError::io(shown, error))?;
+    if bytes.len() as u64 > MAX_IMAGE_BYTES {
+        return Err(ToolError::invalid_arguments(format!(
+            "path: `{shown}` grew past {} bytes while it was read",
+            grouped(MAX_IMAGE_BYTES)
+        )));
+    }
+    let text = format!(
+        "[read_file: `{shown}` is an image ({mime}, {} bytes), shown below]",
+        grouped(bytes.len())
+    );
+    Ok(ToolOutput::text(text).with_media(Media::image(bytes, mime)))
 }
 
 /// The file's size and estimated lines; refuses directories, special and binary files.

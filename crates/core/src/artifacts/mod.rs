@@ -25,7 +25,9 @@ pub use retention::Retention;
 /// The name of the built-in artifact reader, as markers and compacted history cite it (the
 /// registry registers the tool itself, `ReadArtifact`, with an artifact store).
 pub const READ_ARTIFACT: &str = "read_artifact";
-pub(crate) use media::{StoredMedia, read_media, store_media};
+#[cfg(feature = "mcp")]
+pub(crate) use media::StoredMedia;
+pub(crate) use media::{read_media, store_media};
 pub(crate) use spool::{SpoolSlot, spool_to};
 
 /// An artifact store failure.

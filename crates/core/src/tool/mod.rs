@@ -30,8 +30,10 @@ pub use args_tool::{ArgsTool, ToolArgs};
 pub use context::{Audience, CallSummary, Event, State, StateNeed, ToolContext};
 pub(crate) use error::DisplayDuration;
 pub use error::{ErrorKind, ToolError};
+#[cfg(feature = "mcp")]
+pub(crate) use media::problem_of;
 pub use media::{Media, MediaKind, MediaLimits};
-pub(crate) use media::{is_mime_type, left_out_note, problem_of};
+pub(crate) use media::{is_mime_type, left_out_note};
 pub(crate) use output::Body;
 pub use output::{Json, OutputStream, ToolOutput};
 pub use page::Page;
