@@ -5,10 +5,11 @@
 #   1. `toolsmith proxy --http` in front of fixture-server.mjs, a server written with the
 #      official TypeScript SDK that offers every tool, resource and prompt the suite asks for:
 #      every scenario must pass.
-#   2. `toolsmith serve --http`, the standard tools: the scenarios that ask for tools,
-#      resources or prompts the standard tools are not are expected to fail, and are listed
-#      in conformance-serve.yml with why (a fix that makes one pass fails the run until the
-#      list says so).
+#   2. `toolsmith serve --http --config`, a registry of the standard tools and of the
+#      fixture's tools reached through toolsmith's MCP client: the scenarios a registry does
+#      not serve (resources, prompts, logging, a server's own requests) are expected to fail,
+#      and are listed in conformance-serve.yml with why (a fix that makes one pass fails the
+#      run until the list says so).
 #
 # Needs a built `toolsmith` (target/debug) and interop/setup.sh done.
 set -euo pipefail
@@ -55,8 +56,11 @@ run() {
 
 proxy_url=$(start proxy proxy --artifacts "$work/artifacts" --http 127.0.0.1:0 -- "$node" fixture-server.mjs)
 mkdir -p "$work/root"
-serve_url=$(start serve serve --root "$work/root" --artifacts "$work/serve-artifacts" --http 127.0.0.1:0)
+printf '{"mcpServers": {"fixture": {"command": "%s", "args": ["%s"]}}}\n' \
+    "$PWD/$node" "$PWD/fixture-server.mjs" > "$work/fixture.json"
+serve_url=$(start serve serve --root "$work/root" --artifacts "$work/serve-artifacts" \
+    --config "$work/fixture.json" --http 127.0.0.1:0)
 status=0
 run "toolsmith proxy in front of the SDK fixture" "$proxy_url" "" || status=1
-run "toolsmith serve (the standard tools)" "$serve_url" conformance-serve.yml || status=1
+run "toolsmith serve (the standard tools, and the fixture's through the MCP client)" "$serve_url" conformance-serve.yml || status=1
 exit $status

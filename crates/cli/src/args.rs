@@ -85,6 +85,12 @@ pub(crate) enum Command {
         workspace: Workspace,
         #[command(flatten)]
         http: Http,
+        /// MCP servers whose tools are served beside the standard tools, through the
+        /// registry (budgeted, images and audio within the media limits): a configuration
+        /// file as `proxy --config` reads it. A server that does not start is named on stderr
+        /// and left out.
+        #[arg(long)]
+        config: Option<PathBuf>,
     },
     /// Serve MCP servers again, transparently, with every result within a cap: oversized
     /// results are cut (what matters kept), kept whole as artifacts, and read back with

@@ -181,6 +181,7 @@ async fn run(command: Command) -> Result<ExitCode, Failure> {
             approve,
             workspace,
             http,
+            config,
         } => {
             let (policy, asker) = match approve {
                 Approve::Ask => {
@@ -193,7 +194,13 @@ async fn run(command: Command) -> Result<ExitCode, Failure> {
                 }
                 _ => (approve.policy(), None),
             };
-            let (registry, _store) = registry(&workspace, BudgetPolicy::default(), policy)?;
+            let servers = match &config {
+                Some(path) => wiring::connect_servers(path).await?,
+                None => Vec::new(),
+            };
+            let tools = servers.iter().flat_map(toolsmith::mcp::McpClient::tools);
+            let (registry, _store) =
+                wiring::registry_with(&workspace, BudgetPolicy::default(), policy, tools)?;
             let mut server = toolsmith::mcp::McpServer::new(registry)?;
             if let Some(asker) = asker {
                 server = server.with_client_approver(asker);
@@ -207,6 +214,9 @@ async fn run(command: Command) -> Result<ExitCode, Failure> {
                 proxy::stopped().await;
             } else {
                 server.serve_stdio().await?;
+            }
+            for server in &servers {
+                server.shutdown().await;
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use toolsmith::mcp::{MediaLimits, Prefix, Proxy, Upstream, parse_servers_config};
+use toolsmith::mcp::{MediaLimits, Prefix, Proxy, Upstream};
 
 use crate::args::{Http, Proxy as ProxyArgs};
 use crate::{Failure, fail};
@@ -24,14 +24,7 @@ pub(crate) async fn run(options: ProxyArgs) -> Result<(), Failure> {
     };
     let upstreams = match (&options.config, options.command.split_first()) {
         (Some(path), _) => {
-            let text = std::fs::read_to_string(path).map_err(|error| {
-                fail(format!(
-                    "--config {}: cannot read it ({error})",
-                    path.display()
-                ))
-            })?;
-            let servers = parse_servers_config(&text)
-                .map_err(|error| fail(format!("--config {}: {error}", path.display())))?;
+            let servers = crate::wiring::servers_config(path)?;
             let mut upstreams = Vec::new();
             for (name, server) in &servers {
                 // A server whose settings cannot be read is left out; the others are served.

@@ -2,11 +2,13 @@
 //! standard tools, progress on stderr.
 
 use std::io::IsTerminal as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use toolsmith::approval::ApprovalPolicy;
 use toolsmith::budget::SplitStrategy;
-use toolsmith::tool::Event;
+use toolsmith::mcp::{McpClient, ServerConfig, parse_servers_config};
+use toolsmith::tool::{DynTool, Event};
 use toolsmith::{BudgetPolicy, DirStore, Registry};
 use toolsmith_std::Sandbox;
 
@@ -45,6 +47,16 @@ pub(crate) fn registry(
     budget: BudgetPolicy,
     approval: ApprovalPolicy,
 ) -> Result<(Registry, DirStore), Failure> {
+    registry_with(workspace, budget, approval, std::iter::empty())
+}
+
+/// The registry of the standard tools and `more` (an MCP server's), as [`registry`] builds it.
+pub(crate) fn registry_with(
+    workspace: &Workspace,
+    budget: BudgetPolicy,
+    approval: ApprovalPolicy,
+    more: impl IntoIterator<Item = Arc<dyn DynTool>>,
+) -> Result<(Registry, DirStore), Failure> {
     let root = &workspace.root;
     if !root.is_dir() {
         return Err(fail(format!("--root {}: not a directory", root.display())));
@@ -53,6 +65,7 @@ pub(crate) fn registry(
     let sandbox =
         Sandbox::new(root).map_err(|error| fail(format!("--root {}: {error}", root.display())))?;
     let registry = toolsmith_std::register(Registry::builder())
+        .tools(more)
         .state(sandbox)
         .artifacts(store.clone())
         .budget(budget)
@@ -84,4 +97,44 @@ pub(crate) fn show_progress(registry: &Registry) -> Option<tokio::task::JoinHand
             }
         }
     }))
+}
+
+/// The servers of a `--config` file (as Claude Desktop, Claude Code and Cursor write it).
+pub(crate) fn servers_config(path: &Path) -> Result<Vec<(String, ServerConfig)>, Failure> {
+    let text = std::fs::read_to_string(path).map_err(|error| {
+        fail(format!(
+            "--config {}: cannot read it ({error})",
+            path.display()
+        ))
+    })?;
+    parse_servers_config(&text)
+        .map_err(|error| fail(format!("--config {}: {error}", path.display())))
+}
+
+/// The servers of a `--config` file, connected as MCP clients (`toolsmith serve`): one that
+/// cannot be set up or started is named on stderr and left out; none at all is an error.
+pub(crate) async fn connect_servers(path: &Path) -> Result<Vec<McpClient>, Failure> {
+    let mut clients = Vec::new();
+    for (name, server) in servers_config(path)? {
+        match McpClient::from_config(&name, &server) {
+            Ok(builder) => match builder.connect().await {
+                Ok(client) => clients.push(client),
+                Err(error) => eprintln!(
+                    "toolsmith serve: --config {}: {error}; the other servers are served",
+                    path.display()
+                ),
+            },
+            Err(error) => eprintln!(
+                "toolsmith serve: --config {}: {error}; the other servers are served",
+                path.display()
+            ),
+        }
+    }
+    if clients.is_empty() {
+        return Err(fail(format!(
+            "--config {}: no server could be started (see above)",
+            path.display()
+        )));
+    }
+    Ok(clients)
 }

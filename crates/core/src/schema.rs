@@ -17,7 +17,8 @@ pub enum Dialect {
     Anthropic,
     /// OpenAI Chat Completions function tools with `strict: true`.
     OpenAiStrict,
-    /// Model Context Protocol `tools/list` entries: `{name, description, inputSchema}`.
+    /// Model Context Protocol `tools/list` entries: `{name, description, inputSchema}`, the
+    /// schema as the tool states it (JSON Schema 2020-12, MCP's own dialect).
     Mcp,
     /// Gemini function declarations: `{name, description, parameters}` (an OpenAPI subset).
     Gemini,
@@ -79,10 +80,12 @@ impl Dialect {
                 "input_schema": plain(&spec.input_schema),
             })),
             Dialect::Mcp => {
+                // JSON Schema 2020-12 is MCP's own dialect: the schema as the tool states it,
+                // `$schema` and `title` kept (a proxied server's schema passes unchanged).
                 let mut tool = json!({
                     "name": spec.name,
                     "description": spec.description,
-                    "inputSchema": plain(&spec.input_schema),
+                    "inputSchema": spec.input_schema,
                 });
                 let hints = mcp_annotations(&spec.annotations);
                 if !hints.is_empty() {
