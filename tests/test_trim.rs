@@ -258,6 +258,23 @@ mod reference {
             };
         }
         let (head_end, tail_start) = chosen.unwrap_or_else(|| cuts(allowance - 13));
+        // A tail that starts inside the line the head ends in and goes on past it keeps its
+        // whole lines only: each line is shown in one place.
+        let newlines_before = |end: usize| chars[..end].iter().filter(|&&c| c == '\n').count();
+        let tail_start = match chars[tail_start.min(total)..]
+            .iter()
+            .position(|&c| c == '\n')
+        {
+            Some(newline)
+                if head_end > 0
+                    && tail_start < total
+                    && newlines_before(tail_start) <= newlines_before(head_end - 1)
+                    && newlines_before(head_end - 1) + 1 < total_lines =>
+            {
+                tail_start + newline + 1
+            }
+            _ => tail_start,
+        };
         let head: String = chars[..head_end].iter().collect();
         let tail: String = chars[tail_start..].iter().collect();
         let head_span = (head_end > 0).then(|| {

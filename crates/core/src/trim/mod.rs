@@ -486,10 +486,24 @@ fn join(
         first: 1,
         last: 1 + count_newlines(&head.as_bytes()[..head.len() - 1]),
     });
-    let tail_lines = (!tail.is_empty()).then(|| LineSpan {
-        first: 1 + totals.newlines - count_newlines(tail.as_bytes()),
-        last: totals.lines,
-    });
+    let tail_span = |tail: &str| {
+        (!tail.is_empty()).then(|| LineSpan {
+            first: 1 + totals.newlines - count_newlines(tail.as_bytes()),
+            last: totals.lines,
+        })
+    };
+    let (tail, tail_starts_line) = match (head_lines, tail_span(tail)) {
+        // The tail starts inside the line the head ends in, and goes on past it: it keeps its
+        // whole lines only, so each line is shown in one place and the marker names each cut.
+        (Some(head_span), Some(tail_span)) if tail_span.first <= head_span.last => {
+            match tail.find('\n') {
+                Some(end) if tail_span.last > head_span.last => (&tail[end + 1..], true),
+                _ => (tail, tail_starts_line),
+            }
+        }
+        _ => (tail, tail_starts_line),
+    };
+    let tail_lines = tail_span(tail);
     let head_mid_line = !head.is_empty() && !head.ends_with('\n');
     let tail_mid_line = !tail.is_empty() && !tail_starts_line;
     // A text of one line cut at both ends: one span.
