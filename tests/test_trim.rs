@@ -2,7 +2,9 @@
 //! Unicode and allowances from 0 up.
 
 use proptest::prelude::*;
-use toolsmith::trim::{Continuation, FullOutput, MarkedFull, TrimStyle, fit, fit_with, line_count};
+use toolsmith::trim::{
+    Continuation, FullOutput, LineSpan, MarkedFull, TrimStyle, fit, fit_with, line_count,
+};
 
 /// The contract, written the slow and obvious way: a `Vec<char>`, indices, and `format!`.
 mod reference {
@@ -68,7 +70,7 @@ mod reference {
         full: &FullOutput<'_>,
         widest: bool,
     ) -> String {
-        let tail = tail.filter(|tail| Some(*tail) != head || widest);
+        let tail = tail.filter(|tail| head.is_none_or(|head| tail.0 > head.1) || widest);
         let spans = match (head, tail) {
             (None, None) => format!("no lines of {}", grouped(lines)),
             (Some((a, b)), None) | (None, Some((a, b))) if a == b && !widest => {
@@ -85,7 +87,7 @@ mod reference {
             ),
         };
         let head_line = head.map(|(_, last)| last);
-        let tail_line = tail.or(head).map(|(first, _)| first);
+        let tail_line = tail.map(|(first, _)| first).or(head.map(|(_, last)| last));
         let mid = match line_cuts {
             None => String::new(),
             Some((None, None)) => ", cut mid-line".to_owned(),
@@ -500,6 +502,31 @@ fn a_10_mb_line_is_cut_inside_the_line() {
             )));
         }
     }
+}
+
+#[test]
+fn a_long_last_line_cut_at_both_ends_is_one_span_and_its_cuts_are_named_once() {
+    // Two lines: a short one, then a line of 2,000 chars the head and the tail both cut into.
+    let text = format!("ab\n{}{}", "x".repeat(1_000), "y".repeat(1_000));
+    let full = FullOutput::Stored {
+        id: ID,
+        reader: "read_artifact",
+    };
+    let continuation = Continuation {
+        full,
+        page_offset: None,
+    };
+    let trimmed = fit_with(&text, 600, &TrimStyle::head_tail(0.5), &continuation);
+    let cut = trimmed.cut().unwrap();
+    assert_eq!(cut.spans, [LineSpan { first: 1, last: 2 }]);
+    assert!(
+        trimmed
+            .text()
+            .contains("(lines 1-2 of 2, cut mid-line: first 175 and last 179 chars of line 2)"),
+        "{}",
+        trimmed.text()
+    );
+    assert_eq!(cut.left_out_lines(), 0);
 }
 
 #[test]

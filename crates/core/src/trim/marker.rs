@@ -231,9 +231,13 @@ fn push_line_cuts(out: &mut String, cut: &Cut, layout: Layout) {
     let head = cut
         .head_line_chars
         .zip(cut.spans.first().map(|span| span.last));
-    let tail = cut
-        .tail_line_chars
-        .zip(cut.spans.last().map(|span| span.first));
+    // One span with both cuts: they fell in one line, the last the head reached.
+    let both_in_one = cut.spans.len() == 1 && cut.head_line_chars.is_some();
+    let tail = cut.tail_line_chars.zip(
+        cut.spans
+            .last()
+            .map(|span| if both_in_one { span.last } else { span.first }),
+    );
     let line = |out: &mut String, line: usize| {
         out.push_str(" chars of line ");
         push_grouped(out, line);

@@ -506,8 +506,9 @@ fn join(
     let tail_lines = tail_span(tail);
     let head_mid_line = !head.is_empty() && !head.ends_with('\n');
     let tail_mid_line = !tail.is_empty() && !tail_starts_line;
-    // A text of one line cut at both ends: one span.
-    let tail_lines = tail_lines.filter(|tail| Some(*tail) != head_lines);
+    // Head and tail cut inside one line (a text of one line, or the last line of a longer
+    // one): one span, the line's two cuts named by the marker.
+    let tail_lines = tail_lines.filter(|tail| head_lines.is_none_or(|head| tail.first > head.last));
     // The next page starts at the first line the head did not keep whole.
     let whole_head_lines = head_lines.map_or(0, |span| span.last - usize::from(head_mid_line));
     let cut = Cut {
