@@ -686,3 +686,33 @@ fn repair_reads_and_writes_responses_and_gemini_histories() {
     assert_eq!(run.code, 1);
     assert!(run.stderr.contains("`contents`"), "{}", run.stderr);
 }
+
+#[test]
+fn call_names_an_image_on_the_terminal_and_gives_its_data_with_json() {
+    let dir = tempfile::tempdir().unwrap();
+    // A GIF of 14 bytes: read_file shows it as an image.
+    let gif = b"GIF89a\x01\x00\x01\x00\x00\x00\x00;";
+    std::fs::write(dir.path().join("dot.gif"), gif).unwrap();
+    let plain = toolsmith(
+        &["call", "read_file", r#"{"path": "dot.gif"}"#],
+        dir.path(),
+        None,
+    );
+    assert_eq!(plain.code, 0, "{}", plain.stderr);
+    assert_eq!(
+        plain.stdout,
+        "[read_file: `dot.gif` is an image (image/gif, 14 bytes), shown below]\n\
+         [image (image/gif, 14 bytes): not shown here; --json gives its base64 data]\n"
+    );
+    let json = toolsmith(
+        &["call", "read_file", r#"{"path": "dot.gif"}"#, "--json"],
+        dir.path(),
+        None,
+    );
+    let result: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(result["media"][0]["kind"], "image");
+    assert_eq!(result["media"][0]["mime_type"], "image/gif");
+    assert_eq!(result["media"][0]["bytes"], 14);
+    assert_eq!(result["media"][0]["data"], "R0lGODlhAQABAAAAADs=");
+    assert_eq!(result["media_left_out"], json!([]));
+}
