@@ -1204,3 +1204,53 @@ async fn images_and_audio_pass_through_the_mcp_client_and_serve_as_they_came() {
         server.shutdown().await;
     }
 }
+
+#[tokio::test]
+async fn a_servers_log_messages_reach_the_registrys_subscribers_in_order_before_the_result() {
+    use toolsmith::mcp::McpClient;
+    use toolsmith::tool::{Event, LogLevel};
+    use toolsmith::{Registry, ToolCall};
+
+    let command = fixture();
+    let server = McpClient::stdio("fixture", command[0].clone())
+        .args(command[1..].to_vec())
+        .connect()
+        .await
+        .unwrap();
+    let registry = Registry::builder().tools(server.tools()).build().unwrap();
+    // Twenty calls in a row: a log message sent just before a result is never lost.
+    for round in 0..20 {
+        let mut events = registry.subscribe();
+        let results = registry
+            .turn()
+            .execute([ToolCall::new(
+                format!("call_{round}"),
+                "test_tool_with_logging",
+                json!({}),
+            )])
+            .await;
+        assert_eq!(
+            results[0].content,
+            "Tool with logging executed successfully"
+        );
+        let mut logs = Vec::new();
+        while let Ok(event) = events.try_recv() {
+            match event {
+                Event::Log { level, data, .. } => logs.push((level, data)),
+                Event::CallFinished(_) => break,
+                _ => {}
+            }
+        }
+        assert_eq!(
+            logs,
+            [
+                "Tool execution started",
+                "Tool processing data",
+                "Tool execution completed"
+            ]
+            .map(|text| (LogLevel::Info, json!(text))),
+            "round {round}"
+        );
+    }
+    server.shutdown().await;
+}

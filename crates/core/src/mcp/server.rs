@@ -6,23 +6,28 @@
 //! tool reports is forwarded as progress notifications when the client asked for them.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 use rmcp::model::{
     AudioContent, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
     ImageContent, Implementation, InitializeResult, ListToolsResult, PaginatedRequestParams,
     ProgressNotificationParam, ServerCapabilities,
 };
+// Logging is deprecated by SEP-2577 (rmcp marks it so); clients of the protocol versions before
+// it still use it.
+#[allow(deprecated)]
+use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, SetLevelRequestParams};
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler, ServiceExt as _};
 use serde_json::Value;
+use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use super::approve::ClientApprover;
 use super::transport;
 use crate::registry::{Registry, ToolCall};
 use crate::schema::{Dialect, DialectError};
-use crate::tool::{Event, Media, MediaKind};
+use crate::tool::{Event, LogLevel, Media, MediaKind};
 
 /// The `_meta` key under which each listed tool advertises the most characters a result of it
 /// can have (Claude Code reads it).
@@ -57,6 +62,10 @@ pub struct McpServer {
     shutdown: CancellationToken,
     /// Asks the client's user about calls, when the registry's policy asks it.
     approver: Option<ClientApprover>,
+    /// The least severe level of log message the client wants (`logging/setLevel`), as an
+    /// index of [`LogLevel::ALL`]: debug, every message, until the client sets one. Per
+    /// session.
+    log_level: Arc<AtomicU8>,
 }
 
 /// Numbers the calls of all servers of the process, so every call id is unique.
@@ -114,6 +123,7 @@ impl McpServer {
             tools: Arc::new(tools),
             shutdown: CancellationToken::new(),
             approver: None,
+            log_level: Arc::new(AtomicU8::new(0)),
         })
     }
 
@@ -169,6 +179,8 @@ impl McpServer {
     ) -> Result<super::HttpServer, super::ProxyError> {
         let sessions = super::relay::http_server::over_streams(move |stream| {
             let mut server = self.clone();
+            // Each client session sets its own log level.
+            server.log_level = Arc::new(AtomicU8::new(0));
             Box::pin(async move {
                 let (read, write) = tokio::io::split(stream);
                 let closed = CancellationToken::new();
@@ -184,14 +196,38 @@ impl McpServer {
 }
 
 impl ServerHandler for McpServer {
+    #[allow(deprecated)] // the logging capability: see `log_param`
     fn get_info(&self) -> InitializeResult {
-        InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("toolsmith", crate::VERSION))
-            .with_instructions(
-                "Every tool result fits its budget. A result cut short ends its kept part with a \
+        InitializeResult::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_logging()
+                .build(),
+        )
+        .with_server_info(Implementation::new("toolsmith", crate::VERSION))
+        .with_instructions(
+            "Every tool result fits its budget. A result cut short ends its kept part with a \
                  [toolsmith: …] marker that says what was kept and how to read the rest \
                  (read_artifact with the artifact id).",
-            )
+        )
+    }
+
+    // Logging is deprecated by SEP-2577 (rmcp marks it so); clients of the protocol versions
+    // before it still set a level.
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let name = serde_json::to_value(request.level)
+            .ok()
+            .and_then(|level| level.as_str().and_then(LogLevel::from_name))
+            .unwrap_or(LogLevel::Info);
+        let index = LogLevel::ALL.iter().position(|l| *l == name).unwrap_or(0);
+        self.log_level
+            .store(u8::try_from(index).unwrap_or(0), Ordering::Relaxed);
+        Ok(())
     }
 
     async fn list_tools(
@@ -228,41 +264,22 @@ impl ServerHandler for McpServer {
             }
             cancel_turn.cancel();
         });
-        let forwarder = context.meta.get_progress_token().map(|token| {
-            let mut events = self.registry.subscribe();
-            let peer = context.peer.clone();
-            tokio::spawn(async move {
-                // The tool's own figures when it gave them (an MCP server's, as it sent them);
-                // else the count of its reports, going on from the last figure.
-                let mut step = 0.0;
-                while let Ok(event) = events.recv().await {
-                    if let Event::Progress {
-                        call_id: of,
-                        message,
-                        progress,
-                        total,
-                        ..
-                    } = event
-                        && *of == *call_id
-                    {
-                        step = progress.unwrap_or(step + 1.0);
-                        let mut param = ProgressNotificationParam::new(token.clone(), step)
-                            .with_message(message);
-                        if let Some(total) = total {
-                            param = param.with_total(total);
-                        }
-                        // A client that went away is not the tool's failure.
-                        let _ = peer.notify_progress(param).await;
-                    }
-                }
-            })
-        });
+        // The call's progress (when the client sent a token) and log messages (at or above the
+        // level the client set) go to the client while it runs, all of them before its result.
+        let forwarding = Forwarding {
+            call_id: call_id.clone(),
+            token: context.meta.get_progress_token(),
+            level: Arc::clone(&self.log_level),
+            peer: context.peer.clone(),
+        };
+        let finished = CancellationToken::new();
+        let forwarder = tokio::spawn(forwarding.run(self.registry.subscribe(), finished.clone()));
 
         let mut results = turn.execute([call]).await;
         canceller.abort();
-        if let Some(forwarder) = forwarder {
-            forwarder.abort();
-        }
+        finished.cancel();
+        // Every event of the call was sent before its result: the forwarder drains them all.
+        let _ = forwarder.await;
         let result = results.pop().ok_or_else(|| {
             McpError::internal_error("the registry returned no result for the call", None)
         })?;
@@ -284,6 +301,93 @@ impl ServerHandler for McpServer {
         .with_meta(meta)
         .into())
     }
+}
+
+/// What goes to the client while one call runs.
+struct Forwarding {
+    call_id: String,
+    token: Option<rmcp::model::ProgressToken>,
+    /// The least severe level of log message the client wants ([`LogLevel::ALL`]'s index).
+    level: Arc<AtomicU8>,
+    peer: rmcp::Peer<RoleServer>,
+}
+
+impl Forwarding {
+    /// Sends the call's events until `finished`, then those still queued, and ends.
+    async fn run(self, mut events: broadcast::Receiver<Event>, finished: CancellationToken) {
+        // The tool's own figures when it gave them (an MCP server's, as it sent them); else the
+        // count of its reports, going on from the last figure.
+        let mut step = 0.0;
+        loop {
+            let event = tokio::select! {
+                biased;
+                event = events.recv() => event,
+                () = finished.cancelled() => break,
+            };
+            match event {
+                Ok(event) => self.send(event, &mut step).await,
+                Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Err(broadcast::error::RecvError::Closed) => return,
+            }
+        }
+        while let Ok(event) = events.try_recv() {
+            self.send(event, &mut step).await;
+        }
+    }
+
+    #[allow(deprecated)] // notifications/message: see `log_param`
+    async fn send(&self, event: Event, step: &mut f64) {
+        // A client that went away is not the tool's failure: sends are best-effort.
+        match event {
+            Event::Progress {
+                call_id,
+                message,
+                progress,
+                total,
+                ..
+            } if *call_id == *self.call_id => {
+                let Some(token) = &self.token else { return };
+                *step = progress.unwrap_or(*step + 1.0);
+                let mut param =
+                    ProgressNotificationParam::new(token.clone(), *step).with_message(message);
+                if let Some(total) = total {
+                    param = param.with_total(total);
+                }
+                let _ = self.peer.notify_progress(param).await;
+            }
+            Event::Log {
+                call_id,
+                level,
+                logger,
+                data,
+                ..
+            } if *call_id == *self.call_id => {
+                let wanted = LogLevel::ALL[usize::from(self.level.load(Ordering::Relaxed))];
+                if level >= wanted {
+                    let _ = self
+                        .peer
+                        .notify_logging_message(log_param(level, logger, data))
+                        .await;
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A log message as MCP's `notifications/message` carries it. Logging is deprecated by SEP-2577
+/// (rmcp marks it so); clients of the protocol versions before it still read it.
+#[allow(deprecated)]
+fn log_param(
+    level: LogLevel,
+    logger: Option<String>,
+    data: Value,
+) -> LoggingMessageNotificationParam {
+    let level = serde_json::from_value(Value::String(level.as_str().to_owned()))
+        .unwrap_or(LoggingLevel::Info);
+    let mut param = LoggingMessageNotificationParam::new(level, data);
+    param.logger = logger;
+    param
 }
 
 /// An image or audio clip of a result as the MCP content block of its type, its annotations

@@ -278,6 +278,31 @@ impl ToolContext {
         self.send_progress(audience, message.into(), Some(progress), total);
     }
 
+    /// Sends a log message of the call to whoever subscribed ([`Event::Log`]): never into the
+    /// result or the budget. `data` is any JSON (a string for a line of text); `logger` names
+    /// what logged it. An MCP server (`McpServer`) sends it to its client as a
+    /// `notifications/message` at or above the level the client set; the MCP client passes
+    /// its server's log messages on this way.
+    ///
+    /// ```
+    /// # use toolsmith::ToolContext;
+    /// # use toolsmith::tool::LogLevel;
+    /// # let cx = ToolContext::new("call_1", "index", 1_000);
+    /// cx.log(LogLevel::Warning, Some("index"), serde_json::json!("3 files skipped"));
+    /// ```
+    pub fn log(&self, level: LogLevel, logger: Option<&str>, data: serde_json::Value) {
+        if let Some(events) = &self.events {
+            // No subscriber is not an error: logs are best-effort, as progress is.
+            let _ = events.send(Event::Log {
+                call_id: self.call_id.clone(),
+                tool: self.tool.clone(),
+                level,
+                logger: logger.map(str::to_owned),
+                data,
+            });
+        }
+    }
+
     fn send_progress(
         &self,
         audience: Audience,
@@ -349,6 +374,64 @@ pub enum Audience {
     Log,
 }
 
+/// How severe a log message is: the levels of syslog (RFC 5424), as MCP names them, from the
+/// least severe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum LogLevel {
+    /// Detail for debugging.
+    Debug,
+    /// A normal event.
+    Info,
+    /// A normal but significant event.
+    Notice,
+    /// Something may be wrong.
+    Warning,
+    /// Something failed.
+    Error,
+    /// A critical condition.
+    Critical,
+    /// Action must be taken at once.
+    Alert,
+    /// The system is unusable.
+    Emergency,
+}
+
+impl LogLevel {
+    /// Every level, from the least severe.
+    pub const ALL: [LogLevel; 8] = [
+        LogLevel::Debug,
+        LogLevel::Info,
+        LogLevel::Notice,
+        LogLevel::Warning,
+        LogLevel::Error,
+        LogLevel::Critical,
+        LogLevel::Alert,
+        LogLevel::Emergency,
+    ];
+
+    /// The level as MCP writes it: `debug`, `info`, … `emergency`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogLevel::Debug => "debug",
+            LogLevel::Info => "info",
+            LogLevel::Notice => "notice",
+            LogLevel::Warning => "warning",
+            LogLevel::Error => "error",
+            LogLevel::Critical => "critical",
+            LogLevel::Alert => "alert",
+            LogLevel::Emergency => "emergency",
+        }
+    }
+
+    /// The level MCP writes as `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        LogLevel::ALL
+            .into_iter()
+            .find(|level| level.as_str() == name)
+    }
+}
+
 /// What the registry reports while it works. Subscribe with
 /// [`Registry::subscribe`](crate::Registry::subscribe).
 #[derive(Debug, Clone, PartialEq)]
@@ -377,6 +460,19 @@ pub enum Event {
         progress: Option<f64>,
         /// Of how much, when the tool said.
         total: Option<f64>,
+    },
+    /// A tool logged a message ([`ToolContext::log`]).
+    Log {
+        /// The call's id.
+        call_id: Arc<str>,
+        /// The tool's name.
+        tool: Arc<str>,
+        /// How severe it is.
+        level: LogLevel,
+        /// What logged it, when the tool said.
+        logger: Option<String>,
+        /// The message: any JSON, a string for a line of text.
+        data: serde_json::Value,
     },
     /// Something the user should know about a call: a cap tripped, an artifact not stored.
     Warning {

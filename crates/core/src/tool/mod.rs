@@ -27,7 +27,7 @@ mod typed;
 
 pub use crate::names::is_valid_tool_name;
 pub use args_tool::{ArgsTool, ToolArgs};
-pub use context::{Audience, CallSummary, Event, State, StateNeed, ToolContext};
+pub use context::{Audience, CallSummary, Event, LogLevel, State, StateNeed, ToolContext};
 pub(crate) use error::DisplayDuration;
 pub use error::{ErrorKind, ToolError};
 #[cfg(feature = "mcp")]

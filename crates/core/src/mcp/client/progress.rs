@@ -1,14 +1,22 @@
-//! A server's progress notifications, routed to the calls waiting for them, bounded.
+//! A server's progress notifications and log messages, routed to the calls waiting for them,
+//! bounded.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::ClientHandler;
+#[allow(deprecated)]
+use rmcp::model::LoggingMessageNotificationParam;
 use rmcp::model::{
-    ClientCapabilities, Implementation, InitializeRequestParams, ProgressNotificationParam,
-    ProgressToken,
+    ClientCapabilities, Implementation, InitializeRequestParams, JsonRpcMessage,
+    JsonRpcNotification, ProgressNotificationParam, ProgressToken, ServerNotification,
 };
-use rmcp::service::{NotificationContext, RoleClient};
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use serde_json::Value;
+
+use crate::tool::LogLevel;
+use rmcp::service::RoleClient;
 use tokio::sync::mpsc;
 
 pub(super) type Progress = Arc<Mutex<HashMap<ProgressToken, Route>>>;
@@ -29,9 +37,18 @@ impl Route {
     }
 }
 
-/// A server's progress notification as a call passes it on: its message (or its figures in
-/// words), its progress and its total.
-pub(super) type Reported = (String, f64, Option<f64>);
+/// What a server reports while a call runs, as the call passes it on.
+pub(super) enum Reported {
+    /// A progress notification of the call: its message (or its figures in words), its
+    /// progress and its total.
+    Progress(String, f64, Option<f64>),
+    /// A log message of the server while the call runs: its level, logger and data.
+    Log(LogLevel, Option<String>, Value),
+}
+
+/// The most bytes of one log message's data passed on; a larger one becomes a string of its
+/// start, saying so.
+const MAX_LOG_BYTES: usize = 64 * 1024;
 
 /// Progress messages waiting for their call, at most: a server that floods notifications loses
 /// the excess (progress is best-effort), it does not grow the client's memory.
@@ -46,40 +63,109 @@ pub(super) struct Handler {
 }
 
 impl ClientHandler for Handler {
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        let mut message = match (params.message, params.total) {
-            (Some(message), _) => message,
-            (None, Some(total)) => format!("{} of {total}", params.progress),
-            (None, None) => format!("{}", params.progress),
-        };
-        if let Some((cut, _)) = message.char_indices().nth(MAX_PROGRESS_CHARS) {
-            message.truncate(cut);
-            message.push('…');
-        }
-        let mut routes = self.progress.lock().unwrap_or_else(PoisonError::into_inner);
-        let Some(route) = routes.get_mut(&params.progress_token) else {
-            return;
-        };
-        if params.progress.partial_cmp(&route.last) != Some(std::cmp::Ordering::Greater) {
-            return; // overtaken by a later notification
-        }
-        route.last = params.progress;
-        // Sent under the lock, so that the order of the figures is the order in the channel.
-        // Full: the call is behind on its progress, and this message is dropped.
-        let _ = route
-            .sender
-            .try_send((message, params.progress, params.total));
-    }
-
+    // Progress and log messages never reach here: `Routed` passes them to their calls as they
+    // are read.
     fn get_info(&self) -> InitializeRequestParams {
         InitializeRequestParams::new(
             ClientCapabilities::default(),
             Implementation::new("toolsmith", crate::VERSION),
         )
+    }
+}
+
+/// A session's transport that passes progress and log messages to their calls as it reads them,
+/// in order: one read before a call's answer reaches the call before its answer does (rmcp
+/// handles a notification in a task of its own, which may run after the answer is delivered).
+pub(super) struct Routed<T> {
+    pub(super) inner: T,
+    pub(super) progress: Progress,
+}
+
+impl<T: Transport<RoleClient>> Transport<RoleClient> for Routed<T> {
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        loop {
+            match self.inner.receive().await? {
+                JsonRpcMessage::Notification(JsonRpcNotification {
+                    notification: ServerNotification::ProgressNotification(progress),
+                    ..
+                }) => route_progress(&self.progress, progress.params),
+                JsonRpcMessage::Notification(JsonRpcNotification {
+                    notification: ServerNotification::LoggingMessageNotification(log),
+                    ..
+                }) => route_log(&self.progress, log.params),
+                other => return Some(other),
+            }
+        }
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
+    }
+}
+
+/// Passes a progress notification to the call of its token.
+fn route_progress(progress: &Progress, params: ProgressNotificationParam) {
+    let mut message = match (params.message, params.total) {
+        (Some(message), _) => message,
+        (None, Some(total)) => format!("{} of {total}", params.progress),
+        (None, None) => format!("{}", params.progress),
+    };
+    if let Some((cut, _)) = message.char_indices().nth(MAX_PROGRESS_CHARS) {
+        message.truncate(cut);
+        message.push('…');
+    }
+    let mut routes = progress.lock().unwrap_or_else(PoisonError::into_inner);
+    let Some(route) = routes.get_mut(&params.progress_token) else {
+        return;
+    };
+    // Read in order, so a figure that does not increase is the server's own step back.
+    if params.progress.partial_cmp(&route.last) != Some(std::cmp::Ordering::Greater) {
+        return;
+    }
+    route.last = params.progress;
+    // Full: the call is behind on its progress, and this message is dropped.
+    let _ = route
+        .sender
+        .try_send(Reported::Progress(message, params.progress, params.total));
+}
+
+/// Passes a server's log message to every call running on the server (a log message names
+/// no call). Logging is deprecated by SEP-2577 (rmcp marks it so), and servers of the protocol
+/// versions before it still send log messages: they are passed on while they come.
+#[allow(deprecated)]
+fn route_log(progress: &Progress, params: LoggingMessageNotificationParam) {
+    let level = serde_json::to_value(params.level)
+        .ok()
+        .and_then(|level| level.as_str().and_then(LogLevel::from_name))
+        .unwrap_or(LogLevel::Info);
+    let mut data = params.data;
+    let text = data.to_string();
+    if text.len() > MAX_LOG_BYTES {
+        let mut end = MAX_LOG_BYTES;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        data = Value::String(format!(
+            "{}… [toolsmith: log message cut from {} bytes]",
+            &text[..end],
+            crate::trim::grouped(text.len())
+        ));
+    }
+    let routes = progress.lock().unwrap_or_else(PoisonError::into_inner);
+    for route in routes.values() {
+        // Full: the call is behind on what it passes on, and this message is dropped.
+        let _ = route
+            .sender
+            .try_send(Reported::Log(level, params.logger.clone(), data.clone()));
     }
 }
 

@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::McpClientError;
 use super::builder::Target;
-use super::progress::{Handler, Progress};
+use super::progress::{Handler, Progress, Routed};
 use crate::mcp::transport::LineTransport;
 use crate::tool::ToolError;
 
@@ -75,8 +75,11 @@ impl Inner {
             } => {
                 let (process, stdout, stdin) =
                     spawn_server(&self.name, command, args, env, cwd.as_deref())?;
-                let transport = LineTransport::new(stdout, stdin, CancellationToken::new())
-                    .with_max_line(self.max_message_bytes);
+                let transport = Routed {
+                    inner: LineTransport::new(stdout, stdin, CancellationToken::new())
+                        .with_max_line(self.max_message_bytes),
+                    progress: Arc::clone(&handler.progress),
+                };
                 let service = match tokio::time::timeout(timeout, handler.serve(transport)).await {
                     Ok(Ok(service)) => service,
                     Ok(Err(error)) => return Err(failed(error)),
@@ -105,7 +108,10 @@ impl Inner {
                 }
                 let config = rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(url.as_str())
                     .custom_headers(custom);
-                let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
+                let transport = Routed {
+                    inner: rmcp::transport::StreamableHttpClientTransport::from_config(config),
+                    progress: Arc::clone(&handler.progress),
+                };
                 match tokio::time::timeout(timeout, handler.serve(transport)).await {
                     Ok(Ok(service)) => Ok(Session {
                         service,

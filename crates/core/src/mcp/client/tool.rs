@@ -13,7 +13,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::PREFIX_SEPARATOR;
-use super::progress::{PROGRESS_BACKLOG, ProgressRoute, Route};
+use super::progress::{PROGRESS_BACKLOG, ProgressRoute, Reported, Route};
 use super::session::Inner;
 use crate::artifacts::READ_ARTIFACT;
 use crate::mcp::transport::ANSWER_TOO_LARGE;
@@ -157,17 +157,25 @@ impl DynTool for RemoteTool {
             request: Some(handle.id.clone()),
         };
         let mut response = handle.rx;
+        let pass_on = |reported: Reported| match reported {
+            Reported::Progress(message, done, total) => {
+                cx.progress_of(Audience::User, message, done, total);
+            }
+            Reported::Log(level, logger, data) => cx.log(level, logger.as_deref(), data),
+        };
         let answer = loop {
             tokio::select! {
                 answer = &mut response => break answer,
-                Some((message, done, total)) = progress.recv() => {
-                    cx.progress_of(Audience::User, message, done, total);
-                }
+                Some(reported) = progress.recv() => pass_on(reported),
                 () = cx.cancelled() => {
                     return Err(ToolError::failed("the call was cancelled"));
                 }
             }
         };
+        // What came in before the answer and is still queued goes first.
+        while let Ok(reported) = progress.try_recv() {
+            pass_on(reported);
+        }
         cancel.request = None;
         match answer {
             Ok(Ok(ServerResult::CallToolResult(result))) => {
