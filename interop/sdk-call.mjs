@@ -1,6 +1,6 @@
 // The official TypeScript SDK's client calling tools of a toolsmith endpoint over streamable
-// HTTP. The SDK checks each result against the protocol's schema; prints the results as one
-// JSON array.
+// HTTP. The SDK checks each result against the protocol's schema (and a structure against the
+// tool's output schema); prints the tools listed and the results as one JSON object.
 //
 //   node sdk-call.mjs URL TOOL ARGUMENTS_JSON [TOOL ARGUMENTS_JSON]...
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -9,10 +9,11 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 const [url, ...calls] = process.argv.slice(2);
 const client = new Client({ name: "sdk-call", version: "1.0.0" }, { capabilities: {} });
 await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+const tools = (await client.listTools()).tools;
 const results = [];
 for (let i = 0; i + 1 < calls.length; i += 2) {
   results.push(await client.callTool({ name: calls[i], arguments: JSON.parse(calls[i + 1]) }));
 }
 await client.close();
 // Exits once the whole report is written: a pipe takes it in pieces.
-process.stdout.write(`${JSON.stringify(results)}\n`, () => process.exit(0));
+process.stdout.write(`${JSON.stringify({ tools, results })}\n`, () => process.exit(0));

@@ -1058,9 +1058,10 @@ async fn with_tool_search_the_proxy_lists_what_a_search_found() {
     assert!(none.to_string().contains("No tool matches"), "{none}");
 }
 
-/// A client of a toolsmith registry, made by the official TypeScript SDK: calls `calls` (name,
-/// arguments) at `url` and returns the results, each checked by the SDK against the protocol.
-async fn sdk_calls(url: &str, calls: &[(&str, Value)]) -> Vec<Value> {
+/// A client of a toolsmith registry, made by the official TypeScript SDK: lists the tools at
+/// `url` and calls `calls` (name, arguments); returns the tools and the results, each checked by
+/// the SDK against the protocol.
+async fn sdk_calls(url: &str, calls: &[(&str, Value)]) -> (Vec<Value>, Vec<Value>) {
     let mut command = Command::new(node());
     command.arg(interop().join("sdk-call.mjs")).arg(url);
     for (name, arguments) in calls {
@@ -1076,7 +1077,9 @@ async fn sdk_calls(url: &str, calls: &[(&str, Value)]) -> Vec<Value> {
         "{stdout}\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    serde_json::from_str(stdout.trim()).unwrap()
+    let mut report: Value = serde_json::from_str(stdout.trim()).unwrap();
+    let mut listed = |key: &str| report[key].as_array_mut().map(std::mem::take).unwrap();
+    (listed("tools"), listed("results"))
 }
 
 /// The media blocks of a result as the server wrote them: type, MIME type, data, annotations.
@@ -1176,7 +1179,7 @@ async fn images_and_audio_pass_through_the_mcp_client_and_serve_as_they_came() {
         .await
         .unwrap();
     let url = format!("http://{}/mcp", server.local_addr());
-    let served = sdk_calls(
+    let (tools, served) = sdk_calls(
         &url,
         &[
             ("get-tiny-image", json!({})),
@@ -1184,9 +1187,28 @@ async fn images_and_audio_pass_through_the_mcp_client_and_serve_as_they_came() {
             ("test_audio_content", json!({})),
             ("read_artifact", json!({ "id": id })),
             ("big_image", json!({ "bytes": 200_000 })),
+            ("issues", json!({ "count": 3 })),
+            ("issues", json!({ "count": 5_000 })),
         ],
     )
     .await;
+    // The server's title and output schema are listed as it stated them.
+    let issues = tools.iter().find(|tool| tool["name"] == "issues").unwrap();
+    assert_eq!(issues["title"], "Open Issues");
+    assert_eq!(issues["outputSchema"]["required"], json!(["issues"]));
+    // A structured result whole is sent as the structure too (the SDK checked it against the
+    // output schema); one cut to fit cannot be, and the result says so as an error.
+    assert_eq!(served[5]["structuredContent"]["issues"][2]["number"], 3);
+    assert_eq!(served[5].get("isError"), Some(&json!(false)));
+    assert_eq!(served[6]["isError"], true);
+    assert!(served[6].get("structuredContent").is_none());
+    let last = served[6]["content"].as_array().unwrap().last().unwrap()["text"].clone();
+    assert!(
+        last.as_str()
+            .unwrap()
+            .starts_with("[toolsmith: the result was changed to fit"),
+        "{last}"
+    );
     // Over the limit again: a note in the text, and the server's `_meta` as it stated it.
     let note = served[4]["content"][0]["text"].as_str().unwrap();
     assert!(

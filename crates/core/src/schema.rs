@@ -87,6 +87,12 @@ impl Dialect {
                     "description": spec.description,
                     "inputSchema": spec.input_schema,
                 });
+                if let Some(title) = &spec.title {
+                    tool["title"] = Value::String(title.clone());
+                }
+                if let Some(schema) = &spec.output_schema {
+                    tool["outputSchema"] = schema.clone();
+                }
                 let hints = mcp_annotations(&spec.annotations);
                 if !hints.is_empty() {
                     tool["annotations"] = Value::Object(hints);

@@ -99,6 +99,10 @@ impl McpServer {
                     spec.description.clone(),
                     schema.clone(),
                 );
+                listed.title.clone_from(&spec.title);
+                if let Some(Value::Object(output)) = &spec.output_schema {
+                    listed.output_schema = Some(Arc::new(output.clone()));
+                }
                 if !spec.annotations.is_empty() {
                     let hints = &spec.annotations;
                     let mut annotations = rmcp::model::ToolAnnotations::new();
@@ -283,23 +287,53 @@ impl ServerHandler for McpServer {
         let result = results.pop().ok_or_else(|| {
             McpError::internal_error("the registry returned no result for the call", None)
         })?;
-        let is_error = result.is_error();
-        let mut content = Vec::with_capacity(1 + result.media.len());
+        let mut is_error = result.is_error();
+        let has_output_schema = self
+            .registry
+            .get(&result.tool)
+            .is_some_and(|tool| tool.spec().output_schema.is_some());
+        // A JSON result whole is also the structure; one that was cut is not, and a tool with
+        // an output schema must send a structure that matches it: then the result says why
+        // there is none, as an error (a client checks the structure of successes only).
+        let structured = result
+            .meta
+            .structured
+            .then(|| serde_json::from_str::<Value>(&result.content).ok())
+            .flatten()
+            .filter(Value::is_object);
+        let mut missing_structure = None;
+        if has_output_schema && structured.is_none() && !is_error {
+            is_error = true;
+            let whole = match &result.meta.artifact {
+                Some(id) => {
+                    format!("the whole result is artifact {id}, read it with read_artifact")
+                }
+                None => "the whole result was not kept".to_owned(),
+            };
+            missing_structure = Some(format!(
+                "[toolsmith: the result was changed to fit (cut, or followed by a note), so it is \
+                 not sent as the structure the tool's output schema describes; {whole}]"
+            ));
+        }
+        let mut content = Vec::with_capacity(2 + result.media.len());
         if !result.content.is_empty() || result.media.is_empty() {
             content.push(ContentBlock::text(result.content));
         }
         content.extend(result.media.into_iter().map(media_block));
+        if let Some(why) = missing_structure {
+            content.push(ContentBlock::text(why));
+        }
         // What the tool stated beside its content (run_command's confinement, an upstream
         // server's own `_meta`) is the result's `_meta`.
         let meta = (!result.meta.tool_meta.is_empty())
             .then(|| rmcp::model::MetaObject(result.meta.tool_meta));
-        Ok(if is_error {
+        let mut answer = if is_error {
             CallToolResult::error(content)
         } else {
             CallToolResult::success(content)
-        }
-        .with_meta(meta)
-        .into())
+        };
+        answer.structured_content = structured;
+        Ok(answer.with_meta(meta).into())
     }
 }
 

@@ -316,6 +316,7 @@ async fn cut(s: Settled, registry: &Registry) -> ToolResult {
     } else {
         notes
     };
+    let is_json = matches!(body, Body::Json(_));
     let (mut content, cut) = match body {
         Body::Json(json)
             if totals.chars > body_allowance
@@ -346,6 +347,8 @@ async fn cut(s: Settled, registry: &Registry) -> ToolResult {
             (trimmed.into_owned(), cut)
         }
     };
+    // The tool's JSON, as it wrote it: no cut, no note after it.
+    let structured = is_json && cut.is_none() && notes.is_empty() && error_kind.is_none();
     if !notes.is_empty() {
         if !content.is_empty() && !content.ends_with('\n') {
             content.push('\n');
@@ -375,6 +378,7 @@ async fn cut(s: Settled, registry: &Registry) -> ToolResult {
             error_kind,
             duration: record.duration,
             media_left_out: left_out,
+            structured,
             tool_meta,
         },
     }

@@ -115,6 +115,10 @@ pub struct ResultMeta {
     /// [`MediaLimits`](crate::tool::MediaLimits): each stored as an artifact (when it could be)
     /// and named by a note at the end of the content.
     pub media_left_out: Vec<MediaLeftOut>,
+    /// Whether the content is the tool's JSON result ([`ToolOutput::json`](crate::ToolOutput::json))
+    /// as it wrote it: neither cut nor followed by a note. An MCP server sends such a result as
+    /// `structuredContent` too.
+    pub structured: bool,
     /// What the tool stated about its call beside its content
     /// ([`ToolOutput::with_meta`](crate::ToolOutput::with_meta)): run_command's
     /// `toolsmith/confinement`, an MCP server's `_meta`. Empty when it stated nothing.

@@ -27,6 +27,12 @@ pub struct ToolSpec {
     pub origin: Option<String>,
     /// What it needs in the registry's state; the registry refuses to build without it.
     pub needs: Vec<super::StateNeed>,
+    /// A name for people (MCP's `title`), when the tool has one.
+    pub title: Option<String>,
+    /// The JSON schema of its structured result (MCP's `outputSchema`), when it states one: an
+    /// MCP server lists it, and sends a JSON result as `structuredContent` only when it is
+    /// whole.
+    pub output_schema: Option<Value>,
     /// Whether `offset` and `limit` were added to the schema by the framework (a paginated
     /// typed tool whose arguments do not declare them): the registry then takes them out of the
     /// arguments before the tool decodes them.
@@ -49,8 +55,24 @@ impl ToolSpec {
             type_name: None,
             origin: None,
             needs: Vec::new(),
+            title: None,
+            output_schema: None,
             owns_page_fields: false,
         }
+    }
+
+    /// Sets the name for people (MCP's `title`).
+    #[must_use]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets the JSON schema of the tool's structured result (MCP's `outputSchema`).
+    #[must_use]
+    pub fn with_output_schema(mut self, schema: Value) -> Self {
+        self.output_schema = Some(schema);
+        self
     }
 
     /// Says where the tool comes from (`the MCP server \`github\``), for errors about it.

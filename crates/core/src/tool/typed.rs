@@ -34,6 +34,8 @@ pub fn into_dyn<T: Tool>(tool: T) -> Arc<dyn DynTool> {
         type_name: Some(std::any::type_name::<T>()),
         origin: None,
         needs: tool.needs(),
+        title: None,
+        output_schema: None,
         owns_page_fields,
     };
     Arc::new(Typed {

@@ -79,6 +79,15 @@ impl RemoteTool {
         .with_limits(limits.with_preserve(limits.preserve || annotations.destructive == Some(true)))
         .with_annotations(annotations)
         .with_origin(format!("the MCP server `{}`", inner.name));
+        // What the server said of the tool for people and of its result, passed on as said.
+        let spec = match tool.title.clone() {
+            Some(title) => spec.with_title(title),
+            None => spec,
+        };
+        let spec = match &tool.output_schema {
+            Some(schema) => spec.with_output_schema(Value::Object(schema.as_ref().clone())),
+            None => spec,
+        };
         RemoteTool {
             inner: Arc::clone(inner),
             remote,
