@@ -116,14 +116,12 @@ pub(crate) fn servers_config(path: &Path) -> Result<Vec<(String, ServerConfig)>,
 pub(crate) async fn connect_servers(path: &Path) -> Result<Vec<McpClient>, Failure> {
     let mut clients = Vec::new();
     for (name, server) in servers_config(path)? {
-        match McpClient::from_config(&name, &server) {
-            Ok(builder) => match builder.connect().await {
-                Ok(client) => clients.push(client),
-                Err(error) => eprintln!(
-                    "toolsmith serve: --config {}: {error}; the other servers are served",
-                    path.display()
-                ),
-            },
+        let connected = match McpClient::from_config(&name, &server) {
+            Ok(builder) => builder.connect().await,
+            Err(error) => Err(error),
+        };
+        match connected {
+            Ok(client) => clients.push(client),
             Err(error) => eprintln!(
                 "toolsmith serve: --config {}: {error}; the other servers are served",
                 path.display()

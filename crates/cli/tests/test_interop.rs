@@ -684,20 +684,12 @@ async fn the_typescript_sdk_client_uses_the_proxy_over_http_with_a_token_and_a_w
         .args(fixture())
         .env("PROXY_TOKEN", "a-token-of-24-characters");
     let (_proxy, url) = listening(proxy, true).await;
-    let output = Command::new(node())
+    let mut client = Command::new(node());
+    client
         .arg(interop().join("sdk-client.mjs"))
         .arg(&url)
-        .env("PROXY_TOKEN", "a-token-of-24-characters")
-        .output()
-        .await
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let report: Value = serde_json::from_str(stdout.trim()).unwrap();
+        .env("PROXY_TOKEN", "a-token-of-24-characters");
+    let report = report_of(client).await;
     assert_eq!(
         report["text"],
         "This is a simple text response for testing."
@@ -1058,6 +1050,21 @@ async fn with_tool_search_the_proxy_lists_what_a_search_found() {
     assert!(none.to_string().contains("No tool matches"), "{none}");
 }
 
+/// The JSON report a Node script prints, once it ended well.
+async fn report_of(mut script: Command) -> Value {
+    let output = tokio::time::timeout(PATIENCE, script.output())
+        .await
+        .expect("the script finishes")
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_str(stdout.trim()).unwrap()
+}
+
 /// A client of a toolsmith registry, made by the official TypeScript SDK: lists the tools at
 /// `url` and calls `calls` (name, arguments); returns the tools and the results, each checked by
 /// the SDK against the protocol.
@@ -1067,17 +1074,7 @@ async fn sdk_calls(url: &str, calls: &[(&str, Value)]) -> (Vec<Value>, Vec<Value
     for (name, arguments) in calls {
         command.arg(name).arg(arguments.to_string());
     }
-    let output = tokio::time::timeout(PATIENCE, command.output())
-        .await
-        .expect("the SDK client finishes")
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let mut report: Value = serde_json::from_str(stdout.trim()).unwrap();
+    let mut report = report_of(command).await;
     let mut listed = |key: &str| report[key].as_array_mut().map(std::mem::take).unwrap();
     (listed("tools"), listed("results"))
 }

@@ -17,61 +17,30 @@ pub(super) async fn output(
     let mut parts = Vec::with_capacity(result.content.len());
     let mut media = Vec::new();
     for block in result.content {
-        parts.push(match block {
-            ContentBlock::Text(text) => text.text,
-            ContentBlock::Image(image) => {
-                match shown(
-                    MediaKind::Image,
-                    image.data,
-                    image.mime_type,
-                    image.annotations,
-                ) {
-                    Ok(image) => {
-                        media.push(image);
-                        continue;
-                    }
-                    Err((why, data, mime_type)) => {
-                        binary(&format!("image ({why})"), &mime_type, data, cx).await
-                    }
-                }
+        let (kind, data, mime_type, annotations) = match block {
+            ContentBlock::Image(image) => (
+                MediaKind::Image,
+                image.data,
+                image.mime_type,
+                image.annotations,
+            ),
+            ContentBlock::Audio(audio) => (
+                MediaKind::Audio,
+                audio.data,
+                audio.mime_type,
+                audio.annotations,
+            ),
+            other => {
+                parts.push(text_of(other, cx).await);
+                continue;
             }
-            ContentBlock::Audio(audio) => {
-                match shown(
-                    MediaKind::Audio,
-                    audio.data,
-                    audio.mime_type,
-                    audio.annotations,
-                ) {
-                    Ok(audio) => {
-                        media.push(audio);
-                        continue;
-                    }
-                    Err((why, data, mime_type)) => {
-                        binary(&format!("audio ({why})"), &mime_type, data, cx).await
-                    }
-                }
+        };
+        match shown(kind, data, mime_type, annotations) {
+            Ok(shown) => media.push(shown),
+            Err((why, data, mime_type)) => {
+                parts.push(binary(&format!("{kind} ({why})"), &mime_type, data, cx).await);
             }
-            ContentBlock::Resource(embedded) => match embedded.resource {
-                ResourceContents::TextResourceContents { text, .. } => text,
-                ResourceContents::BlobResourceContents {
-                    uri,
-                    mime_type,
-                    blob,
-                    ..
-                } => {
-                    binary(
-                        &format!("resource {uri}"),
-                        mime_type.as_deref().unwrap_or("application/octet-stream"),
-                        blob,
-                        cx,
-                    )
-                    .await
-                }
-                _ => "[a resource of a kind this client does not know]".to_owned(),
-            },
-            ContentBlock::ResourceLink(link) => format!("[resource: {}]", link.uri),
-            _ => "[content of a kind this client does not know]".to_owned(),
-        });
+        }
     }
     if result.is_error == Some(true) {
         let text = parts.join("\n");
@@ -99,6 +68,34 @@ pub(super) async fn output(
         .into_iter()
         .fold(output, |output, (key, value)| output.with_meta(key, value));
     Ok(media.into_iter().fold(output, ToolOutput::with_media))
+}
+
+/// What the model reads of a block that is not an image or an audio clip: a text as it is, an
+/// embedded resource's text, a placeholder for binary content (kept as an artifact).
+async fn text_of(block: ContentBlock, cx: &ToolContext) -> String {
+    match block {
+        ContentBlock::Text(text) => text.text,
+        ContentBlock::Resource(embedded) => match embedded.resource {
+            ResourceContents::TextResourceContents { text, .. } => text,
+            ResourceContents::BlobResourceContents {
+                uri,
+                mime_type,
+                blob,
+                ..
+            } => {
+                binary(
+                    &format!("resource {uri}"),
+                    mime_type.as_deref().unwrap_or("application/octet-stream"),
+                    blob,
+                    cx,
+                )
+                .await
+            }
+            _ => "[a resource of a kind this client does not know]".to_owned(),
+        },
+        ContentBlock::ResourceLink(link) => format!("[resource: {}]", link.uri),
+        _ => "[content of a kind this client does not know]".to_owned(),
+    }
 }
 
 /// An image or audio clip of the server's as the model is shown it, its annotations kept; or,
