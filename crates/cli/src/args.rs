@@ -91,6 +91,8 @@ pub(crate) enum Command {
         /// and left out.
         #[arg(long)]
         config: Option<PathBuf>,
+        #[command(flatten)]
+        media: Media,
     },
     /// Serve MCP servers again, transparently, with every result within a cap: oversized
     /// results are cut (what matters kept), kept whole as artifacts, and read back with
@@ -184,13 +186,9 @@ pub(crate) struct Http {
     pub(crate) allow_host: Vec<String>,
 }
 
-/// What `proxy` was asked to serve.
+/// How many images and audio clips a result shows, and how large each may be.
 #[derive(Debug, clap::Args)]
-pub(crate) struct Proxy {
-    /// The most characters of text a result may have; longer ones are cut (what matters kept)
-    /// and kept whole as artifacts read with read_artifact.
-    #[arg(long, default_value_t = 20_000)]
-    pub(crate) max_result_chars: usize,
+pub(crate) struct Media {
     /// The most images and audio clips one result carries; later ones become artifacts.
     #[arg(long, default_value_t = 4)]
     pub(crate) max_media_blocks: usize,
@@ -198,6 +196,26 @@ pub(crate) struct Proxy {
     /// artifact read_artifact returns as the same content.
     #[arg(long, default_value_t = 1 << 20)]
     pub(crate) max_media_bytes: usize,
+}
+
+impl Media {
+    /// The limits as the registry and the proxy take them.
+    pub(crate) fn limits(&self) -> toolsmith::tool::MediaLimits {
+        toolsmith::tool::MediaLimits::default()
+            .with_max_blocks(self.max_media_blocks)
+            .with_max_bytes(self.max_media_bytes)
+    }
+}
+
+/// What `proxy` was asked to serve.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Proxy {
+    /// The most characters of text a result may have; longer ones are cut (what matters kept)
+    /// and kept whole as artifacts read with read_artifact.
+    #[arg(long, default_value_t = 20_000)]
+    pub(crate) max_result_chars: usize,
+    #[command(flatten)]
+    pub(crate) media: Media,
     /// Name every tool and prompt `<server>__<name>`, not only names two servers share.
     #[arg(long)]
     pub(crate) prefix_all: bool,

@@ -182,6 +182,7 @@ async fn run(command: Command) -> Result<ExitCode, Failure> {
             workspace,
             http,
             config,
+            media,
         } => {
             let (policy, asker) = match approve {
                 Approve::Ask => {
@@ -199,8 +200,13 @@ async fn run(command: Command) -> Result<ExitCode, Failure> {
                 None => Vec::new(),
             };
             let tools = servers.iter().flat_map(toolsmith::mcp::McpClient::tools);
-            let (registry, _store) =
-                wiring::registry_with(&workspace, BudgetPolicy::default(), policy, tools)?;
+            let (registry, _store) = wiring::registry_with(
+                &workspace,
+                BudgetPolicy::default(),
+                policy,
+                media.limits(),
+                tools,
+            )?;
             let mut server = toolsmith::mcp::McpServer::new(registry)?;
             if let Some(asker) = asker {
                 server = server.with_client_approver(asker);

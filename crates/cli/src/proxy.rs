@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use toolsmith::mcp::{MediaLimits, Prefix, Proxy, Upstream};
+use toolsmith::mcp::{Prefix, Proxy, Upstream};
 
 use crate::args::{Http, Proxy as ProxyArgs};
 use crate::{Failure, fail};
@@ -61,11 +61,7 @@ pub(crate) async fn run(options: ProxyArgs) -> Result<(), Failure> {
     let store = crate::wiring::artifact_store(options.artifacts.as_ref())?;
     let proxy = Proxy::new(upstreams)
         .max_result_chars(options.max_result_chars)
-        .media_limits(
-            MediaLimits::default()
-                .with_max_blocks(options.max_media_blocks)
-                .with_max_bytes(options.max_media_bytes),
-        )
+        .media_limits(options.media.limits())
         .artifacts(store)
         .tool_search(options.tool_search)
         .timeout(Duration::from_secs(options.timeout.max(1)))

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use toolsmith::approval::ApprovalPolicy;
 use toolsmith::budget::SplitStrategy;
 use toolsmith::mcp::{McpClient, ServerConfig, parse_servers_config};
-use toolsmith::tool::{DynTool, Event};
+use toolsmith::tool::{DynTool, Event, MediaLimits};
 use toolsmith::{BudgetPolicy, DirStore, Registry};
 use toolsmith_std::Sandbox;
 
@@ -47,14 +47,22 @@ pub(crate) fn registry(
     budget: BudgetPolicy,
     approval: ApprovalPolicy,
 ) -> Result<(Registry, DirStore), Failure> {
-    registry_with(workspace, budget, approval, std::iter::empty())
+    registry_with(
+        workspace,
+        budget,
+        approval,
+        MediaLimits::default(),
+        std::iter::empty(),
+    )
 }
 
-/// The registry of the standard tools and `more` (an MCP server's), as [`registry`] builds it.
+/// The registry of the standard tools and `more` (an MCP server's), as [`registry`] builds it,
+/// showing media within `media`.
 pub(crate) fn registry_with(
     workspace: &Workspace,
     budget: BudgetPolicy,
     approval: ApprovalPolicy,
+    media: MediaLimits,
     more: impl IntoIterator<Item = Arc<dyn DynTool>>,
 ) -> Result<(Registry, DirStore), Failure> {
     let root = &workspace.root;
@@ -66,6 +74,7 @@ pub(crate) fn registry_with(
         Sandbox::new(root).map_err(|error| fail(format!("--root {}: {error}", root.display())))?;
     let registry = toolsmith_std::register(Registry::builder())
         .tools(more)
+        .media_limits(media)
         .state(sandbox)
         .artifacts(store.clone())
         .budget(budget)

@@ -15,13 +15,18 @@ use common::{alive, call, text};
 type Client = RunningService<RoleClient, ()>;
 
 async fn connect(root: &std::path::Path) -> Client {
+    connect_with(root, &[]).await
+}
+
+async fn connect_with(root: &std::path::Path, options: &[&str]) -> Client {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolsmith"));
     command
         .arg("serve")
         .arg("--root")
         .arg(root)
         .arg("--artifacts")
-        .arg(root.join(".artifacts"));
+        .arg(root.join(".artifacts"))
+        .args(options);
     let transport = TokioChildProcess::new(command).expect("the server starts");
     ().serve(transport)
         .await
@@ -589,4 +594,35 @@ async fn serve_with_approve_ask_asks_the_client_by_elicitation() {
         let _ = std::fs::remove_file(dir.path().join("a.txt"));
         client.cancel().await.unwrap();
     }
+}
+
+#[tokio::test]
+async fn serve_shows_an_image_as_an_image_block_within_its_media_limits() {
+    let dir = tempfile::tempdir().unwrap();
+    let gif = b"GIF89a\x01\x00\x01\x00\x00\x00\x00;";
+    std::fs::write(dir.path().join("dot.gif"), gif).unwrap();
+    let client = connect(dir.path()).await;
+    let shown = call(&client, "read_file", json!({ "path": "dot.gif" })).await;
+    let blocks = serde_json::to_value(&shown.content).unwrap();
+    assert_eq!(blocks[1]["type"], "image");
+    assert_eq!(blocks[1]["mimeType"], "image/gif");
+    assert_eq!(blocks[1]["data"], "R0lGODlhAQABAAAAADs=");
+    client.cancel().await.unwrap();
+
+    // Over --max-media-bytes: a note naming the artifact, read back as the same image.
+    let client = connect_with(dir.path(), &["--max-media-bytes", "10"]).await;
+    let noted = call(&client, "read_file", json!({ "path": "dot.gif" })).await;
+    let blocks = serde_json::to_value(&noted.content).unwrap();
+    assert_eq!(blocks.as_array().unwrap().len(), 1, "{blocks}");
+    let note = text(&noted);
+    assert!(
+        note.contains("left out, over the 10-byte limit for one"),
+        "{note}"
+    );
+    let id = note.split("it is artifact ").nth(1).unwrap()[..32].to_owned();
+    let back = call(&client, "read_artifact", json!({ "id": id })).await;
+    let blocks = serde_json::to_value(&back.content).unwrap();
+    assert_eq!(blocks[1]["type"], "image");
+    assert_eq!(blocks[1]["data"], "R0lGODlhAQABAAAAADs=");
+    client.cancel().await.unwrap();
 }
