@@ -1140,8 +1140,17 @@ async fn images_and_audio_pass_through_the_mcp_client_and_serve_as_they_came() {
             ToolCall::new("2", "get-annotated-message", annotated.clone()),
             ToolCall::new("3", "test_audio_content", json!({})),
             ToolCall::new("4", "big_image", json!({ "bytes": 200_000 })),
+            ToolCall::new("5", "annotated", json!({})),
         ])
         .await;
+    // A resource link is a line saying what the server said of it.
+    assert!(
+        results[4].content.ends_with(
+            "[resource link: static-text (text/plain): test://static-text — A linked resource]"
+        ),
+        "{}",
+        results[4].content
+    );
     for (result, expected) in results.iter().zip(&expected) {
         assert_eq!(result.media.len(), 1, "{}: {}", result.tool, result.content);
         let media = &result.media[0];

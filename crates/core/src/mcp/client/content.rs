@@ -93,9 +93,35 @@ async fn text_of(block: ContentBlock, cx: &ToolContext) -> String {
             }
             _ => "[a resource of a kind this client does not know]".to_owned(),
         },
-        ContentBlock::ResourceLink(link) => format!("[resource: {}]", link.uri),
+        ContentBlock::ResourceLink(link) => link_line(&link),
         _ => "[content of a kind this client does not know]".to_owned(),
     }
+}
+
+/// A resource link as the model reads it: what the server said of it, on one line (`[resource
+/// link: name (title, MIME type, size): uri — description]`), to read with the server's resource
+/// tools or to name to the user.
+fn link_line(link: &rmcp::model::Resource) -> String {
+    let mut about: Vec<String> = Vec::new();
+    about.extend(link.title.clone());
+    about.extend(link.mime_type.clone());
+    about.extend(
+        link.size
+            .map(|size| format!("{} bytes", crate::trim::grouped(size))),
+    );
+    let mut line = format!("[resource link: {}", link.name);
+    if !about.is_empty() {
+        line.push_str(&format!(" ({})", about.join(", ")));
+    }
+    line.push_str(&format!(": {}", link.uri));
+    if let Some(description) = link.description.as_deref().filter(|d| !d.trim().is_empty()) {
+        line.push_str(&format!(
+            " — {}",
+            crate::mcp::caps::description(description)
+        ));
+    }
+    line.push(']');
+    line
 }
 
 /// An image or audio clip of the server's as the model is shown it, its annotations kept; or,
