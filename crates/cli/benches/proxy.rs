@@ -1,5 +1,6 @@
 //! `toolsmith proxy`'s cost: per-call latency through the proxy against calling the upstream
-//! directly, in the same run, and the proxy's peak memory while it passes a 100 MB result.
+//! directly, in the same run, and the proxy's peak memory while it passes a 100 MB result; and
+//! `toolsmith serve --config`'s: the same call through a registry and its MCP client.
 //!
 //! `cargo bench -p toolsmith-cli --bench proxy` (it builds the `mcp_fixture_server` example in
 //! release first). The upstream is that example; the client is rmcp's.
@@ -114,19 +115,46 @@ async fn main() {
     let proxy_pid = transport.id().expect("the proxy runs").to_string();
     let proxied: Client = ().serve(transport).await.unwrap();
 
-    // Alternate the two, twice, so drift in the machine falls on both.
+    // `serve` with the fixture's tools beside the standard ones: the call crosses the registry
+    // and its MCP client.
+    let root = artifacts.path().join("root");
+    std::fs::create_dir_all(&root).unwrap();
+    let config = artifacts.path().join("servers.json");
+    std::fs::write(
+        &config,
+        json!({ "mcpServers": { "fixture": { "command": fixture } } }).to_string(),
+    )
+    .unwrap();
+    let mut serve_command = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+    serve_command
+        .arg("serve")
+        .arg("--root")
+        .arg(&root)
+        .arg("--artifacts")
+        .arg(artifacts.path().join("serve-store"))
+        .arg("--config")
+        .arg(&config);
+    let served: Client = ().serve(TokioChildProcess::new(serve_command).unwrap()).await.unwrap();
+
+    // Alternate the three, twice, so drift in the machine falls on all.
     let mut rounds = Vec::new();
     for _ in 0..2 {
-        rounds.push((latency(&direct).await, latency(&proxied).await));
+        rounds.push((
+            latency(&direct).await,
+            latency(&proxied).await,
+            latency(&served).await,
+        ));
     }
-    for (round, (direct_us, proxied_us)) in rounds.iter().enumerate() {
+    for (round, (direct_us, proxied_us, served_us)) in rounds.iter().enumerate() {
         println!(
-            "round {}: echo direct {direct_us:.1} µs/call, through the proxy {proxied_us:.1} µs/call, \
-             added {:.1} µs",
+            "round {}: echo direct {direct_us:.1} µs/call, through the proxy {proxied_us:.1} µs/call \
+             (added {:.1} µs), through serve --config {served_us:.1} µs/call (added {:.1} µs)",
             round + 1,
-            proxied_us - direct_us
+            proxied_us - direct_us,
+            served_us - direct_us
         );
     }
+    served.cancel().await.unwrap();
 
     // 100 MB through the proxy: its peak memory, against what a client decoding the same
     // result directly holds.

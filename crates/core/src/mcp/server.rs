@@ -160,8 +160,10 @@ impl McpServer {
     /// When the MCP session cannot be set up (the client did not initialize) or ends abnormally.
     pub async fn serve_stdio(mut self) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         let closed = CancellationToken::new();
-        let transport =
-            transport::LineTransport::new(tokio::io::stdin(), tokio::io::stdout(), closed.clone());
+        // Pipes (as a client starts its server) on the runtime's reactor: a message crosses no
+        // thread of tokio's blocking pool.
+        let (read, write) = transport::stdio();
+        let transport = transport::LineTransport::new(read, write, closed.clone());
         self.shutdown = closed;
         let service = self.serve(transport).await?;
         service.waiting().await?;

@@ -465,9 +465,9 @@ pub(crate) fn id_in_prefix(prefix: &[u8]) -> Value {
 }
 
 /// A reader of standard input, boxed.
-pub(crate) type StdRead = Box<dyn tokio::io::AsyncRead + Unpin + Send>;
+pub(crate) type StdRead = Box<dyn tokio::io::AsyncRead + Unpin + Send + Sync>;
 /// A writer of standard output, boxed.
-pub(crate) type StdWrite = Box<dyn tokio::io::AsyncWrite + Unpin + Send>;
+pub(crate) type StdWrite = Box<dyn tokio::io::AsyncWrite + Unpin + Send + Sync>;
 
 /// The process's standard input and output as async streams. Where they are pipes (as an MCP
 /// client starts its server), they are read and written by the runtime's reactor, so a message
