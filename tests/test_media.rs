@@ -354,3 +354,42 @@ async fn each_providers_history_gets_the_image_in_its_own_shape() {
          tool message carries text only]"
     );
 }
+
+#[test]
+fn an_image_for_the_user_only_is_not_shown_to_the_model() {
+    let for_user = |audience: serde_json::Value| {
+        let mut annotations = serde_json::Map::new();
+        annotations.insert("audience".to_owned(), audience);
+        picture(1, 20).with_annotations(annotations)
+    };
+    assert!(!for_user(json!(["user"])).for_the_model());
+    assert!(for_user(json!(["user", "assistant"])).for_the_model());
+    assert!(picture(1, 20).for_the_model());
+}
+
+#[tokio::test]
+async fn to_block_names_an_image_for_the_user_only_instead_of_showing_it() {
+    /// Shows a chart to the person only.
+    #[tool]
+    async fn chart_for_people() -> Result<ToolOutput, ToolError> {
+        let mut annotations = serde_json::Map::new();
+        annotations.insert("audience".to_owned(), json!(["user"]));
+        Ok(ToolOutput::text("done").with_media(picture(2, 20).with_annotations(annotations)))
+    }
+    let registry = Registry::builder()
+        .tool(chart_for_people())
+        .build()
+        .unwrap();
+    let result = registry
+        .turn()
+        .execute([ToolCall::new("a", "chart_for_people", json!({}))])
+        .await
+        .remove(0);
+    // The result keeps it for whoever shows the user; the model's block names it.
+    assert_eq!(result.media.len(), 1);
+    let block = serde_json::to_value(result.to_block()).unwrap();
+    assert_eq!(
+        block["content"][1]["text"],
+        "[toolsmith: an image (image/png, 20 bytes) for the user only, not shown to the model]"
+    );
+}

@@ -42,8 +42,9 @@ impl ToolResult {
 
     /// The `tool_result` block that answers the call in the conversation: its content the
     /// text, or, with media, the text and an `image` block for each image. A `tool_result`
-    /// has no audio block: an audio clip is a one-line text there, and
-    /// [`media`](Self::media) still holds it.
+    /// has no audio block: an audio clip is a one-line text there; and an image whose
+    /// annotations name its audience without the model (`"audience": ["user"]`) is one too,
+    /// for the model is not its audience. [`media`](Self::media) still holds both.
     pub fn to_block(&self) -> crate::history::Block {
         if self.media.is_empty() {
             return crate::history::Block::tool_result(
@@ -61,6 +62,15 @@ impl ToolResult {
         }
         for media in &self.media {
             blocks.push(match media.kind() {
+                MediaKind::Image if !media.for_the_model() => Block::Text(TextBlock {
+                    text: format!(
+                        "[toolsmith: an image ({}, {} bytes) for the user only, not shown to the \
+                         model]",
+                        media.mime_type(),
+                        grouped(media.size())
+                    ),
+                    extra: Map::new(),
+                }),
                 MediaKind::Image => Block::Other(json!({
                     "type": "image",
                     "source": {

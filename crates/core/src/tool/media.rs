@@ -183,6 +183,16 @@ impl Media {
         self.annotations.as_ref()
     }
 
+    /// Whether the model is among its audience: true unless its annotations name an
+    /// `audience` without `"assistant"` (MCP's `["user"]`: content for the person, not the
+    /// model).
+    pub fn for_the_model(&self) -> bool {
+        match self.annotations.as_ref().and_then(|a| a.get("audience")) {
+            Some(Value::Array(audience)) => audience.iter().any(|who| who == "assistant"),
+            _ => true,
+        }
+    }
+
     /// Its size in bytes, decoded.
     pub fn size(&self) -> usize {
         let padding = self
