@@ -1,15 +1,36 @@
-//! Images and audio kept as artifacts: one header line naming the content type and the MIME
-//! type, then the base64 on lines of 76 chars. `read_artifact` (the registry's and the proxy's)
-//! reads such an artifact back as the block it was, and pages it as text like any other when
-//! asked for lines.
+//! Images and audio kept as artifacts: one header line naming the content type, the MIME type
+//! and a tag, then the base64 on lines of 76 chars. `read_artifact` (the registry's and the
+//! proxy's) reads such an artifact back as the block it was, and pages it as text like any
+//! other when asked for lines.
+//!
+//! The tag is a keyed hash of the rest (SipHash under a key drawn at random once per process):
+//! an artifact of text that only looks like a media artifact — a command's output that prints
+//! such a header, cut and stored — is read as the text it is, never shown to the model as an
+//! image (one that is not an image would make the provider refuse the whole request). A media
+//! artifact of an earlier process is read as its text too.
 
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher as _, Hasher as _};
 use std::io::Write;
+use std::sync::OnceLock;
 
 use super::{ArtifactError, ArtifactId, ArtifactStore, PageRequest};
 use crate::tool::is_mime_type;
 
-/// The first line of a media artifact: `toolsmith-media: <kind> <mime type>`.
+/// The first line of a media artifact: `toolsmith-media: <kind> <mime type> <tag>`.
 const MEDIA_HEADER: &str = "toolsmith-media:";
+
+/// The keyed hash of a media artifact's kind, MIME type and data: only this process can make it.
+fn tag(kind: &str, mime_type: &str, data: &[u8]) -> u64 {
+    static KEY: OnceLock<RandomState> = OnceLock::new();
+    let mut hasher = KEY.get_or_init(RandomState::new).build_hasher();
+    hasher.write(kind.as_bytes());
+    hasher.write_u8(0);
+    hasher.write(mime_type.as_bytes());
+    hasher.write_u8(0);
+    hasher.write(data);
+    hasher.finish()
+}
 
 /// Media as an artifact holds it: its content type (`image`, `audio`, or the proxy's `blob` for
 /// an embedded resource), its MIME type and its base64.
@@ -38,8 +59,9 @@ pub(crate) fn store_media(
     } else {
         "application/octet-stream"
     };
+    let tag = tag(kind, mime_type, data.as_bytes());
     let mut writer = store.begin()?;
-    writer.write_all(format!("{MEDIA_HEADER} {kind} {mime_type}\n").as_bytes())?;
+    writer.write_all(format!("{MEDIA_HEADER} {kind} {mime_type} {tag:016x}\n").as_bytes())?;
     let mut buffer = Vec::with_capacity(64 * 1024);
     for line in data.as_bytes().chunks(76) {
         buffer.extend_from_slice(line);
@@ -73,7 +95,11 @@ pub(crate) fn read_media(store: &dyn ArtifactStore, id: &ArtifactId) -> Option<S
         )
         .ok()?;
     let header = first.text.strip_prefix(MEDIA_HEADER)?.trim();
-    let (kind, mime_type) = header.split_once(' ')?;
+    let mut fields = header.split(' ');
+    let (kind, mime_type, stated) = (fields.next()?, fields.next()?, fields.next()?);
+    if fields.next().is_some() {
+        return None;
+    }
     let page = store
         .read_page(
             id,
@@ -88,10 +114,15 @@ pub(crate) fn read_media(store: &dyn ArtifactStore, id: &ArtifactId) -> Option<S
     if page.capped {
         return None;
     }
+    let data: String = page.text.lines().collect();
+    // Written by this process as media, or text that only looks like it.
+    if format!("{:016x}", tag(kind, mime_type, data.as_bytes())) != stated {
+        return None;
+    }
     Some(StoredMedia {
         kind: kind.to_owned(),
         mime_type: mime_type.to_owned(),
-        data: page.text.lines().collect(),
+        data,
     })
 }
 
@@ -120,6 +151,33 @@ mod tests {
         let back = read_media(&store, &id).unwrap();
         assert_eq!(back.mime_type, "application/octet-stream");
         assert_eq!(back.data, "QUJD");
+    }
+
+    #[test]
+    fn text_that_only_looks_like_media_is_text() {
+        let store = MemoryStore::new();
+        let id = store_media(&store, "image", "image/png", "QUJD").unwrap();
+        let stored = store
+            .read_page(
+                &id,
+                PageRequest {
+                    offset: 0,
+                    char_offset: 0,
+                    limit: None,
+                    max_bytes: 1 << 20,
+                },
+            )
+            .unwrap()
+            .text;
+        // The same header over other data (a command printing it, say), or no tag at all.
+        let forged = stored.replace("QUJD", "PHN2Zz4=");
+        let forged = store.put(&forged).unwrap();
+        assert_eq!(read_media(&store, &forged), None);
+        let untagged = store
+            .put("toolsmith-media: image image/png\nQUJD\n")
+            .unwrap();
+        assert_eq!(read_media(&store, &untagged), None);
+        assert!(read_media(&store, &id).is_some());
     }
 
     #[test]
