@@ -648,3 +648,62 @@ async fn a_tool_states_the_state_it_needs_and_build_checks_it() {
     counts.sort_unstable();
     assert_eq!(counts, ["1", "2"], "both read the one counter");
 }
+
+/// A summary of the open issues.
+#[derive(serde::Serialize, JsonSchema)]
+struct Summary {
+    /// How many are open.
+    open: u32,
+    /// The oldest one's title.
+    oldest: String,
+}
+
+/// Summarizes the open issues, as JSON of one shape.
+#[tool]
+async fn summarize_issues() -> Result<toolsmith::Json<Summary>, ToolError> {
+    Ok(toolsmith::Json(Summary {
+        open: 2,
+        oldest: "budget split".into(),
+    }))
+}
+
+/// Summarizes each label's issues, as a list.
+#[tool]
+async fn summaries_by_label() -> Result<toolsmith::Json<Vec<Summary>>, ToolError> {
+    Ok(toolsmith::Json(Vec::new()))
+}
+
+#[test]
+fn a_function_returning_json_of_an_object_states_its_output_schema() {
+    use toolsmith::schema::Dialect;
+    let registry = Registry::builder()
+        .tool(summarize_issues())
+        .tool(list_issues())
+        .tool(summaries_by_label())
+        .build()
+        .unwrap();
+    let spec = registry.get("summarize_issues").unwrap().spec().clone();
+    let schema = spec
+        .output_schema
+        .as_ref()
+        .expect("an object's schema is stated");
+    assert_eq!(schema["type"], "object");
+    assert_eq!(
+        schema["properties"]["open"]["description"],
+        "How many are open."
+    );
+    assert_eq!(Dialect::Mcp.render(&spec).unwrap()["outputSchema"], *schema);
+    // A type without a schema (`Issue` is only `Serialize`) states none, and still compiles;
+    // a list has one, but MCP's outputSchema describes an object: none is stated either.
+    for name in ["list_issues", "summaries_by_label"] {
+        let spec = registry.get(name).unwrap().spec().clone();
+        assert_eq!(spec.output_schema, None, "{name}");
+        assert!(
+            Dialect::Mcp
+                .render(&spec)
+                .unwrap()
+                .get("outputSchema")
+                .is_none()
+        );
+    }
+}

@@ -260,6 +260,55 @@ pub mod __private {
     pub use crate::names::is_valid_tool_name;
     use crate::{ToolError, ToolOutput};
 
+    /// The shape `T` of a tool function's `Json<T>` result, for its output schema: `T`'s
+    /// schema when `T: JsonSchema`, else none. Picked by autoref: `(&OutputShape::<T>::new())
+    /// .output_schema()` takes [`SchemaOfShape`] when it applies, [`NoSchemaOfShape`] otherwise,
+    /// so a `T` that is only `Serialize` still compiles.
+    pub struct OutputShape<T>(std::marker::PhantomData<T>);
+
+    impl<T> OutputShape<T> {
+        /// The shape of `T`.
+        pub fn new() -> Self {
+            OutputShape(std::marker::PhantomData)
+        }
+    }
+
+    impl<T> std::fmt::Debug for OutputShape<T> {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("OutputShape")
+        }
+    }
+
+    impl<T> Default for OutputShape<T> {
+        fn default() -> Self {
+            Self::new()
+        }
+    }
+
+    /// The output schema of a shape that has a schema.
+    pub trait SchemaOfShape {
+        /// `T`'s schema.
+        fn output_schema(&self) -> Option<serde_json::Value>;
+    }
+
+    impl<T: schemars::JsonSchema> SchemaOfShape for OutputShape<T> {
+        fn output_schema(&self) -> Option<serde_json::Value> {
+            Some(crate::tool::schema_of::<T>())
+        }
+    }
+
+    /// The output schema of a shape that has none.
+    pub trait NoSchemaOfShape {
+        /// None.
+        fn output_schema(&self) -> Option<serde_json::Value>;
+    }
+
+    impl<T> NoSchemaOfShape for &OutputShape<T> {
+        fn output_schema(&self) -> Option<serde_json::Value> {
+            None
+        }
+    }
+
     /// What a tool function or `run` method may return.
     #[diagnostic::on_unimplemented(
         message = "a tool must return `Result<T, E>` where `T: Into<ToolOutput>` (a `String`, \

@@ -184,6 +184,18 @@ fn expand_fn(
     let run =
         quote_spanned!(output_span=> #krate::__private::IntoToolResult::into_tool_result(#run));
     let methods = tool_args_methods(attrs, name, docs, krate);
+    // A function that returns `Json<T>` states its result's shape: `T`'s schema.
+    // (When `T` has a schema: a `T` that is only `Serialize` states none, and still compiles.)
+    let output_schema = json_output(&item.sig.output).map(|shape| {
+        quote! {
+            fn tool_output_schema()
+                -> #krate::__private::Option<#krate::__private::serde_json::Value> {
+                #[allow(unused_imports)]
+                use #krate::__private::{NoSchemaOfShape as _, SchemaOfShape as _};
+                (&#krate::__private::OutputShape::<#shape>::new()).output_schema()
+            }
+        }
+    });
     let name_rule = name_rule(attrs, name, fn_ident, krate);
     quote! {
         #name_rule
@@ -205,6 +217,7 @@ fn expand_fn(
         #[automatically_derived]
         impl #krate::tool::ToolArgs for #args_ident {
             #methods
+            #output_schema
 
             fn run_tool(
                 self,
@@ -224,6 +237,33 @@ fn expand_fn(
             #krate::tool::ArgsTool::new()
         }
     }
+}
+
+/// The `T` of a function that returns `Result<Json<T>, E>` (`Json` by any path,
+/// `toolsmith::Json<T>` too): read from the signature as written.
+fn json_output(output: &syn::ReturnType) -> Option<&syn::Type> {
+    let syn::ReturnType::Type(_, returned) = output else {
+        return None;
+    };
+    type_argument(type_argument(returned, "Result")?, "Json")
+}
+
+/// The first type argument of `ty` when its path ends in `name` (`Result<T, E>` → `T`).
+fn type_argument<'a>(ty: &'a syn::Type, name: &str) -> Option<&'a syn::Type> {
+    let syn::Type::Path(path) = ty else {
+        return None;
+    };
+    let last = path.path.segments.last()?;
+    let syn::PathArguments::AngleBracketed(arguments) = &last.arguments else {
+        return None;
+    };
+    if last.ident != name {
+        return None;
+    }
+    arguments.args.iter().find_map(|argument| match argument {
+        syn::GenericArgument::Type(ty) => Some(ty),
+        _ => None,
+    })
 }
 
 /// The function with its parameters' attributes (doc comments, serde attributes) removed:

@@ -43,6 +43,11 @@ pub trait ToolArgs: DeserializeOwned + JsonSchema + Send + Sync + 'static {
         Vec::new()
     }
 
+    /// The JSON schema of the tool's structured result, when the function returns `Json<T>`.
+    fn tool_output_schema() -> Option<Value> {
+        None
+    }
+
     /// The input schema. By default, schemars' schema of `Self`.
     fn tool_input_schema() -> Value {
         schema_of::<Self>()
@@ -117,6 +122,10 @@ impl<A: ToolArgs> Tool for ArgsTool<A> {
 
     fn needs(&self) -> Vec<StateNeed> {
         A::tool_needs()
+    }
+
+    fn output_schema(&self) -> Option<Value> {
+        A::tool_output_schema()
     }
 
     fn size_hint<'a>(

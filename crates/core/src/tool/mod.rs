@@ -119,6 +119,14 @@ pub trait Tool: Send + Sync + 'static {
         Vec::new()
     }
 
+    /// The JSON schema of the tool's structured result, when it returns JSON of one shape
+    /// (`#[tool]` states it for a function that returns `Json<T>`). Only an object schema is
+    /// kept (MCP's `outputSchema` describes an object); an MCP server lists it, and sends the
+    /// result whole as `structuredContent`. By default none.
+    fn output_schema(&self) -> Option<Value> {
+        None
+    }
+
     /// Estimates the size of the result before doing the work (a file's length from its
     /// metadata).
     ///

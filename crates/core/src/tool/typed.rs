@@ -35,7 +35,10 @@ pub fn into_dyn<T: Tool>(tool: T) -> Arc<dyn DynTool> {
         origin: None,
         needs: tool.needs(),
         title: None,
-        output_schema: None,
+        // MCP's `outputSchema` describes an object: a schema of anything else is not stated.
+        output_schema: tool
+            .output_schema()
+            .filter(|schema| schema.get("type").and_then(Value::as_str) == Some("object")),
         owns_page_fields,
     };
     Arc::new(Typed {
