@@ -36,7 +36,8 @@
 //! The quickest way is an async function. Its parameters become the arguments (their doc
 //! comments the descriptions, `Option<T>` ones optional); a `&ToolContext` parameter gives the
 //! call's allowance, page, progress and cancellation; it returns `Result<T, E>` where `T`
-//! converts into a [`ToolOutput`] (`String`, `&str`, or [`Json`] of any `Serialize` value) and
+//! converts into a [`ToolOutput`] (`String`, `&str`, [`Json`] of any `Serialize` value, or an
+//! image or audio clip, [`tool::Media`], which `ToolOutput::with_media` also adds after a text) and
 //! `E` into a [`ToolError`] (`?` converts any standard error; a message of your own is
 //! [`ToolError::failed`]). The macro leaves a function of the same name that returns the tool.
 //!
@@ -312,7 +313,7 @@ pub mod __private {
     /// What a tool function or `run` method may return.
     #[diagnostic::on_unimplemented(
         message = "a tool must return `Result<T, E>` where `T: Into<ToolOutput>` (a `String`, \
-                   `&str`, `ToolOutput` or `Json<_>`) and `E: Into<ToolError>` (a `ToolError`, \
+                   `&str`, `ToolOutput`, `Json<_>` or `Media`) and `E: Into<ToolError>` (a `ToolError`, \
                    or any `std::error::Error + Send + Sync + 'static`; a message is \
                    `ToolError::failed(\"…\")`); `{Self}` is not",
         label = "the tool's result"
