@@ -15,6 +15,7 @@
 mod approve;
 mod caps;
 mod client;
+mod logging;
 mod relay;
 mod server;
 mod transport;

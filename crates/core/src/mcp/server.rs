@@ -16,7 +16,7 @@ use rmcp::model::{
 // Logging is deprecated by SEP-2577 (rmcp marks it so); clients of the protocol versions before
 // it still use it.
 #[allow(deprecated)]
-use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, SetLevelRequestParams};
+use rmcp::model::{LoggingMessageNotificationParam, SetLevelRequestParams};
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler, ServiceExt as _};
 use serde_json::Value;
@@ -226,10 +226,7 @@ impl ServerHandler for McpServer {
         request: SetLevelRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let name = serde_json::to_value(request.level)
-            .ok()
-            .and_then(|level| level.as_str().and_then(LogLevel::from_name))
-            .unwrap_or(LogLevel::Info);
+        let name = super::logging::log_level_of(request.level);
         let index = LogLevel::ALL.iter().position(|l| *l == name).unwrap_or(0);
         self.log_level
             .store(u8::try_from(index).unwrap_or(0), Ordering::Relaxed);
@@ -419,9 +416,8 @@ fn log_param(
     logger: Option<String>,
     data: Value,
 ) -> LoggingMessageNotificationParam {
-    let level = serde_json::from_value(Value::String(level.as_str().to_owned()))
-        .unwrap_or(LoggingLevel::Info);
-    let mut param = LoggingMessageNotificationParam::new(level, data);
+    let mut param =
+        LoggingMessageNotificationParam::new(super::logging::logging_level(level), data);
     param.logger = logger;
     param
 }

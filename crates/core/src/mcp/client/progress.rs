@@ -143,10 +143,7 @@ fn route_progress(progress: &Progress, params: ProgressNotificationParam) {
 /// versions before it still send log messages: they are passed on while they come.
 #[allow(deprecated)]
 fn route_log(progress: &Progress, params: LoggingMessageNotificationParam) {
-    let level = serde_json::to_value(params.level)
-        .ok()
-        .and_then(|level| level.as_str().and_then(LogLevel::from_name))
-        .unwrap_or(LogLevel::Info);
+    let level = crate::mcp::logging::log_level_of(params.level);
     let mut data = params.data;
     let text = data.to_string();
     if text.len() > MAX_LOG_BYTES {
@@ -181,5 +178,50 @@ impl Drop for ProgressRoute {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(&self.token);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::NumberOrString;
+
+    /// A progress map with one running call, and what reaches that call.
+    fn one_call() -> (Progress, mpsc::Receiver<Reported>) {
+        let (sender, received) = mpsc::channel(PROGRESS_BACKLOG);
+        let progress: Progress = Arc::default();
+        progress
+            .lock()
+            .unwrap()
+            .insert(ProgressToken(NumberOrString::Number(1)), Route::new(sender));
+        (progress, received)
+    }
+
+    #[allow(deprecated)] // logging: see `route_log`
+    fn log(data: Value) -> LoggingMessageNotificationParam {
+        LoggingMessageNotificationParam::new(rmcp::model::LoggingLevel::Warning, data)
+    }
+
+    #[test]
+    fn a_flood_of_log_messages_is_bounded_per_call_and_each_message_in_size() {
+        let (progress, mut received) = one_call();
+        // A message of 1 MB: cut to 64 KiB, saying so.
+        route_log(&progress, log(Value::String("x".repeat(1_000_000))));
+        let Ok(Reported::Log(level, _, Value::String(data))) = received.try_recv() else {
+            panic!("the message reaches the call as a string");
+        };
+        assert_eq!(level, LogLevel::Warning);
+        assert!(data.len() < MAX_LOG_BYTES + 100, "{}", data.len());
+        assert!(data.ends_with("[toolsmith: log message cut from 1,000,002 bytes]"));
+        // Ten thousand messages while the call is busy: the queue holds 64, the rest are
+        // dropped, and nothing grows.
+        for i in 0..10_000 {
+            route_log(&progress, log(Value::from(i)));
+        }
+        let mut queued = 0;
+        while received.try_recv().is_ok() {
+            queued += 1;
+        }
+        assert_eq!(queued, PROGRESS_BACKLOG);
     }
 }
