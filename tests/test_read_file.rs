@@ -184,3 +184,28 @@ async fn an_image_is_shown_as_an_image_known_by_its_bytes_not_its_name() {
     let gif = w.call("read_file", json!({ "path": "anim" })).await;
     assert_eq!(gif.media[0].mime_type(), "image/gif");
 }
+
+#[tokio::test]
+async fn an_image_over_20_mib_is_refused_with_its_size_and_nothing_read() {
+    let w = workspace();
+    // A PNG header, then a sparse file of 21 MiB: no disk is spent, and nothing is read.
+    let path = w.root.join("huge.png");
+    fs::write(&path, b"\x89PNG\r\n\x1a\n").unwrap();
+    fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(21 << 20)
+        .unwrap();
+    let result = w.call("read_file", json!({ "path": "huge.png" })).await;
+    assert!(result.is_error());
+    assert!(result.media.is_empty());
+    assert!(
+        result.content.contains(
+            "`huge.png` is an image of 22,020,096 bytes; read_file shows images of at most \
+             20,971,520 bytes"
+        ),
+        "{}",
+        result.content
+    );
+}

@@ -120,15 +120,20 @@ pub(crate) fn servers_config(path: &Path) -> Result<Vec<(String, ServerConfig)>,
         .map_err(|error| fail(format!("--config {}: {error}", path.display())))
 }
 
-/// The servers of a `--config` file, connected as MCP clients (`toolsmith serve`): one that
-/// cannot be set up or started is named on stderr and left out; none at all is an error.
+/// The servers of a `--config` file, connected as MCP clients (`toolsmith serve`), all at once:
+/// one that cannot be set up or started is named on stderr and left out; none at all is an
+/// error.
 pub(crate) async fn connect_servers(path: &Path) -> Result<Vec<McpClient>, Failure> {
+    let connecting = servers_config(path)?
+        .into_iter()
+        .map(|(name, server)| async move {
+            match McpClient::from_config(&name, &server) {
+                Ok(builder) => builder.connect().await,
+                Err(error) => Err(error),
+            }
+        });
     let mut clients = Vec::new();
-    for (name, server) in servers_config(path)? {
-        let connected = match McpClient::from_config(&name, &server) {
-            Ok(builder) => builder.connect().await,
-            Err(error) => Err(error),
-        };
+    for connected in futures_util::future::join_all(connecting).await {
         match connected {
             Ok(client) => clients.push(client),
             Err(error) => eprintln!(

@@ -716,3 +716,29 @@ fn call_names_an_image_on_the_terminal_and_gives_its_data_with_json() {
     assert_eq!(result["media"][0]["data"], "R0lGODlhAQABAAAAADs=");
     assert_eq!(result["media_left_out"], json!([]));
 }
+
+#[test]
+fn serve_config_names_a_server_that_does_not_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("servers.json");
+    std::fs::write(
+        &config,
+        r#"{"mcpServers": {"gone": {"command": "/nonexistent/mcp-server"}}}"#,
+    )
+    .unwrap();
+    let run = toolsmith(
+        &["serve", "--config", config.to_str().unwrap()],
+        dir.path(),
+        None,
+    );
+    assert_ne!(run.code, 0);
+    assert!(run.stderr.contains("`gone`"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("the other servers are served")
+            && run
+                .stderr
+                .contains("no server could be started (see above)"),
+        "{}",
+        run.stderr
+    );
+}
