@@ -43,6 +43,11 @@ pub(super) async fn output(
         }
     }
     if result.is_error == Some(true) {
+        // An error is its text: its images and audio are kept as artifacts, each named in it.
+        for media in media {
+            let (kind, mime_type) = (media.kind(), media.mime_type().to_owned());
+            parts.push(binary(kind.as_str(), &mime_type, media.into_base64(), cx).await);
+        }
         let text = parts.join("\n");
         return Err(ToolError::failed(if text.is_empty() {
             format!("`{}` failed without saying why", remote)
@@ -166,4 +171,40 @@ async fn binary(what: &str, mime_type: &str, base64: String, cx: &ToolContext) -
         "[{what}: {mime_type}, about {} bytes, {kept}]",
         crate::trim::grouped(bytes)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::artifacts::{ArtifactId, ArtifactStore, MemoryStore};
+
+    #[tokio::test]
+    async fn an_error_result_keeps_its_images_as_artifacts_named_in_its_text() {
+        let store: Arc<dyn ArtifactStore> = Arc::new(MemoryStore::new());
+        let cx = ToolContext::new("call_1", "render", 1_000).with_artifacts(Some(store.clone()));
+        let result = CallToolResult::error(vec![
+            ContentBlock::text("the chart could not be finished"),
+            ContentBlock::image("iVBORw0KGgo=", "image/png"),
+        ]);
+        let error = output("render", result, &cx).await.unwrap_err();
+        let text = error.model_text();
+        assert!(text.contains("the chart could not be finished"), "{text}");
+        let id = text
+            .split("as artifact ")
+            .nth(1)
+            .and_then(|rest| ArtifactId::parse(&rest[..32]).ok())
+            .expect("the image is named by its artifact");
+        let page = store
+            .read_page(
+                &id,
+                crate::artifacts::PageRequest {
+                    offset: 0,
+                    char_offset: 0,
+                    limit: None,
+                    max_bytes: 1 << 20,
+                },
+            )
+            .unwrap();
+        assert_eq!(page.text, "iVBORw0KGgo=");
+    }
 }
