@@ -373,8 +373,7 @@ impl LineIndex {
 
 /// `line` without its line ending (`\n` or `\r\n`).
 pub fn without_newline(line: &[u8]) -> &[u8] {
-    let line = line.strip_suffix(b"\n").unwrap_or(line);
-    line.strip_suffix(b"\r").unwrap_or(line)
+    crate::trim::without_break(line)
 }
 
 #[cfg(test)]

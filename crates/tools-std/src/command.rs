@@ -48,7 +48,6 @@ const PROGRESS_EVERY: Duration = Duration::from_secs(2);
     preserve,
     terminal_output,
     max_result_chars = 20_000,
-    max_result_lines = 200,
     head_ratio = 0.2,
     timeout = "16m"
 )]

@@ -35,7 +35,6 @@ const MAX_LINE_CHARS: usize = 1_000;
     name = "grep",
     read_only,
     max_result_chars = 30_000,
-    max_result_lines = 300,
     head_ratio = 1.0
 )]
 pub struct Grep {

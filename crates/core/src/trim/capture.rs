@@ -4,8 +4,10 @@ use std::fmt;
 use std::io::{self, Write};
 
 use super::keep::{HeldExcerpt, Source};
+use super::positional::{cut_points, tiny};
+use super::runs::{Follow, HeldRun};
 use super::watch::Watch;
-use super::{Continuation, Salience, Totals, TrimStyle, Trimmed, cut_points};
+use super::{Continuation, Salience, Totals, TrimStyle, Trimmed};
 
 /// The most salient parts of a stream a capture holds: the first and the latest half.
 const MAX_HELD: usize = 64;
@@ -50,6 +52,13 @@ pub(crate) struct Capture {
     spool_error: Option<String>,
     /// Gathers the salient lines of the stream, which a cut keeps from the middle it drops.
     watch: Option<Watch>,
+    /// Follows the lossless run the head's last line belongs to past the head, once the
+    /// stream outgrows it, so a cut can fold all of it.
+    follow: Option<Follow>,
+    /// The run followed, once it ended.
+    held_run: Option<HeldRun>,
+    /// Whether the stream outgrew the head (and following began).
+    followed: bool,
 }
 
 impl fmt::Debug for Capture {
@@ -82,6 +91,9 @@ impl Capture {
             spool: None,
             spool_error: None,
             watch: None,
+            follow: None,
+            held_run: None,
+            followed: false,
         }
     }
 
@@ -146,6 +158,7 @@ impl Capture {
         if rest.is_empty() {
             return;
         }
+        self.follow_run(rest);
         if let Some(spool) = &mut self.spool
             && let Err(error) = spool.write_all(rest)
         {
@@ -167,12 +180,35 @@ impl Capture {
         }
         self.totals.add_chunk(&chunk);
         self.last_byte = chunk.last().copied();
+        self.follow_run(&chunk);
         self.keep_tail(&chunk);
         if let Some(spool) = &mut self.spool
             && let Err(error) = spool.write_owned(chunk)
         {
             self.spool_error = Some(error.to_string());
             self.spool = None;
+        }
+    }
+
+    /// Follows the head's last run through `rest`, bytes past the head: started the first time
+    /// the stream outgrows the head, dropped (its run held) once the run ends.
+    fn follow_run(&mut self, rest: &[u8]) {
+        if !self.followed {
+            self.followed = true;
+            self.follow = Follow::from_head(&self.head);
+        }
+        if let Some(follow) = &mut self.follow {
+            follow.push(rest);
+            if follow.ended() {
+                self.end_follow();
+            }
+        }
+    }
+
+    /// Ends following: the run, when it is worth folding, is held for the cut.
+    fn end_follow(&mut self) {
+        if let Some(follow) = self.follow.take() {
+            self.held_run = follow.finish();
         }
     }
 
@@ -219,6 +255,7 @@ impl Capture {
     /// one was opened, is flushed and dropped (which is how its owner learns the stream ended).
     pub(crate) fn finish(mut self) -> Captured {
         self.compact_tail();
+        self.end_follow();
         self.totals.finish_lines(self.last_byte);
         if let Some(mut spool) = self.spool.take()
             && let Err(error) = spool.flush()
@@ -256,6 +293,7 @@ impl Capture {
             totals: self.totals,
             spool_error: self.spool_error,
             held,
+            held_run: self.held_run,
         })
     }
 }
@@ -279,6 +317,8 @@ pub(crate) struct CapturedParts {
     spool_error: Option<String>,
     /// The salient parts of the stream the watch gathered.
     held: Vec<HeldExcerpt>,
+    /// The lossless run of the head's last line, followed past the head.
+    held_run: Option<HeldRun>,
 }
 
 impl CapturedParts {
@@ -308,6 +348,7 @@ impl CapturedParts {
                 whole: false,
                 tail_starts_line: self.tail_starts_line,
                 held: &self.held,
+                held_run: self.held_run,
                 totals,
             };
             let automaton = super::salience::automaton(style.salience);
@@ -339,7 +380,7 @@ impl CapturedParts {
             ((head_end, tail_start, starts_line), mid_line)
         });
         let Some((head_end, tail_start, starts_line)) = cuts else {
-            return super::tiny(
+            return tiny(
                 &self.head,
                 Some((&self.tail, self.tail_starts_line)),
                 totals,

@@ -9,6 +9,8 @@
 
 use std::fmt::Write as _;
 
+use super::runs::{Run, Step};
+
 /// Where the full, untrimmed output can be found; named by the marker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -87,7 +89,8 @@ pub struct Cut {
     /// The lines shown, in order, as spans: the head, the excerpts kept from the middle, the
     /// tail. A folded run is inside the span of its first line.
     pub spans: Vec<LineSpan>,
-    /// Lines shown as a fold (`[… 2,998 more lines like this …]`) rather than one by one.
+    /// Lines shown as a lossless fold (`[lines 3-1,002: the line above, 1,000 more times]`)
+    /// rather than one by one: each can be rebuilt from the fold and the lines above it.
     pub folded_lines: usize,
     /// Escape sequences removed from the lines shown (terminal output rendered).
     pub escapes_removed: usize,
@@ -316,22 +319,120 @@ fn push_spans(out: &mut String, spans: &[LineSpan], layout: Layout) {
     }
 }
 
-/// The line that stands for a run of lines folded after the `period` lines shown before it:
-/// `[… 2,998 more lines like this (lines 2-2,999)]`.
-pub(crate) fn fold_line(folded: usize, period: usize, first: usize, last: usize) -> String {
+/// The line that stands for the lines of a lossless run after its first period, which is
+/// shown above it: every line can be rebuilt from it and the lines above.
+///
+/// - `[lines 3-1,002: the line above, 1,000 more times]`
+/// - `[lines 5-24: the 2 lines above, 10 more times]`
+/// - `[lines 3-15,182: 2 to 15,181, one a line]`: the line above with its number replaced
+/// - `[lines 3-3,001: 2 to 3,000 in its 2nd number, one a line]`: the line has several numbers
+///
+/// `first_line` is the number of the run's first line.
+pub(crate) fn fold_line(run: &Run, first_line: usize) -> String {
+    let period = run.period();
     let mut out = String::with_capacity(64);
-    out.push_str("[… ");
-    push_grouped(&mut out, folded);
-    if period == 1 {
-        out.push_str(" more lines like this (lines ");
-    } else {
-        out.push_str(" more lines repeating the ");
-        push_grouped(&mut out, period);
-        out.push_str(" above (lines ");
+    out.push_str("[lines ");
+    push_span(
+        &mut out,
+        LineSpan {
+            first: first_line + period,
+            last: first_line + run.lines - 1,
+        },
+        Layout::Exact,
+    );
+    out.push_str(": ");
+    match run.step {
+        Step::Same { period } => {
+            if period == 1 {
+                out.push_str("the line above, ");
+            } else {
+                out.push_str("the ");
+                push_grouped(&mut out, period);
+                out.push_str(" lines above, ");
+            }
+            push_grouped(&mut out, run.folded() / period);
+            out.push_str(" more times]");
+        }
+        Step::Count {
+            index,
+            numbers,
+            first,
+        } => {
+            push_grouped(&mut out, first.saturating_add(1));
+            out.push_str(" to ");
+            push_grouped(&mut out, first.saturating_add(run.folded() as u64));
+            if numbers > 1 {
+                let _ = write!(out, " in its {}", ordinal(index + 1));
+                out.push_str(" number");
+            }
+            out.push_str(", one a line]");
+        }
     }
-    push_span(&mut out, LineSpan { first, last }, Layout::Widest);
-    out.push_str(")]");
     out
+}
+
+/// `1st`, `2nd`, `3rd`, `4th`, `11th`, `21st` …
+fn ordinal(n: usize) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}
+
+/// The most chars of a line a summary quotes as its sample.
+pub(crate) const SAMPLE_CHARS: usize = 100;
+
+/// The line that summarises lines left out that could not be shown: how many, which, and the
+/// first of them as a sample when it is at hand (at most [`SAMPLE_CHARS`] chars of it, `…`
+/// where it is cut): `[… 400 lines left out (lines 31-430), the first: GET /api/orders 200]`.
+pub(crate) fn summary_line(first: usize, last: usize, sample: Option<&str>) -> String {
+    let sample_len = sample.map_or(0, |sample| sample.len().min(4 * SAMPLE_CHARS));
+    let mut out = String::with_capacity(64 + sample_len);
+    out.push_str("[… ");
+    push_grouped(&mut out, last + 1 - first);
+    out.push_str(if first == last {
+        " line left out (line "
+    } else {
+        " lines left out (lines "
+    });
+    push_span(&mut out, LineSpan { first, last }, Layout::Exact);
+    out.push(')');
+    if let Some(sample) = sample {
+        out.push_str(", the first: ");
+        match sample.char_indices().nth(SAMPLE_CHARS) {
+            Some((end, _)) => {
+                out.extend(sample[..end].chars().map(one_line));
+                out.push('…');
+            }
+            None => out.extend(sample.chars().map(one_line)),
+        }
+    }
+    out.push(']');
+    out
+}
+
+/// A char as a one-line text shows it: a control char as a space.
+fn one_line(c: char) -> char {
+    if c.is_control() { ' ' } else { c }
+}
+
+/// The most chars a summary line of a text of `lines` lines takes, its line break included.
+pub(crate) fn summary_reserve(lines: usize) -> usize {
+    // Every figure at its widest, the sample at its longest with its ellipsis.
+    let figure = grouped(lines).len();
+    "[… ".chars().count()
+        + figure
+        + " lines left out (lines ".len()
+        + 2 * figure
+        + 1
+        + "), the first: ".len()
+        + SAMPLE_CHARS
+        + "…]".chars().count()
+        + 1
 }
 
 /// The line that stands for lines left out between two kept parts: `[… lines 31-430 left out]`,

@@ -11,7 +11,8 @@ use std::sync::OnceLock;
 
 use aho_corasick::{AhoCorasick, MatchKind};
 
-use super::fold;
+use super::bytes::{is_blank, line_end, without_break};
+use super::signature::signature;
 
 /// Which lines of an output a cut keeps from the middle it drops.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -150,7 +151,7 @@ pub(crate) fn scan(
         if line_start < covered || line_start >= range.end {
             continue;
         }
-        let line_end = line_end(bytes, line_start, range.end);
+        let salient_end = line_end(bytes, line_start, range.end);
         counted_line += memchr::memchr_iter(b'\n', &bytes[counted_at..line_start]).count();
         counted_at = line_start;
         // A line of context before, unless the excerpt before holds it.
@@ -166,12 +167,12 @@ pub(crate) fn scan(
             }
             _ => (line_start, counted_line),
         };
-        let (end, block_lines) = block_end(bytes, line_start, line_end, range.end);
+        let (end, block_lines) = block_end(bytes, line_start, salient_end, range.end);
         let excerpt = Excerpt {
             bytes: start..end,
             first_line: first_of_excerpt,
             lines: (counted_line - first_of_excerpt) + 1 + block_lines,
-            group: fold::signature(trim_newline(&bytes[line_start..line_end])),
+            group: signature(without_break(&bytes[line_start..salient_end])),
         };
         covered = end;
         if first.len() < half {
@@ -187,19 +188,9 @@ pub(crate) fn scan(
     first
 }
 
-/// The end of the line that starts at `start` (after its line break), within `limit`.
-fn line_end(bytes: &[u8], start: usize, limit: usize) -> usize {
-    memchr::memchr(b'\n', &bytes[start..limit]).map_or(limit, |i| start + i + 1)
-}
-
-fn trim_newline(line: &[u8]) -> &[u8] {
-    let line = line.strip_suffix(b"\n").unwrap_or(line);
-    line.strip_suffix(b"\r").unwrap_or(line)
-}
-
 /// Whether a line continues the block above it: indented, or a diagnostic's numbered source
 /// line (`41 | let count …`).
-fn continues(line: &[u8]) -> bool {
+pub(crate) fn continues(line: &[u8]) -> bool {
     if matches!(line.first(), Some(b' ' | b'\t')) {
         return true;
     }
@@ -207,20 +198,16 @@ fn continues(line: &[u8]) -> bool {
     digits > 0 && line[digits..].trim_ascii_start().starts_with(b"|")
 }
 
-fn is_blank(line: &[u8]) -> bool {
-    trim_newline(line).iter().all(u8::is_ascii_whitespace)
-}
-
 /// Where the block a salient line opens ends, and how many lines it has beyond that line: the
 /// indented lines after it; when the line ends with `:` (a traceback, a panic), also the first
 /// line that is not indented (the exception, the message) and the indented lines after that.
-fn block_end(bytes: &[u8], line_start: usize, line_end: usize, limit: usize) -> (usize, usize) {
-    let opens = trim_newline(&bytes[line_start..line_end]).ends_with(b":");
-    let mut end = line_end;
+fn block_end(bytes: &[u8], line_start: usize, salient_end: usize, limit: usize) -> (usize, usize) {
+    let opens = without_break(&bytes[line_start..salient_end]).ends_with(b":");
+    let mut end = salient_end;
     let mut lines = 0;
     let mut closed = !opens;
     while end < limit && lines < MAX_BLOCK_LINES {
-        let next = self::line_end(bytes, end, limit);
+        let next = line_end(bytes, end, limit);
         let line = &bytes[end..next];
         if is_blank(line) {
             break;

@@ -11,8 +11,10 @@ use std::collections::VecDeque;
 
 use aho_corasick::AhoCorasick;
 
-use super::fold;
+use super::bytes::{is_blank, without_break};
 use super::keep::HeldExcerpt;
+use super::salience::continues;
+use super::signature::signature;
 
 /// The most bytes of one line an excerpt keeps; the rest of a longer line is dropped from the
 /// excerpt (the artifact has it).
@@ -249,11 +251,11 @@ impl Watch {
             open.block_lines = Some(block + 1);
         } else {
             // The salient line.
-            let content = trim_break(&line);
+            let content = without_break(&line);
             open.opens = content.ends_with(b":");
             open.closed = !open.opens;
             open.block_lines = Some(0);
-            open.excerpt.group = fold::signature(content);
+            open.excerpt.group = signature(content);
         }
         open.excerpt.text.push_str(&String::from_utf8_lossy(&line));
         open.excerpt.lines += 1;
@@ -315,24 +317,6 @@ impl Watch {
 /// What of `more` a line that already has `so_far` bytes may still take.
 fn cap<'a>(more: &'a [u8], so_far: &[u8]) -> &'a [u8] {
     &more[..more.len().min(LINE_CAP.saturating_sub(so_far.len()))]
-}
-
-fn trim_break(line: &[u8]) -> &[u8] {
-    let line = line.strip_suffix(b"\n").unwrap_or(line);
-    line.strip_suffix(b"\r").unwrap_or(line)
-}
-
-fn is_blank(line: &[u8]) -> bool {
-    trim_break(line).iter().all(u8::is_ascii_whitespace)
-}
-
-/// Whether a line continues the block above it (as for a text).
-fn continues(line: &[u8]) -> bool {
-    if matches!(line.first(), Some(b' ' | b'\t')) {
-        return true;
-    }
-    let digits = line.iter().take_while(|b| b.is_ascii_digit()).count();
-    digits > 0 && line[digits..].trim_ascii_start().starts_with(b"|")
 }
 
 #[cfg(test)]
