@@ -60,14 +60,15 @@ pub(crate) async fn run(
         ToolCall::new(
             "toolu_04",
             "grep",
-            json!({ "pattern": "fn |def |func |function ", "max_results": 2000 }),
+            json!({ "pattern": "fn |def |func |function ", "max_results": 5000 }),
         ),
         "far more matches than fit: head kept, all of it stored as an artifact",
     ));
     planned.push((
         ToolCall::new("toolu_05", "run_command", json!({ "command": TEST_RUN })),
-        "a test run of 3,000 coloured lines, one failure in the middle: the passing lines fold, \
-         the failure and its panic are kept, the colours removed",
+        "a test run of 3,000 coloured lines, one failure in the middle: the passing lines count \
+         up, so they fold without losing a line; the failure and its panic are kept, the colours \
+         removed",
     ));
     planned.push((
         ToolCall::new(

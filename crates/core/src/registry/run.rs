@@ -20,7 +20,7 @@ use crate::tool::{
     Body as OutputBody, CallArgs, DisplayDuration, DynTool, ErrorKind, Event, OutputStream,
     ToolContext, ToolError,
 };
-use crate::trim::{Capture, Captured, Salience};
+use crate::trim::{Capture, Captured, TrimStyle};
 
 /// What became of one call that ran.
 struct Outcome {
@@ -55,9 +55,9 @@ pub(super) async fn run(
         let timeout = spec.limits.timeout.or(inner.default_timeout);
         let read_only = spec.annotations.is_read_only();
         let most = budget.most_allowed(batch_budget, record.cap, record.planned);
-        let salience = spec.limits.salience;
+        let style = spec.limits.trim_style();
         let approval = inner.approval.clone().zip(shown);
-        let call = run_call(tool, args, cx, timeout, most, salience, approval)
+        let call = run_call(tool, args, cx, timeout, most, style, approval)
             .instrument(record.span.clone());
         if read_only {
             tasks.push((i, tokio::spawn(call)));
@@ -126,7 +126,7 @@ async fn run_call(
     cx: ToolContext,
     timeout: Option<Duration>,
     most_allowed: usize,
-    salience: Salience,
+    style: TrimStyle,
     approval: Option<(Arc<ApprovalPolicy>, Value)>,
 ) -> Outcome {
     let started = Instant::now();
@@ -163,7 +163,7 @@ async fn run_call(
                 OutputBody::Stream(stream) => {
                     let deadline = timeout.map(|limit| (started + limit, limit));
                     // Boxed: a call that returns text never carries the capture's state.
-                    Box::pin(consume(stream, &cx, deadline, most_allowed, salience)).await
+                    Box::pin(consume(stream, &cx, deadline, most_allowed, style)).await
                 }
             };
             Ok(Produced {
@@ -197,10 +197,11 @@ async fn consume(
     cx: &ToolContext,
     deadline: Option<(Instant, Duration)>,
     most_allowed: usize,
-    salience: Salience,
+    style: TrimStyle,
 ) -> (Body, Option<ErrorKind>) {
-    // The stream's salient lines are gathered as it passes: a cut keeps them from the middle.
-    let mut capture = Capture::new(most_allowed).watching(salience);
+    // The stream's salient lines are gathered as it passes (a cut keeps them from the middle),
+    // and a lossless run past its head is followed (a cut folds all of it).
+    let mut capture = Capture::new(most_allowed).keeping(&style);
     let mut spool = None;
     if let Some(store) = cx.artifacts() {
         let (open, slot) = spool_to(store.clone());

@@ -7,7 +7,7 @@ use super::keep::{HeldExcerpt, Source};
 use super::positional::{cut_points, tiny};
 use super::runs::{Follow, HeldRun};
 use super::watch::Watch;
-use super::{Continuation, Salience, Totals, TrimStyle, Trimmed};
+use super::{Continuation, Totals, TrimStyle, Trimmed};
 
 /// The most salient parts of a stream a capture holds: the first and the latest half.
 const MAX_HELD: usize = 64;
@@ -59,6 +59,8 @@ pub(crate) struct Capture {
     held_run: Option<HeldRun>,
     /// Whether the stream outgrew the head (and following began).
     followed: bool,
+    /// Whether lossless runs are followed, and whether their lines are compared rendered.
+    follow_runs: Option<bool>,
 }
 
 impl fmt::Debug for Capture {
@@ -94,16 +96,19 @@ impl Capture {
             follow: None,
             held_run: None,
             followed: false,
+            follow_runs: None,
         }
     }
 
-    /// Gathers the stream's salient lines as it passes (see [`Salience`]), so that a cut can
-    /// keep them from the middle it does not hold: at most 64 parts of the stream, in about as
-    /// much memory as the head. `Salience::Off` gathers nothing.
+    /// Gathers what a cut in `style` keeps from a middle it does not hold: the stream's salient
+    /// lines as it passes (see [`Salience`](super::Salience); at most 64 parts, in about as much memory as the
+    /// head), and, when the style folds, the lossless run of the head's last line followed past
+    /// the head (a line and a half of memory).
     #[must_use]
-    pub(crate) fn watching(mut self, salience: Salience) -> Self {
-        self.watch = super::salience::automaton(salience)
+    pub(crate) fn keeping(mut self, style: &TrimStyle) -> Self {
+        self.watch = super::salience::automaton(style.salience)
             .map(|automaton| Watch::new(automaton, MAX_HELD, self.head_cap));
+        self.follow_runs = style.fold.then_some(style.render != super::Render::Never);
         self
     }
 
@@ -195,7 +200,9 @@ impl Capture {
     fn follow_run(&mut self, rest: &[u8]) {
         if !self.followed {
             self.followed = true;
-            self.follow = Follow::from_head(&self.head);
+            self.follow = self
+                .follow_runs
+                .and_then(|render| Follow::from_head(&self.head, render));
         }
         if let Some(follow) = &mut self.follow {
             follow.push(rest);

@@ -96,20 +96,25 @@ impl<'a> Trimmed<'a> {
 /// ```
 /// use toolsmith::trim::{fit, TrimStyle};
 ///
-/// let log: String = (1..=1000).map(|i| format!("line {i}\n")).collect();
+/// let log: String = (1..=1000).map(|i| format!("request {} served\n", i * 7919 % 1000)).collect();
 /// // The positional cut: a head and a tail, as they are.
 /// let trimmed = fit(&log, 400, &TrimStyle::head_tail(0.3));
 /// assert!(trimmed.text().chars().count() <= 400);
-/// assert!(trimmed.text().starts_with("line 1\n"));
-/// assert!(trimmed.text().ends_with("line 1000\n"));
+/// assert!(trimmed.text().starts_with("request 919 served\n"));
+/// assert!(trimmed.text().ends_with("request 0 served\n"));
 ///
-/// // The default keeps what matters: here, a thousand lines alike fold into three, the marker
-/// // saying so where the fold starts.
-/// let condensed = fit(&log, 400, &TrimStyle::default());
-/// assert!(condensed.text().starts_with("line 1\n[toolsmith: output condensed"));
-/// assert!(condensed
-///     .text()
-///     .ends_with("\n[… 998 more lines like this (lines 2-999)]\nline 1000\n"));
+/// // The default keeps what matters and spends the rest on the head and the tail, verbatim;
+/// // the lines it cannot show are summarised after the marker.
+/// let kept = fit(&log, 2_000, &TrimStyle::default());
+/// assert!(kept.text().starts_with("request 919 served\n"));
+/// assert!(kept.text().contains(" lines left out (lines "));
+/// assert!(kept.text().ends_with("request 0 served\n"));
+///
+/// // Lines that count up by one fold losslessly: every line can be rebuilt from the fold.
+/// let count: String = (1..=1000).map(|i| format!("line {i}\n")).collect();
+/// let folded = fit(&count, 400, &TrimStyle::default());
+/// assert!(folded.text().starts_with("line 1\n[toolsmith: output condensed"));
+/// assert!(folded.text().ends_with("\n[lines 2-1,000: 2 to 1,000, one a line]"));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn fit<'a>(text: &'a str, allowance: usize, style: &TrimStyle) -> Trimmed<'a> {

@@ -17,7 +17,9 @@
 use std::collections::VecDeque;
 
 use super::bytes::{line_end, line_start, without_break};
-use super::terminal::needs_rendering;
+use std::borrow::Cow;
+
+use super::terminal;
 
 /// The longest block of lines a run of the same lines repeats (a recursion's stack frames).
 pub(crate) const MAX_PERIOD: usize = 6;
@@ -61,6 +63,21 @@ impl Run {
     }
 }
 
+/// A line (without its break) as the reader sees it: rendered as a terminal shows it when
+/// `render` and it needs it, so a run is lossless for what is shown, not for the raw bytes.
+fn view(line: &[u8], render: bool) -> Cow<'_, [u8]> {
+    if !render || !terminal::needs_rendering(line) {
+        return Cow::Borrowed(line);
+    }
+    match std::str::from_utf8(line) {
+        Ok(text) => match terminal::render(text).0 {
+            Cow::Borrowed(text) => Cow::Borrowed(text.as_bytes()),
+            Cow::Owned(text) => Cow::Owned(text.into_bytes()),
+        },
+        Err(_) => Cow::Borrowed(line),
+    }
+}
+
 /// How one line follows another.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Link {
@@ -76,11 +93,6 @@ enum Link {
 fn link(line: &[u8], next: &[u8]) -> Option<Link> {
     if line == next {
         return Some(Link::Same);
-    }
-    // A terminal's line is shown rendered: a number inside an escape is not what the reader
-    // sees, so only plain lines count.
-    if needs_rendering(line) || needs_rendering(next) {
-        return None;
     }
     let differs = line.iter().zip(next).position(|(a, b)| a != b)?;
     // The digits the first difference falls in (or just after: `9` → `10`).
@@ -190,47 +202,62 @@ impl Iterator for Lines<'_> {
 ///
 /// Reads the run once, and at most one line past it (and `2 × MAX_PERIOD` lines ahead to find
 /// a block's period).
-pub(crate) fn forward(bytes: &[u8], at: usize, limit: usize) -> Option<(Run, usize)> {
+pub(crate) fn forward(
+    bytes: &[u8],
+    at: usize,
+    limit: usize,
+    render: bool,
+) -> Option<(Run, usize)> {
     let lines = Lines {
         bytes,
         at,
         stop: limit,
         forward: true,
     };
-    let (run, span) = find(bytes, lines, true)?;
+    let (run, span) = find(bytes, lines, true, render)?;
     Some((run, span.1))
 }
 
 /// The run that ends with the line that ends at `end` in `bytes[stop..]`, and the byte its
 /// first line starts at. The mirror of [`forward`].
-pub(crate) fn backward(bytes: &[u8], end: usize, stop: usize) -> Option<(Run, usize)> {
+pub(crate) fn backward(
+    bytes: &[u8],
+    end: usize,
+    stop: usize,
+    render: bool,
+) -> Option<(Run, usize)> {
     let lines = Lines {
         bytes,
         at: end,
         stop,
         forward: false,
     };
-    let (run, span) = find(bytes, lines, false)?;
+    let (run, span) = find(bytes, lines, false, render)?;
     Some((run, span.0))
 }
 
 /// The run of `lines` (read in order when `forward`, from the end when not): its figures in
 /// reading order and its byte span.
-fn find(bytes: &[u8], mut lines: Lines<'_>, forward: bool) -> Option<(Run, (usize, usize))> {
-    let text = |(start, end): (usize, usize)| without_break(&bytes[start..end]);
+fn find(
+    bytes: &[u8],
+    mut lines: Lines<'_>,
+    forward: bool,
+    render: bool,
+) -> Option<(Run, (usize, usize))> {
+    let text = |(start, end): (usize, usize)| view(without_break(&bytes[start..end]), render);
     // In reading order, `earlier` comes before `later`.
     let linked = |a: (usize, usize), b: (usize, usize)| {
         if forward {
-            link(text(a), text(b))
+            link(&text(a), &text(b))
         } else {
-            link(text(b), text(a))
+            link(&text(b), &text(a))
         }
     };
     let first = lines.next()?;
     let second = lines.next()?;
     if let Some(link) = linked(first, second) {
         // One line after another: the same, or counting.
-        let mut step = step_of(text(if forward { first } else { second }), link);
+        let mut step = step_of(&text(if forward { first } else { second }), link);
         let mut count = 2;
         let mut span = if forward {
             (first.0, second.1)
@@ -327,18 +354,20 @@ pub(crate) struct Follow {
     partial: Vec<u8>,
     /// Whether the run ended (or could not be followed).
     ended: bool,
+    /// Whether lines are compared as a terminal shows them.
+    render: bool,
 }
 
 impl Follow {
     /// Starts following from a stream's `head`: the run of its last complete line, with its
     /// start found in the head. `None` when the head has no complete line.
-    pub(crate) fn from_head(head: &[u8]) -> Option<Follow> {
+    pub(crate) fn from_head(head: &[u8], render: bool) -> Option<Follow> {
         let complete = memchr::memrchr(b'\n', head)? + 1;
         let last_start = line_start(head, complete, 0);
-        let last = without_break(&head[last_start..complete]);
+        let last = view(without_break(&head[last_start..complete]), render);
         // The number of the head's last complete line.
         let last_line = memchr::memchr_iter(b'\n', &head[..complete]).count();
-        let (first_line, lines, step) = match backward(head, complete, 0) {
+        let (first_line, lines, step) = match backward(head, complete, 0, render) {
             // Only single-line steps are followed through a stream.
             Some((run, _)) if run.period() == 1 => {
                 (last_line + 1 - run.lines, run.lines, Some(run.step))
@@ -347,9 +376,9 @@ impl Follow {
                 // The line before may start a run the head shows two lines of.
                 let before = (last_start > 0).then(|| {
                     let start = line_start(head, last_start, 0);
-                    without_break(&head[start..last_start])
+                    view(without_break(&head[start..last_start]), render)
                 });
-                match before.and_then(|before| Some(step_of(before, link(before, last)?))) {
+                match before.and_then(|before| Some(step_of(&before, link(&before, &last)?))) {
                     Some(step) => (last_line - 1, 2, Some(step)),
                     None => (last_line, 1, None),
                 }
@@ -362,6 +391,7 @@ impl Follow {
             last: last.to_vec(),
             partial: head[complete..].to_vec(),
             ended: last.len() > LINE_CAP,
+            render,
         })
     }
 
@@ -396,12 +426,12 @@ impl Follow {
 
     /// Takes one whole line (its break included): the run goes on, or ends before it.
     fn take(&mut self, line: &[u8]) {
-        let line = without_break(line);
+        let line = view(without_break(line), self.render);
         if line.len() > LINE_CAP {
             self.ended = true;
             return;
         }
-        let Some(next) = link(&self.last, line) else {
+        let Some(next) = link(&self.last, &line) else {
             self.ended = true;
             return;
         };
@@ -415,7 +445,7 @@ impl Follow {
         }
         self.lines += 1;
         self.last.clear();
-        self.last.extend_from_slice(line);
+        self.last.extend_from_slice(&line);
     }
 
     /// Ends the stream (its last line, without a break, taken as any other): the run, when
@@ -441,7 +471,7 @@ mod tests {
     use super::*;
 
     fn run_of(text: &str) -> Option<(Run, usize)> {
-        forward(text.as_bytes(), 0, text.len())
+        forward(text.as_bytes(), 0, text.len(), false)
     }
 
     #[test]
@@ -492,7 +522,7 @@ mod tests {
     #[test]
     fn read_from_the_end_a_run_is_the_same_run() {
         let text = "x\n5\n6\n7\n8\n";
-        let (run, start) = backward(text.as_bytes(), text.len(), 0).unwrap();
+        let (run, start) = backward(text.as_bytes(), text.len(), 0, false).unwrap();
         assert_eq!(start, 2);
         assert_eq!(
             run.step,
@@ -504,25 +534,25 @@ mod tests {
         );
         assert_eq!(run.lines, 4);
         let text = "x\nf\ng\nf\ng\nf\ng\n";
-        let (run, start) = backward(text.as_bytes(), text.len(), 0).unwrap();
+        let (run, start) = backward(text.as_bytes(), text.len(), 0, false).unwrap();
         assert_eq!((run.step, run.lines, start), (Step::Same { period: 2 }, 6, 2));
     }
 
     #[test]
     fn a_stream_s_run_is_followed_past_its_head() {
-        let mut follow = Follow::from_head(b"$ seq\n1\n2\n3\n4").unwrap();
+        let mut follow = Follow::from_head(b"$ seq\n1\n2\n3\n4", false).unwrap();
         follow.push(b"\n5\n6\n");
         follow.push(b"7\n8");
         let held = follow.finish().unwrap();
         assert_eq!(held.first_line, 2);
         assert_eq!(held.run.lines, 8);
         // A line that breaks the count ends it; what follows does not matter.
-        let mut follow = Follow::from_head(b"a\n1\n2\n").unwrap();
+        let mut follow = Follow::from_head(b"a\n1\n2\n", false).unwrap();
         follow.push(b"3\nb\n4\n");
         assert!(follow.ended());
         assert_eq!(follow.finish().unwrap().run.lines, 3);
         // A head whose last line starts a count that only the stream shows.
-        let mut follow = Follow::from_head(b"a\n1\n").unwrap();
+        let mut follow = Follow::from_head(b"a\n1\n", false).unwrap();
         follow.push(b"2\n3\n");
         let held = follow.finish().unwrap();
         assert_eq!((held.first_line, held.run.lines), (2, 3));

@@ -237,12 +237,14 @@ impl<'s, 'a> Plan<'s, 'a> {
         };
         let totals = self.source.totals;
         let budget = (room as f64 * EXCERPT_SHARE) as usize;
-        let line_budget = if self.max_lines == usize::MAX {
-            usize::MAX
+        // Without a line limit, lines are not what the share is counted in.
+        let (line_budget, walk_lines) = if self.max_lines == usize::MAX {
+            (usize::MAX, usize::MAX)
         } else {
-            (self.max_lines as f64 * EXCERPT_SHARE) as usize
+            let share = (self.max_lines as f64 * EXCERPT_SHARE) as usize;
+            (share, self.max_lines - share)
         };
-        let (head, tail) = self.walks(room - budget, self.max_lines.saturating_sub(line_budget));
+        let (head, tail) = self.walks(room - budget, walk_lines);
         let (middle_first, middle_last) = (head.covered + 1, totals.lines - tail.covered);
         if middle_first > middle_last {
             return Vec::new();

@@ -207,7 +207,7 @@ pub(super) fn forward<'a>(
                     break;
                 }
             }
-            if let Some((run, run_end)) = runs::forward(bytes, at, limit) {
+            if let Some((run, run_end)) = runs::forward(bytes, at, limit, shown.render) {
                 let found = RunAt {
                     run,
                     start: at,
@@ -268,7 +268,7 @@ pub(super) fn backward<'a>(
     while at > stop && walk.chars < room.chars && walk.lines < room.lines {
         let left = (room.chars - walk.chars, room.lines - walk.lines);
         if shown.fold
-            && let Some((run, run_start)) = runs::backward(bytes, at, stop)
+            && let Some((run, run_start)) = runs::backward(bytes, at, stop, shown.render)
         {
             let found = RunAt {
                 run,
