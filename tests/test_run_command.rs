@@ -108,7 +108,7 @@ async fn a_long_output_keeps_head_and_tail_and_spools_the_rest() {
     );
     assert!(
         result.content.ends_with(
-            "\n[lines 3-200,001: 2 to 200,000, one a line]\nerror: the end\n[exit code: 0]\n"
+            "\n[lines 3-200,001: 2 to 200000, one a line]\nerror: the end\n[exit code: 0]\n"
         ),
         "{}",
         result.content

@@ -371,7 +371,7 @@ fn demo_shows_the_budget_at_work() {
     for shown in [
         "  test suite::totals ... FAILED\n",
         "   right: 4\n",
-        "  [lines 3-1,501: 2 to 1,500, one a line]\n",
+        "  [lines 3-1,501: 2 to 1500, one a line]\n",
         "escape sequences and 0 redraws removed",
     ] {
         assert!(run.stdout.contains(shown), "{shown}:\n{}", run.stdout);

@@ -132,7 +132,7 @@ async fn a_real_mcp_client_sees_well_formed_results_for_every_tool() {
     );
     // The numbers count up by one: one lossless fold stands for all but the first.
     assert!(
-        big_text.ends_with("\n[lines 3-100,001: 2 to 100,000, one a line]\n[exit code: 0]\n"),
+        big_text.ends_with("\n[lines 3-100,001: 2 to 100000, one a line]\n[exit code: 0]\n"),
         "{big_text}"
     );
     let Some(toolsmith::trim::MarkedFull::Stored { id, .. }) =

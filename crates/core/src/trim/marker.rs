@@ -324,8 +324,9 @@ fn push_spans(out: &mut String, spans: &[LineSpan], layout: Layout) {
 ///
 /// - `[lines 3-1,002: the line above, 1,000 more times]`
 /// - `[lines 5-24: the 2 lines above, 10 more times]`
-/// - `[lines 3-15,182: 2 to 15,181, one a line]`: the line above with its number replaced
-/// - `[lines 3-3,001: 2 to 3,000 in its 2nd number, one a line]`: the line has several numbers
+/// - `[lines 3-15,182: 2 to 15181, one a line]`: the line above with its number replaced, the
+///   numbers written as the lines write them
+/// - `[lines 3-3,001: 2 to 3000 in its 2nd number, one a line]`: the line has several numbers
 ///
 /// `first_line` is the number of the run's first line.
 pub(crate) fn fold_line(run: &Run, first_line: usize) -> String {
@@ -358,9 +359,14 @@ pub(crate) fn fold_line(run: &Run, first_line: usize) -> String {
             numbers,
             first,
         } => {
-            push_grouped(&mut out, first.saturating_add(1));
-            out.push_str(" to ");
-            push_grouped(&mut out, first.saturating_add(run.folded() as u64));
+            // The numbers as the lines write them (no group separators): each line is the
+            // one above with the number replaced.
+            let _ = write!(
+                out,
+                "{} to {}",
+                first.saturating_add(1),
+                first.saturating_add(run.folded() as u64)
+            );
             if numbers > 1 {
                 let _ = write!(out, " in its {}", ordinal(index + 1));
                 out.push_str(" number");

@@ -114,7 +114,7 @@ impl<'a> Trimmed<'a> {
 /// let count: String = (1..=1000).map(|i| format!("line {i}\n")).collect();
 /// let folded = fit(&count, 400, &TrimStyle::default());
 /// assert!(folded.text().starts_with("line 1\n[toolsmith: output condensed"));
-/// assert!(folded.text().ends_with("\n[lines 2-1,000: 2 to 1,000, one a line]"));
+/// assert!(folded.text().ends_with("\n[lines 2-1,000: 2 to 1000, one a line]"));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn fit<'a>(text: &'a str, allowance: usize, style: &TrimStyle) -> Trimmed<'a> {

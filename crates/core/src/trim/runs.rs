@@ -7,7 +7,7 @@
 //! - **the same lines**: a line, or a block of up to [`MAX_PERIOD`] lines, repeated exactly
 //!   (`[lines 3-1,002: the line above, 1,000 more times]`);
 //! - **a count**: lines identical but for one number, which goes up by one from each line to
-//!   the next (`[lines 3-15,182: 2 to 15,181, one a line]`), written in plain decimal (no sign,
+//!   the next (`[lines 3-15,182: 2 to 15181, one a line]`), written in plain decimal (no sign,
 //!   no leading zero, no digit group separators), so each line is the first with that number
 //!   replaced.
 //!
