@@ -1,17 +1,29 @@
 #!/usr/bin/env bash
 # Installs what toolsmith is tested against — the official MCP servers, TypeScript SDK and
 # conformance suite, and a Node of their own — pinned by package-lock.json, into
-# interop/node_modules. Run by the README's test command; does nothing when the install is
-# already that of the lock file.
+# interop/node_modules; and the official Python SDK, pinned by requirements.txt, into
+# interop/.venv. Run by the README's test command; does nothing when the installs are already
+# those of the pins.
 set -euo pipefail
 cd "$(dirname "$0")"
 command -v npm >/dev/null || { echo "interop: npm is not installed; install Node.js (20 or later), which brings it" >&2; exit 1; }
 stamp=node_modules/.toolsmith-lock
 want=$(sha256sum package-lock.json | cut -d' ' -f1)
-if [[ -f $stamp && $(cat "$stamp") == "$want" && -x node_modules/.bin/node ]]; then
-    exit 0
+if [[ ! -f $stamp || $(cat "$stamp") != "$want" || ! -x node_modules/.bin/node ]]; then
+    echo "interop: installing the pinned MCP servers, SDK and conformance suite (npm ci)" >&2
+    npm ci --no-audit --no-fund --loglevel=error
+    node_modules/.bin/node --version >/dev/null
+    echo "$want" > "$stamp"
 fi
-echo "interop: installing the pinned MCP servers, SDK and conformance suite (npm ci)" >&2
-npm ci --no-audit --no-fund --loglevel=error
-node_modules/.bin/node --version >/dev/null
-echo "$want" > "$stamp"
+
+command -v python3 >/dev/null || { echo "interop: python3 is not installed; install Python 3.10 or later" >&2; exit 1; }
+py_stamp=.venv/.toolsmith-requirements
+py_want=$(sha256sum requirements.txt | cut -d' ' -f1)
+if [[ ! -f $py_stamp || $(cat "$py_stamp") != "$py_want" || ! -x .venv/bin/python ]]; then
+    echo "interop: installing the pinned MCP Python SDK (pip, into interop/.venv)" >&2
+    rm -rf .venv
+    python3 -m venv .venv
+    .venv/bin/pip install --quiet --disable-pip-version-check --no-deps -r requirements.txt
+    .venv/bin/python -c "import mcp.client.session" >/dev/null
+    echo "$py_want" > "$py_stamp"
+fi

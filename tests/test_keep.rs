@@ -189,9 +189,10 @@ fn standard(budget: usize) -> (tempfile::TempDir, MemoryStore, Registry) {
 }
 
 #[tokio::test]
-async fn every_must_see_line_survives_run_command() {
+async fn every_must_see_line_survives_run_command_as_it_survives_the_registry_s_cut() {
     for budget in [4_000, 10_000] {
         let (dir, store, registry) = standard(budget);
+        let shown_registry = self::registry(&MemoryStore::new(), budget);
         for (name, text, must) in corpus() {
             std::fs::write(dir.path().join("out.txt"), &text).unwrap();
             let result = registry
@@ -208,6 +209,14 @@ async fn every_must_see_line_survives_run_command() {
                 missing.is_empty(),
                 "{name} at {budget}: missing {missing:?}\n{}",
                 result.content
+            );
+            // One owner, one result: the registry's cut of the same output as a text keeps the
+            // same must-see lines.
+            let as_text = show(&shown_registry, "text", &name).await;
+            assert_eq!(
+                missing,
+                self::missing(&as_text, &must),
+                "{name} at {budget}: run_command and the registry keep different lines"
             );
             assert!(!result.content.contains('\x1b'), "{name}: an escape");
             assert!(result.content.ends_with("[exit code: 0]\n"), "{name}");

@@ -92,9 +92,21 @@ async fn every_path(
 ) -> Vec<(&'static str, ToolResult, String)> {
     let mut cuts = Vec::new();
     for (path, tool, args) in [
-        ("the registry's cut of a text", "text", json!({ "index": index })),
-        ("the registry's cut of a stream", "stream", json!({ "index": index })),
-        ("run_command", "run_command", json!({ "command": "cat out.txt" })),
+        (
+            "the registry's cut of a text",
+            "text",
+            json!({ "index": index }),
+        ),
+        (
+            "the registry's cut of a stream",
+            "stream",
+            json!({ "index": index }),
+        ),
+        (
+            "run_command",
+            "run_command",
+            json!({ "command": "cat out.txt" }),
+        ),
         (
             "grep",
             "grep",
@@ -116,7 +128,16 @@ async fn outputs_of_distinct_lines_are_cut_to_verbatim_lines_on_every_path() {
     for budget in [4_000, 20_000] {
         let store = MemoryStore::new();
         let registry = registry(dir.path(), &store, budget);
-        for (index, Shape { name, text, must, distinct }) in shapes().into_iter().enumerate() {
+        for (
+            index,
+            Shape {
+                name,
+                text,
+                must,
+                distinct,
+            },
+        ) in shapes().into_iter().enumerate()
+        {
             if !distinct {
                 continue;
             }
@@ -133,7 +154,11 @@ async fn outputs_of_distinct_lines_are_cut_to_verbatim_lines_on_every_path() {
                 // Lines alike are not folded: every line the cut says it shows is there.
                 let cut = result.meta.cut.as_ref().unwrap();
                 assert_eq!(cut.folded_lines, 0, "{name} via {path}");
-                assert_eq!(rebuild(shown), lines_in(&full, &cut.spans), "{name} via {path}");
+                assert_eq!(
+                    rebuild(shown),
+                    lines_in(&full, &cut.spans),
+                    "{name} via {path}"
+                );
                 if path != "grep" {
                     let missing = missing(shown, &must);
                     assert!(missing.is_empty(), "{name} via {path}: missing {missing:?}");
@@ -186,10 +211,18 @@ async fn a_count_folds_losslessly_on_every_path_and_every_line_is_rebuilt() {
             continue;
         }
         let marker = toolsmith::trim::find_marker(&result.content).expect("a marker");
-        assert!(marker.condensed, "{path}: nothing is left out\n{}", result.content);
+        assert!(
+            marker.condensed,
+            "{path}: nothing is left out\n{}",
+            result.content
+        );
         let rebuilt = rebuild(&result.content);
         let whole: Vec<&str> = full.lines().collect();
-        assert_eq!(rebuilt, whole, "{path}: every line rebuilt from\n{}", result.content);
+        assert_eq!(
+            rebuilt, whole,
+            "{path}: every line rebuilt from\n{}",
+            result.content
+        );
         assert!(result.content_chars() < 300, "{path}: {}", result.content);
     }
 }
@@ -212,8 +245,14 @@ async fn folds_are_lossless_in_both_directions_and_for_blocks() {
     let style = toolsmith::trim::TrimStyle::default().with_salience(Salience::Off);
     let cut = toolsmith::trim::fit(&text, 6_000, &style);
     let shown = cut.text();
-    assert!(shown.contains("\n[lines 3,003-4,000: the 2 lines above, 499 more times]\n"), "{shown}");
-    assert!(shown.ends_with("\n[lines 4,003-6,001: 2 to 2000 in its 3rd number, one a line]"), "{shown}");
+    assert!(
+        shown.contains("\n[lines 3,003-4,000: the 2 lines above, 499 more times]\n"),
+        "{shown}"
+    );
+    assert!(
+        shown.ends_with("\n[lines 4,003-6,001: 2 to 2000 in its 3rd number, one a line]"),
+        "{shown}"
+    );
     // What the tail shows rebuilds to the output's last lines.
     let rebuilt = rebuild(shown);
     let tail_start = rebuilt
@@ -221,5 +260,8 @@ async fn folds_are_lossless_in_both_directions_and_for_blocks() {
         .position(|line| line.starts_with("  File"))
         .unwrap();
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(rebuilt[tail_start..], lines[lines.len() - (rebuilt.len() - tail_start)..]);
+    assert_eq!(
+        rebuilt[tail_start..],
+        lines[lines.len() - (rebuilt.len() - tail_start)..]
+    );
 }

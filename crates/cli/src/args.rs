@@ -77,6 +77,10 @@ pub(crate) enum Command {
     },
     /// Serve the standard tools over MCP, on stdio or (with --http) streamable HTTP.
     Serve {
+        /// The budget of one call in chars (each request is a batch of one); by default the
+        /// registry's, 80,000, within each tool's own cap.
+        #[arg(long)]
+        budget: Option<usize>,
         /// Calls of tools that change something: run them, refuse them, or ask the client's
         /// user (by MCP elicitation; refused when the client cannot ask).
         #[arg(long, value_enum, default_value_t = Approve::Allow)]

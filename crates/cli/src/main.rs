@@ -178,6 +178,7 @@ async fn run(command: Command) -> Result<ExitCode, Failure> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Serve {
+            budget,
             approve,
             workspace,
             http,
@@ -196,17 +197,26 @@ async fn run(command: Command) -> Result<ExitCode, Failure> {
                 _ => (approve.policy(), None),
             };
             let servers = match &config {
-                Some(path) => wiring::connect_servers(path).await?,
+                Some(path) => match wiring::connect_servers(path).await {
+                    Ok(servers) => servers,
+                    // On stdio, the client that started this server reads why in the answer
+                    // to its `initialize` (and to every request) before the exit.
+                    Err(failure) if http.http.is_none() => {
+                        let why = format!("toolsmith serve: {}", failure.message);
+                        let _ = toolsmith::mcp::refuse_stdio(&why).await;
+                        return Err(failure);
+                    }
+                    Err(failure) => return Err(failure),
+                },
                 None => Vec::new(),
             };
             let tools = servers.iter().flat_map(toolsmith::mcp::McpClient::tools);
-            let (registry, _store) = wiring::registry_with(
-                &workspace,
-                BudgetPolicy::default(),
-                policy,
-                media.limits(),
-                tools,
-            )?;
+            let mut limits = BudgetPolicy::default();
+            if let Some(budget) = budget {
+                limits = limits.with_batch_budget_chars(budget);
+            }
+            let (registry, _store) =
+                wiring::registry_with(&workspace, limits, policy, media.limits(), tools)?;
             let mut server = toolsmith::mcp::McpServer::new(registry)?;
             if let Some(asker) = asker {
                 server = server.with_client_approver(asker);

@@ -133,19 +133,24 @@ pub(crate) async fn connect_servers(path: &Path) -> Result<Vec<McpClient>, Failu
             }
         });
     let mut clients = Vec::new();
+    let mut failures = Vec::new();
     for connected in futures_util::future::join_all(connecting).await {
         match connected {
             Ok(client) => clients.push(client),
-            Err(error) => eprintln!(
-                "toolsmith serve: --config {}: {error}; the other servers are served",
-                path.display()
-            ),
+            Err(error) => {
+                eprintln!(
+                    "toolsmith serve: --config {}: {error}; the other servers are served",
+                    path.display()
+                );
+                failures.push(error.to_string());
+            }
         }
     }
     if clients.is_empty() {
         return Err(fail(format!(
-            "--config {}: no server could be started (see above)",
-            path.display()
+            "--config {}: no server could be started: {}",
+            path.display(),
+            failures.join("; ")
         )));
     }
     Ok(clients)

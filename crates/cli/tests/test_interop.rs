@@ -539,7 +539,8 @@ async fn what_is_over_the_cap_is_cut_and_every_byte_read_back() {
             .ends_with("ERROR: step 2500 failed: disk full\n")
     );
 
-    // Annotations and links pass; a structure with an output schema is never sent cut.
+    // Annotations and links pass; a structure with an output schema is sent cut only when the
+    // cut still matches the schema, else whole: a success stays a success.
     let annotated = proxied.call("annotated", json!({})).await;
     assert_eq!(
         annotated["content"][1]["annotations"],
@@ -556,13 +557,15 @@ async fn what_is_over_the_cap_is_cut_and_every_byte_read_back() {
         3
     );
     let big = proxied.call("issues", json!({ "count": 2000 })).await;
-    assert!(big.get("structuredContent").is_none(), "{big:.300}");
-    assert_eq!(big["isError"], true);
-    let note = big["content"][0]["text"].as_str().unwrap();
-    assert!(
-        note.contains("output schema") && note.contains("read_artifact"),
-        "{note}"
+    assert!(big.get("isError").is_none(), "{big:.300}");
+    // Cut, the array would hold a marker where the schema wants issues: it goes whole.
+    assert_eq!(
+        big["structuredContent"]["issues"].as_array().unwrap().len(),
+        2000
     );
+    let text = big["content"][0]["text"].as_str().unwrap();
+    assert!(text.chars().count() <= 4_000, "{text:.300}");
+    assert!(text.contains("read_artifact"), "{text:.300}");
 
     // An image over the size limit is kept as an artifact read_artifact returns as an image.
     let image = proxied.call("big_image", json!({ "bytes": 200_000 })).await;
@@ -596,6 +599,19 @@ async fn what_is_over_the_cap_is_cut_and_every_byte_read_back() {
 
 /// Starts `command` (printing its URL on the first line of stdout, or `toolsmith … --http`,
 /// printing it on stderr) and returns it with the URL.
+async fn first_line_then_drain<R: tokio::io::AsyncRead + Unpin + Send + 'static>(
+    stream: R,
+) -> String {
+    let mut lines = BufReader::new(stream).lines();
+    let line = tokio::time::timeout(PATIENCE, lines.next_line())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    line
+}
+
 async fn listening(mut command: Command, on_stderr: bool) -> (Child, String) {
     command.kill_on_drop(true).stdin(Stdio::null());
     if on_stderr {
@@ -604,20 +620,12 @@ async fn listening(mut command: Command, on_stderr: bool) -> (Child, String) {
         command.stdout(Stdio::piped()).stderr(Stdio::null());
     }
     let mut child = command.spawn().unwrap();
+    // The pipe stays drained after the first line: a child (or a server it
+    // started, which inherits the stream) must never die writing to a closed pipe.
     let line = if on_stderr {
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        tokio::time::timeout(PATIENCE, lines.next_line())
-            .await
-            .unwrap()
-            .unwrap()
-            .unwrap()
+        first_line_then_drain(child.stderr.take().unwrap()).await
     } else {
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        tokio::time::timeout(PATIENCE, lines.next_line())
-            .await
-            .unwrap()
-            .unwrap()
-            .unwrap()
+        first_line_then_drain(child.stdout.take().unwrap()).await
     };
     let url = line.rsplit(' ').next().unwrap().to_owned();
     (child, url)
@@ -1079,6 +1087,190 @@ async fn sdk_calls(url: &str, calls: &[(&str, Value)]) -> (Vec<Value>, Vec<Value
     (listed("tools"), listed("results"))
 }
 
+/// The same calls made by the official Python SDK's `ClientSession`, which checks a result
+/// against the tool's output schema: a call it raised on reports `raised` and what.
+async fn python_sdk_calls(url: &str, calls: &[(&str, Value)]) -> (Vec<Value>, Vec<Value>) {
+    let python = interop().join(".venv/bin/python");
+    assert!(
+        python.exists(),
+        "the Python SDK is not installed: run `bash interop/setup.sh`"
+    );
+    let mut command = Command::new(python);
+    command.arg(interop().join("sdk_call.py")).arg(url);
+    for (name, arguments) in calls {
+        command.arg(name).arg(arguments.to_string());
+    }
+    let mut report = report_of(command).await;
+    let mut listed = |key: &str| report[key].as_array_mut().map(std::mem::take).unwrap();
+    (listed("tools"), listed("results"))
+}
+
+/// The chars a reader sees of a result's content: its texts (and embedded texts), and the JSON
+/// of any block that is neither text nor media.
+fn visible_chars(result: &Value) -> usize {
+    result["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|block| match block["type"].as_str() {
+            Some("text") => block["text"].as_str().unwrap().chars().count(),
+            Some("image" | "audio") => 0,
+            Some("resource") if block["resource"]["text"].is_string() => {
+                block["resource"]["text"].as_str().unwrap().chars().count()
+            }
+            _ => block.to_string().chars().count(),
+        })
+        .sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_success_stays_a_success_for_both_official_sdk_clients() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = dir.path().join("files");
+    std::fs::create_dir(&files).unwrap();
+    // A 2 MB log, and a small file.
+    let log: String = (0..30_000u64)
+        .map(|i| {
+            format!(
+                "10:{:02}:{:02} GET /api/orders/{} 200 {}ms\n",
+                i / 60 % 60,
+                i % 60,
+                i * 7_919 % 100_003,
+                i % 97
+            )
+        })
+        .collect::<String>()
+        .repeat(2);
+    std::fs::write(files.join("big.log"), &log).unwrap();
+    std::fs::write(files.join("small.txt"), "one\ntwo\n").unwrap();
+    let big = files.join("big.log").display().to_string();
+    let small = files.join("small.txt").display().to_string();
+
+    // The proxy in front of server-filesystem, whose tools state output schemas.
+    let mut proxy = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+    proxy
+        .args(["proxy", "--max-result-chars", "8000", "--artifacts"])
+        .arg(dir.path().join("artifacts"))
+        .args(["--http", "127.0.0.1:0", "--"])
+        .args(filesystem(&[&files]));
+    let (_proxy, url) = listening(proxy, true).await;
+    let calls = [
+        ("read_text_file", json!({ "path": big })),
+        ("read_multiple_files", json!({ "paths": [big, big] })),
+        ("read_text_file", json!({ "path": small })),
+        ("read_text_file", json!({ "path": "/nonexistent" })),
+    ];
+    let (ts_tools, ts) = sdk_calls(&url, &calls).await;
+    let (_, py) = python_sdk_calls(&url, &calls).await;
+    assert!(
+        ts_tools
+            .iter()
+            .any(|tool| tool["name"] == "read_text_file" && tool["outputSchema"].is_object()),
+        "the tools state output schemas"
+    );
+    for (sdk, results) in [("TypeScript", &ts), ("Python", &py)] {
+        for (i, result) in results.iter().enumerate() {
+            assert!(
+                result.get("raised").is_none(),
+                "{sdk} SDK, call {i}: {result:.400}"
+            );
+            assert!(
+                visible_chars(result) <= 8_000,
+                "{sdk} SDK, call {i}: {result:.300}"
+            );
+        }
+        // Reads that succeeded are successes, cut to the cap, their structure too.
+        for result in &results[..3] {
+            assert_ne!(
+                result.get("isError"),
+                Some(&json!(true)),
+                "{sdk}: {result:.400}"
+            );
+            assert!(
+                result["structuredContent"]["content"].is_string(),
+                "{sdk}: {result:.400}"
+            );
+            let structure = result["structuredContent"].to_string();
+            assert!(
+                structure.chars().count() <= 8_000,
+                "{sdk}: {structure:.200}"
+            );
+        }
+        let text = results[0]["content"][0]["text"].as_str().unwrap();
+        assert!(
+            text.starts_with("10:00:00 GET /api/orders/0 200 0ms\n"),
+            "{sdk}: {text:.200}"
+        );
+        assert!(text.contains("[toolsmith: output truncated"), "{sdk}");
+        assert_eq!(results[2]["content"][0]["text"], "one\ntwo\n", "{sdk}");
+        // A read that failed stays the error it was.
+        assert_eq!(results[3]["isError"], true, "{sdk}: {:.300}", results[3]);
+    }
+
+    // serve, over a registry with the fixture's `issues` (an output schema of an array of
+    // objects, which a cut cannot keep): under and over the cap, and a tool without a schema.
+    let config = dir.path().join("servers.json");
+    std::fs::write(
+        &config,
+        json!({ "mcpServers": { "fixture": { "command": fixture()[0], "args": [fixture()[1]] } } })
+            .to_string(),
+    )
+    .unwrap();
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+    serve
+        .args(["serve", "--budget", "4000", "--config"])
+        .arg(&config)
+        .arg("--root")
+        .arg(&files)
+        .arg("--artifacts")
+        .arg(dir.path().join("artifacts"))
+        .args(["--http", "127.0.0.1:0"]);
+    let (_serve, url) = listening(serve, true).await;
+    let calls = [
+        ("issues", json!({ "count": 3 })),
+        ("issues", json!({ "count": 3_000 })),
+        ("read_file", json!({ "path": "small.txt" })),
+    ];
+    let (_, ts) = sdk_calls(&url, &calls).await;
+    let (_, py) = python_sdk_calls(&url, &calls).await;
+    for (sdk, results) in [("TypeScript", &ts), ("Python", &py)] {
+        for (i, result) in results.iter().enumerate() {
+            assert!(
+                result.get("raised").is_none(),
+                "{sdk} SDK, call {i}: {result:.400}"
+            );
+            assert_ne!(
+                result.get("isError"),
+                Some(&json!(true)),
+                "{sdk} SDK, call {i}: {result:.400}"
+            );
+            assert!(
+                visible_chars(result) <= 4_000,
+                "{sdk} SDK, call {i}: {result:.300}"
+            );
+        }
+        assert_eq!(
+            results[0]["structuredContent"]["issues"]
+                .as_array()
+                .unwrap()
+                .len(),
+            3
+        );
+        assert_eq!(
+            results[1]["structuredContent"]["issues"]
+                .as_array()
+                .unwrap()
+                .len(),
+            3_000
+        );
+        assert!(
+            results[2].get("structuredContent").is_none(),
+            "{sdk}: {:.300}",
+            results[2]
+        );
+    }
+}
+
 /// The media blocks of a result as the server wrote them: type, MIME type, data, annotations.
 fn media_of(result: &Value) -> Vec<Value> {
     result["content"]
@@ -1203,18 +1395,20 @@ async fn images_and_audio_pass_through_the_mcp_client_and_serve_as_they_came() {
     assert_eq!(issues["title"], "Open Issues");
     assert_eq!(issues["outputSchema"]["required"], json!(["issues"]));
     // A structured result whole is sent as the structure too (the SDK checked it against the
-    // output schema); one cut to fit cannot be, and the result says so as an error.
+    // output schema); one whose text was cut keeps its structure whole, for a cut would break
+    // the schema, and stays a success.
     assert_eq!(served[5]["structuredContent"]["issues"][2]["number"], 3);
     assert_eq!(served[5].get("isError"), Some(&json!(false)));
-    assert_eq!(served[6]["isError"], true);
-    assert!(served[6].get("structuredContent").is_none());
-    let last = served[6]["content"].as_array().unwrap().last().unwrap()["text"].clone();
-    assert!(
-        last.as_str()
+    assert_eq!(served[6].get("isError"), Some(&json!(false)));
+    assert_eq!(
+        served[6]["structuredContent"]["issues"]
+            .as_array()
             .unwrap()
-            .starts_with("[toolsmith: the result was changed to fit"),
-        "{last}"
+            .len(),
+        5_000
     );
+    let text = served[6]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("[toolsmith: output truncated"), "{text:.300}");
     // Over the limit again: a note in the text, and the server's `_meta` as it stated it.
     let note = served[4]["content"][0]["text"].as_str().unwrap();
     assert!(

@@ -18,6 +18,7 @@ mod client;
 mod logging;
 mod relay;
 mod server;
+mod structure;
 mod transport;
 
 pub use approve::ClientApprover;
@@ -32,3 +33,4 @@ pub use client::{
 pub use relay::{HttpOptions, HttpServer};
 pub use relay::{MediaLimits, Prefix, Proxy, ProxyError, Upstream};
 pub use server::{MAX_RESULT_META_KEY, McpServer, serve_stdio};
+pub use transport::refuse_stdio;

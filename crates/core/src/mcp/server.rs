@@ -5,6 +5,7 @@
 //! other call. A cancelled request cancels its turn (a running command is killed); progress the
 //! tool reports is forwarded as progress notifications when the client asked for them.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
@@ -24,8 +25,9 @@ use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use super::approve::ClientApprover;
+use super::structure::OutputSchema;
 use super::transport;
-use crate::registry::{Registry, ToolCall};
+use crate::registry::{Registry, ToolCall, ToolResult};
 use crate::schema::{Dialect, DialectError};
 use crate::tool::{Event, LogLevel, Media, MediaKind};
 
@@ -37,8 +39,9 @@ pub const MAX_RESULT_META_KEY: &str = "anthropic/maxResultSizeChars";
 ///
 /// Each message is one line of at most 16 MiB; a longer one, a line that is not JSON and a
 /// request without the `params` it needs are each answered with a JSON-RPC error, and the
-/// session goes on. When stdin closes, calls still running are cancelled (their commands
-/// killed) and the function returns.
+/// session goes on. When stdin ends, every request read is answered before the function
+/// returns; when the client closes its end of stdout (it went away), calls still running are
+/// cancelled (their commands killed) and the function returns.
 ///
 /// # Errors
 ///
@@ -58,6 +61,8 @@ pub async fn serve_stdio(
 pub struct McpServer {
     registry: Registry,
     tools: Arc<Vec<rmcp::model::Tool>>,
+    /// The output schemas of the tools that state one, compiled.
+    output_schemas: Arc<HashMap<String, OutputSchema>>,
     /// Cancelled when the session's input ends: running calls stop.
     shutdown: CancellationToken,
     /// Asks the client's user about calls, when the registry's policy asks it.
@@ -122,9 +127,18 @@ impl McpServer {
                 Ok(listed.with_meta(meta))
             })
             .collect::<Result<_, _>>()?;
+        let output_schemas = registry
+            .tools()
+            .filter_map(|tool| {
+                let spec = tool.spec();
+                let schema = spec.output_schema.as_ref()?;
+                Some((spec.name.clone(), OutputSchema::new(schema)))
+            })
+            .collect();
         Ok(McpServer {
             registry,
             tools: Arc::new(tools),
+            output_schemas: Arc::new(output_schemas),
             shutdown: CancellationToken::new(),
             approver: None,
             log_level: Arc::new(AtomicU8::new(0)),
@@ -163,7 +177,8 @@ impl McpServer {
         // Pipes (as a client starts its server) on the runtime's reactor: a message crosses no
         // thread of tokio's blocking pool.
         let (read, write) = transport::stdio();
-        let transport = transport::LineTransport::new(read, write, closed.clone());
+        let transport = transport::LineTransport::new(read, write, closed.clone())
+            .draining(transport::stdout_gone());
         self.shutdown = closed;
         let service = self.serve(transport).await?;
         service.waiting().await?;
@@ -286,42 +301,13 @@ impl ServerHandler for McpServer {
         let result = results.pop().ok_or_else(|| {
             McpError::internal_error("the registry returned no result for the call", None)
         })?;
-        let mut is_error = result.is_error();
-        let has_output_schema = self
-            .registry
-            .get(&result.tool)
-            .is_some_and(|tool| tool.spec().output_schema.is_some());
-        // A JSON result whole is also the structure; one that was cut is not, and a tool with
-        // an output schema must send a structure that matches it: then the result says why
-        // there is none, as an error (a client checks the structure of successes only).
-        let structured = result
-            .meta
-            .structured
-            .then(|| serde_json::from_str::<Value>(&result.content).ok())
-            .flatten()
-            .filter(Value::is_object);
-        let mut missing_structure = None;
-        if has_output_schema && structured.is_none() && !is_error {
-            is_error = true;
-            let whole = match &result.meta.artifact {
-                Some(id) => {
-                    format!("the whole result is artifact {id}, read it with read_artifact")
-                }
-                None => "the whole result was not kept".to_owned(),
-            };
-            missing_structure = Some(format!(
-                "[toolsmith: the result was changed to fit (cut, or followed by a note), so it is \
-                 not sent as the structure the tool's output schema describes; {whole}]"
-            ));
-        }
-        let mut content = Vec::with_capacity(2 + result.media.len());
+        let is_error = result.is_error();
+        let structured = structure_of(&result, self.output_schemas.get(&result.tool));
+        let mut content = Vec::with_capacity(1 + result.media.len());
         if !result.content.is_empty() || result.media.is_empty() {
             content.push(ContentBlock::text(result.content));
         }
         content.extend(result.media.into_iter().map(media_block));
-        if let Some(why) = missing_structure {
-            content.push(ContentBlock::text(why));
-        }
         // What the tool stated beside its content (run_command's confinement, an upstream
         // server's own `_meta`) is the result's `_meta`.
         let meta = (!result.meta.tool_meta.is_empty())
@@ -333,6 +319,25 @@ impl ServerHandler for McpServer {
         };
         answer.structured_content = structured;
         Ok(answer.with_meta(meta).into())
+    }
+}
+
+/// The structure a result sends beside its text (`structuredContent`), by the rule the proxy
+/// follows ([`structure`](super::structure)): a JSON result whole; cut, when the cut still
+/// matches the tool's output schema; else the tool's JSON whole, so a client that checks the
+/// structure gets the success it was. An error, or a text, has none.
+fn structure_of(result: &ToolResult, schema: Option<&OutputSchema>) -> Option<Value> {
+    if result.is_error() {
+        return None;
+    }
+    let content = || serde_json::from_str::<Value>(&result.content).ok();
+    if result.meta.structured {
+        return content().filter(Value::is_object);
+    }
+    let whole = result.structure.as_ref()?;
+    match (schema, content()) {
+        (Some(schema), Some(cut)) if cut.is_object() && schema.accepts(&cut) => Some(cut),
+        _ => Some(whole.clone()).filter(Value::is_object),
     }
 }
 

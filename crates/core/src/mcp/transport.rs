@@ -3,9 +3,9 @@
 //!
 //! rmcp's own stdio transport drops a line over its limit without a word (the client then waits
 //! forever for an answer) and routes a request without its required `params` to "method not
-//! found". As a server, this transport answers both with the JSON-RPC error they call for, and
-//! reports the end of input so in-flight calls can be cancelled at once instead of drained. As a
-//! client, it turns an answer over the limit into an error answer to the request it belongs to
+//! found". As a server, this transport answers both with the JSON-RPC error they call for; on
+//! stdio it answers every request read before it reports the end of input (unless the client
+//! closed its end of stdout: then calls still running are cancelled at once). As a client, it turns an answer over the limit into an error answer to the request it belongs to
 //! ([`ANSWER_TOO_LARGE`]), so the call fails at once instead of at its timeout.
 
 use std::sync::Arc;
@@ -37,8 +37,55 @@ pub(crate) const INVALID_PARAMS: i64 = -32602;
 pub(crate) struct LineTransport<R, W> {
     lines: Lines<R>,
     write: Arc<tokio::sync::Mutex<W>>,
-    /// Cancelled when the input ends.
+    /// Cancelled when the input ends (when draining: once every request read is answered).
     closed: CancellationToken,
+    /// As a server that drains: the requests read and not yet answered.
+    answering: Option<Arc<Answering>>,
+}
+
+/// The requests a server read and has not answered yet, and whether answers can still be
+/// written.
+#[derive(Default)]
+pub(crate) struct Answering {
+    ids: std::sync::Mutex<std::collections::HashSet<String>>,
+    changed: tokio::sync::Notify,
+    /// Nothing more can be written: the client is gone.
+    gone: std::sync::atomic::AtomicBool,
+}
+
+impl Answering {
+    fn ids(&self) -> std::sync::MutexGuard<'_, std::collections::HashSet<String>> {
+        self.ids
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn read(&self, id: &impl serde::Serialize) {
+        if let Ok(key) = serde_json::to_string(id) {
+            self.ids().insert(key);
+        }
+    }
+
+    fn answered(&self, key: &str) {
+        self.ids().remove(key);
+        self.changed.notify_waiters();
+    }
+
+    fn client_gone(&self) {
+        self.gone.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.changed.notify_waiters();
+    }
+
+    /// Returns once every request read is answered, or the client is gone.
+    async fn settled(&self) {
+        loop {
+            let changed = self.changed.notified();
+            if self.gone.load(std::sync::atomic::Ordering::SeqCst) || self.ids().is_empty() {
+                return;
+            }
+            changed.await;
+        }
+    }
 }
 
 /// The lines of a reader, each at most `max_line` bytes: a longer one is skipped, and only its
@@ -155,7 +202,23 @@ where
             lines: Lines::new(read, MAX_MESSAGE_BYTES),
             write: Arc::new(tokio::sync::Mutex::new(write)),
             closed,
+            answering: None,
         }
+    }
+
+    /// As a server: at the end of the input, every request read is answered before the session
+    /// ends (and `closed` is cancelled), unless `gone` resolves first (the client went away).
+    pub(crate) fn draining(mut self, gone: impl Future<Output = ()> + Send + 'static) -> Self {
+        let answering = Arc::new(Answering::default());
+        let watching = Arc::downgrade(&answering);
+        tokio::spawn(async move {
+            gone.await;
+            if let Some(answering) = watching.upgrade() {
+                answering.client_gone();
+            }
+        });
+        self.answering = Some(answering);
+        self
     }
 
     /// Sets the longest line read, in bytes.
@@ -169,6 +232,9 @@ where
     async fn next_line(&mut self) -> Option<Next> {
         let next = self.lines.next().await;
         if next.is_none() {
+            if let Some(answering) = &self.answering {
+                answering.settled().await;
+            }
             self.closed.cancel();
         }
         next
@@ -209,7 +275,24 @@ where
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let write = self.write.clone();
-        async move { write_line(&write, &item).await }
+        let answer = self.answering.clone().and_then(|answering| {
+            let id = match &item {
+                rmcp::model::JsonRpcMessage::Response(response) => Some(&response.id),
+                rmcp::model::JsonRpcMessage::Error(error) => error.id.as_ref(),
+                _ => None,
+            }?;
+            Some((answering, serde_json::to_string(id).ok()?))
+        });
+        async move {
+            let written = write_line(&write, &item).await;
+            if let Some((answering, key)) = answer {
+                if written.is_err() {
+                    answering.client_gone();
+                }
+                answering.answered(&key);
+            }
+            written
+        }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
@@ -237,8 +320,13 @@ where
                         self.reply_error(id, INVALID_PARAMS, message).await;
                         continue;
                     }
-                    match serde_json::from_value(value.clone()) {
-                        Ok(message) => return Some(message),
+                    match serde_json::from_value::<RxJsonRpcMessage<RoleServer>>(value.clone()) {
+                        Ok(message) => {
+                            if let Some(answering) = &self.answering {
+                                note_read(answering, &message, &value);
+                            }
+                            return Some(message);
+                        }
                         Err(error) => {
                             // A notification gets no answer; a request does.
                             if let Some(id) =
@@ -258,6 +346,22 @@ where
     async fn close(&mut self) -> Result<(), Self::Error> {
         self.closed.cancel();
         Ok(())
+    }
+}
+
+/// Notes a request read (it is owed an answer), or a cancellation (the request it names is
+/// owed none: rmcp drops it without a word).
+fn note_read(answering: &Answering, message: &RxJsonRpcMessage<RoleServer>, value: &Value) {
+    match message {
+        rmcp::model::JsonRpcMessage::Request(request) => answering.read(&request.id),
+        rmcp::model::JsonRpcMessage::Notification(_)
+            if value["method"] == "notifications/cancelled" =>
+        {
+            if let Ok(key) = serde_json::to_string(&value["params"]["requestId"]) {
+                answering.answered(&key);
+            }
+        }
+        _ => {}
     }
 }
 
@@ -500,6 +604,84 @@ pub(crate) fn stdio() -> (StdRead, StdWrite) {
     {
         (Box::new(tokio::io::stdin()), Box::new(tokio::io::stdout()))
     }
+}
+
+/// Answers every request read on this process's stdin with a JSON-RPC error saying `why`, until
+/// stdin ends: what a stdio server that could not be set up (its upstreams did not start) does,
+/// so the client that started it reads the reason instead of a closed pipe.
+///
+/// Each request gets exactly one answer (`initialize` among them); notifications get none.
+///
+/// # Errors
+///
+/// When stdout cannot be written (the client went away).
+pub async fn refuse_stdio(why: &str) -> std::io::Result<()> {
+    let (read, mut write) = stdio();
+    let mut lines = Lines::new(read, MAX_MESSAGE_BYTES);
+    while let Some(next) = lines.next().await {
+        let id = match next {
+            Next::Oversized(prefix) => id_in_prefix(&prefix),
+            Next::Text(text) => match serde_json::from_slice::<Value>(&text) {
+                Ok(message) if message.get("method").is_some() => {
+                    match message.get("id") {
+                        Some(id) if !id.is_null() => id.clone(),
+                        _ => continue, // a notification
+                    }
+                }
+                Ok(_) => continue, // an answer: nothing was asked of this server
+                Err(_) => Value::Null,
+            },
+        };
+        let answer = json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "error": { "code": SERVER_NOT_STARTED, "message": why },
+        });
+        let mut bytes = serde_json::to_vec(&answer)?;
+        bytes.push(b'\n');
+        write.write_all(&bytes).await?;
+        write.flush().await?;
+    }
+    Ok(())
+}
+
+/// The error code of [`refuse_stdio`]'s answers: JSON-RPC's internal error.
+const SERVER_NOT_STARTED: i64 = -32603;
+
+/// How often [`stdout_gone`] looks.
+const GONE_EVERY: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// Resolves once nothing written to stdout can be read any more: the pipe's reader closed it
+/// (the client went away). Never, when stdout is not a pipe (a terminal, a file).
+pub(crate) async fn stdout_gone() {
+    #[cfg(unix)]
+    {
+        use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+        use std::os::fd::AsFd as _;
+        use std::os::unix::fs::FileTypeExt as _;
+        let stdout = std::io::stdout();
+        let is_pipe = stdout
+            .as_fd()
+            .try_clone_to_owned()
+            .map(std::fs::File::from)
+            .and_then(|file| file.metadata())
+            .is_ok_and(|metadata| metadata.file_type().is_fifo());
+        if is_pipe {
+            loop {
+                let mut fds = [PollFd::new(stdout.as_fd(), PollFlags::empty())];
+                // POLLERR (the reader closed its end) is reported without being asked for.
+                if poll(&mut fds, PollTimeout::ZERO).is_ok()
+                    && fds[0].revents().is_some_and(|events| {
+                        events.intersects(PollFlags::POLLERR | PollFlags::POLLHUP)
+                    })
+                {
+                    return;
+                }
+                tokio::time::sleep(GONE_EVERY).await;
+            }
+        }
+    }
+    std::future::pending::<()>().await;
 }
 
 #[cfg(test)]

@@ -317,6 +317,21 @@ async fn cut(s: Settled, registry: &Registry) -> ToolResult {
         notes
     };
     let is_json = matches!(body, Body::Json(_));
+    // A tool with an output schema keeps its JSON whole as the structure when the text is cut:
+    // a cut structure could break the schema.
+    let states_schema = registry
+        .get(&record.name)
+        .is_some_and(|tool| tool.spec().output_schema.is_some());
+    let structure = match &body {
+        Body::Json(json)
+            if states_schema
+                && error_kind.is_none()
+                && (totals.chars > body_allowance || !notes.is_empty()) =>
+        {
+            serde_json::from_str(json).ok()
+        }
+        _ => None,
+    };
     let (mut content, cut) = match body {
         Body::Json(json)
             if totals.chars > body_allowance
@@ -367,6 +382,7 @@ async fn cut(s: Settled, registry: &Registry) -> ToolResult {
         tool: record.name,
         content,
         media,
+        structure,
         meta: ResultMeta {
             allowance,
             initial_allowance: record.planned,

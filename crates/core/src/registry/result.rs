@@ -25,6 +25,12 @@ pub struct ToolResult {
     /// the registry's [`MediaLimits`](crate::tool::MediaLimits). They do not count against the
     /// allowance, which is in chars of text.
     pub media: Vec<Media>,
+    /// The tool's JSON whole, as a structure, when its text was cut and the tool states an
+    /// output schema: for a protocol that sends a structure beside the text and checks it
+    /// against that schema (MCP's `structuredContent`, which `serve` sends), where a cut could
+    /// break the schema. `None` otherwise (a JSON result that was not cut is its
+    /// [`content`](Self::content), [`meta.structured`](ResultMeta::structured) says so).
+    pub structure: Option<serde_json::Value>,
     /// How the content was budgeted.
     pub meta: ResultMeta,
 }

@@ -309,4 +309,3 @@ pub(super) fn tiny(
         _ => nothing(""),
     }
 }
-

@@ -202,12 +202,7 @@ impl Iterator for Lines<'_> {
 ///
 /// Reads the run once, and at most one line past it (and `2 × MAX_PERIOD` lines ahead to find
 /// a block's period).
-pub(crate) fn forward(
-    bytes: &[u8],
-    at: usize,
-    limit: usize,
-    render: bool,
-) -> Option<(Run, usize)> {
+pub(crate) fn forward(bytes: &[u8], at: usize, limit: usize, render: bool) -> Option<(Run, usize)> {
     let lines = Lines {
         bytes,
         at,
@@ -268,8 +263,9 @@ fn find(
         for line in lines.by_ref() {
             match linked(last, line) {
                 Some(next) if continues(step, next) => {
-                    if !forward && let (Step::Count { first, .. }, Link::Count { value, .. }) =
-                        (&mut step, next)
+                    if !forward
+                        && let (Step::Count { first, .. }, Link::Count { value, .. }) =
+                            (&mut step, next)
                     {
                         // Read from the end, the run's first number is the earliest seen.
                         *first = value;
@@ -291,9 +287,8 @@ fn find(
     let mut window: Vec<(usize, usize)> = vec![first, second];
     window.extend(lines.by_ref().take(2 * MAX_PERIOD - 2));
     let same = |a: (usize, usize), b: (usize, usize)| text(a) == text(b);
-    let period = (2..=MAX_PERIOD).find(|&p| {
-        2 * p <= window.len() && (0..p).all(|i| same(window[i], window[i + p]))
-    })?;
+    let period = (2..=MAX_PERIOD)
+        .find(|&p| 2 * p <= window.len() && (0..p).all(|i| same(window[i], window[i + p])))?;
     let mut count = 2 * period;
     // The last `period` lines read, to compare each next line with the one a period before.
     let mut recent: VecDeque<(usize, usize)> = window[period..2 * period].iter().copied().collect();
@@ -489,8 +484,9 @@ mod tests {
             }
         );
         assert_eq!(end, 8);
-        let (run, _) = run_of("test a::t9 ... ok 3ms\ntest a::t10 ... ok 3ms\ntest a::t11 ... ok 3ms\n")
-            .unwrap();
+        let (run, _) =
+            run_of("test a::t9 ... ok 3ms\ntest a::t10 ... ok 3ms\ntest a::t11 ... ok 3ms\n")
+                .unwrap();
         assert_eq!(
             run.step,
             Step::Count {
@@ -504,7 +500,11 @@ mod tests {
         assert_eq!(run_of("1\n3\n5\n"), None);
         assert_eq!(run_of("08\n09\n10\n"), None);
         assert_eq!(run_of("t1 ok 5ms\nt2 ok 9ms\nt3 ok 1ms\n"), None);
-        assert_eq!(run_of("1\n2\n"), None, "one line folded is not worth a fold line");
+        assert_eq!(
+            run_of("1\n2\n"),
+            None,
+            "one line folded is not worth a fold line"
+        );
     }
 
     #[test]
@@ -535,7 +535,10 @@ mod tests {
         assert_eq!(run.lines, 4);
         let text = "x\nf\ng\nf\ng\nf\ng\n";
         let (run, start) = backward(text.as_bytes(), text.len(), 0, false).unwrap();
-        assert_eq!((run.step, run.lines, start), (Step::Same { period: 2 }, 6, 2));
+        assert_eq!(
+            (run.step, run.lines, start),
+            (Step::Same { period: 2 }, 6, 2)
+        );
     }
 
     #[test]

@@ -164,4 +164,3 @@ impl Default for TrimStyle {
         Self::head_tail(Self::DEFAULT_HEAD_RATIO).keeping_what_matters()
     }
 }
-

@@ -38,9 +38,101 @@ pub(super) struct Session {
 /// A server's process and the tree of processes it started: killed, all of them, when dropped.
 #[derive(Debug)]
 pub(crate) struct Process {
-    _child: tokio::process::Child,
+    child: tokio::process::Child,
+    /// The command, for messages.
+    command: String,
+    /// The last lines the server wrote on stderr, for the message that says why it ended.
+    last_words: Arc<std::sync::Mutex<LastWords>>,
     #[cfg(unix)]
     _tree: crate::process::ProcessTree,
+}
+
+/// How many bytes of a server's stderr are kept to say why it ended.
+const LAST_WORDS: usize = 2048;
+
+/// The tail of a server's stderr: at most [`LAST_WORDS`] bytes.
+#[derive(Debug, Default)]
+struct LastWords(std::collections::VecDeque<u8>);
+
+impl LastWords {
+    fn push(&mut self, bytes: &[u8]) {
+        self.0.extend(bytes);
+        let over = self.0.len().saturating_sub(LAST_WORDS);
+        self.0.drain(..over);
+    }
+
+    /// The last non-empty lines, joined, at most 300 chars.
+    fn said(&self) -> Option<String> {
+        let bytes: Vec<u8> = self.0.iter().copied().collect();
+        let text = String::from_utf8_lossy(&bytes);
+        let lines: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .filter(|line| !line.is_empty())
+            .collect();
+        let tail = lines[lines.len().saturating_sub(3)..].join(" / ");
+        if tail.is_empty() {
+            return None;
+        }
+        let chars = tail.chars().count();
+        Some(if chars > 300 {
+            let skip = chars - 300;
+            format!("…{}", tail.chars().skip(skip).collect::<String>())
+        } else {
+            tail
+        })
+    }
+}
+
+impl Process {
+    /// Why the server stopped talking, in words: its exit status once it exited (waiting up to
+    /// a second for it) and the last lines it wrote on stderr.
+    pub(crate) async fn why_it_ended(&mut self) -> String {
+        let status = tokio::time::timeout(Duration::from_secs(1), self.child.wait()).await;
+        let mut why = match status {
+            Ok(Ok(status)) => match status.code() {
+                Some(code) => format!("`{}` exited with status {code}", self.command),
+                None => format!("`{}` was killed ({status})", self.command),
+            },
+            _ => format!("`{}` closed its stdout", self.command),
+        };
+        // The stderr forwarder may still be reading what the server wrote last.
+        tokio::task::yield_now().await;
+        let said = self
+            .last_words
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .said();
+        if let Some(said) = said {
+            why.push_str("; its stderr ended with: ");
+            why.push_str(&said);
+        }
+        why
+    }
+}
+
+/// Copies a server's stderr to this process's, keeping its tail; a write that fails (our
+/// stderr closed) is dropped, so the server never dies of a broken pipe that is not its own.
+fn forward_stderr(
+    mut stderr: tokio::process::ChildStderr,
+    last_words: Arc<std::sync::Mutex<LastWords>>,
+) {
+    use std::io::Write as _;
+    use tokio::io::AsyncReadExt as _;
+    tokio::spawn(async move {
+        let mut buffer = vec![0u8; 8192];
+        while let Ok(read) = stderr.read(&mut buffer).await {
+            if read == 0 {
+                break;
+            }
+            let chunk = &buffer[..read];
+            last_words
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(chunk);
+            let _ = std::io::stderr().write_all(chunk);
+        }
+    });
 }
 
 impl Inner {
@@ -73,7 +165,7 @@ impl Inner {
                 env,
                 cwd,
             } => {
-                let (process, stdout, stdin) =
+                let (mut process, stdout, stdin) =
                     spawn_server(&self.name, command, args, env, cwd.as_deref())?;
                 let transport = Routed {
                     inner: LineTransport::new(stdout, stdin, CancellationToken::new())
@@ -82,7 +174,14 @@ impl Inner {
                 };
                 let service = match tokio::time::timeout(timeout, handler.serve(transport)).await {
                     Ok(Ok(service)) => service,
-                    Ok(Err(error)) => return Err(failed(error)),
+                    Ok(Err(error)) => {
+                        // rmcp's error names its transport's types; the process says why.
+                        tracing::debug!(server = %self.name, "initialize failed: {error}");
+                        let why = process.why_it_ended().await;
+                        return Err(
+                            self.handshake(format!("ended before it was initialized: {why}"))
+                        );
+                    }
                     Err(_) => return Err(late()),
                 };
                 Ok(Session {
@@ -177,7 +276,7 @@ pub(crate) fn spawn_server(
         .envs(env)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::inherit())
+        .stderr(std::process::Stdio::piped())
         .kill_on_drop(true);
     #[cfg(unix)]
     let mut tree = crate::process::ProcessTree::new();
@@ -194,6 +293,10 @@ pub(crate) fn spawn_server(
     // From here, a failure drops the tree: the server and all it started are killed.
     #[cfg(unix)]
     tree.started(&child);
+    let last_words = Arc::new(std::sync::Mutex::new(LastWords::default()));
+    if let Some(stderr) = child.stderr.take() {
+        forward_stderr(stderr, Arc::clone(&last_words));
+    }
     let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
         return Err(McpClientError::Handshake {
             server: server.to_owned(),
@@ -202,7 +305,12 @@ pub(crate) fn spawn_server(
     };
     Ok((
         Process {
-            _child: child,
+            child,
+            command: std::iter::once(command)
+                .chain(args.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(" "),
+            last_words,
             #[cfg(unix)]
             _tree: tree,
         },

@@ -16,10 +16,12 @@
 //!   max-min fairly; a text over its share is cut — keeping what matters, with the marker — and
 //!   kept whole as an artifact.
 //! - **`structuredContent`** fits the cap on its own (a client reads it or the text, not
-//!   both). Over the cap, it is cut to valid JSON with [`fit_json`](crate::trim::fit_json) —
-//!   unless the tool advertises an `outputSchema`, which a cut structure could break: then the
-//!   structure is kept whole as an artifact, left out of the result, and the result says so as
-//!   an error result (a client validates the structure of successful results only).
+//!   both): over the cap it is cut to valid JSON, and for a tool with an `outputSchema` only
+//!   when the cut still matches the schema, else sent whole ([`structure`](crate::mcp::structure)).
+//!
+//! Every char a reader sees of `content` counts: text, notes and the JSON of other blocks. One
+//! function ([`fit_blocks`]) lays the content out and owns the cap. `isError` is the server's
+//! word and is never changed.
 
 use std::sync::Arc;
 
@@ -29,6 +31,7 @@ use serde_json::{Map, Value, json};
 use super::bounded;
 
 use crate::artifacts::{self, ArtifactId, ArtifactStore, READ_ARTIFACT, store_text};
+use crate::mcp::structure::{self, OutputSchema, Over};
 use crate::tool::{MediaLimits, left_out_note};
 use crate::trim::{self, Continuation, FullOutput, TrimStyle, grouped};
 
@@ -179,13 +182,13 @@ pub(crate) fn media_block(media: artifacts::StoredMedia, id: &ArtifactId) -> Val
 /// never built into values (an answer of a million tiny blocks costs what its text costs).
 const MAX_BLOCKS: usize = crate::mcp::caps::MAX_BLOCKS;
 
-/// Fits a `tools/call` result (as the server wrote it) to the cap. `has_output_schema`:
-/// whether the tool advertises an `outputSchema` (its structure is never cut). An answer that
-/// is not a tool result that can be read (not an object, `content` not a list, nested past
-/// 128 levels, a string that is not Unicode) is an error saying why.
+/// Fits a `tools/call` result (as the server wrote it) to the cap. `schema`: the tool's
+/// `outputSchema`, when it states one. An answer that is not a tool result that can be read
+/// (not an object, `content` not a list, nested past 128 levels, a string that is not Unicode)
+/// is an error saying why.
 pub(crate) async fn tool_result(
     raw: &RawValue,
-    has_output_schema: bool,
+    schema: Option<&OutputSchema>,
     fitting: &Fitting,
 ) -> Result<Value, String> {
     let parsed = bounded::call_result(raw.get(), MAX_BLOCKS).map_err(|error| error.to_string())?;
@@ -198,16 +201,12 @@ pub(crate) async fn tool_result(
     if !parsed.has_content && rest.contains_key("task") {
         return Ok(Value::Object(rest));
     }
-    let mut is_error = parsed.is_error;
-    let mut notes: Vec<Value> = Vec::new();
+    let mut notes: Vec<String> = Vec::new();
     let mut structured = None;
     if let Some(raw) = parsed.structured {
-        match fit_structure(&raw, has_output_schema, fitting).await {
+        match fit_structure(&raw, schema, fitting).await {
             Structure::Kept(value) => structured = Some(value),
-            Structure::LeftOut(note) => {
-                notes.push(text_block(note));
-                is_error = true;
-            }
+            Structure::LeftOut(note) => notes.push(note),
         }
     }
     let style = if parsed.is_error {
@@ -215,17 +214,14 @@ pub(crate) async fn tool_result(
     } else {
         TrimStyle::default()
     };
-    let mut content = fit_blocks(parsed.content, parsed.beyond, fitting, &style).await;
-    if !notes.is_empty() {
-        notes.append(&mut content);
-        content = notes;
-    }
+    let content = fit_blocks(parsed.content, parsed.beyond, notes, fitting, &style).await;
     let mut result = Map::new();
     result.insert("content".to_owned(), Value::Array(content));
     if let Some(structured) = structured {
         result.insert("structuredContent".to_owned(), structured);
     }
-    if is_error {
+    // The server's word, as it said it.
+    if parsed.is_error {
         result.insert("isError".to_owned(), Value::Bool(true));
     }
     result.extend(rest);
@@ -239,31 +235,28 @@ pub(crate) fn error_result(why: String) -> Value {
 
 enum Structure {
     Kept(Value),
+    /// Left out; the note saying so and where it is.
     LeftOut(String),
 }
 
-async fn fit_structure(raw: &RawValue, has_output_schema: bool, fitting: &Fitting) -> Structure {
+/// The structure as it goes to the client: whole within the cap; over it, stored whole and
+/// cut by the rule of [`structure`] (whole when a cut would break the tool's schema).
+async fn fit_structure(
+    raw: &RawValue,
+    schema: Option<&OutputSchema>,
+    fitting: &Fitting,
+) -> Structure {
     let text = raw.get();
+    let unreadable = |error: serde_json::Error| {
+        Structure::LeftOut(format!(
+            "[toolsmith: the structured result cannot be read ({error}), so it is left out]"
+        ))
+    };
     let chars = text.chars().count();
     if chars <= fitting.cap {
-        return match serde_json::from_str(text) {
-            Ok(value) => Structure::Kept(value),
-            Err(error) => Structure::LeftOut(format!(
-                "[toolsmith: the structured result cannot be read ({error}), so it is left out]"
-            )),
-        };
+        return serde_json::from_str(text).map_or_else(unreadable, Structure::Kept);
     }
     let stored = store(&fitting.store, text.to_owned()).await;
-    if has_output_schema {
-        return Structure::LeftOut(format!(
-            "[toolsmith: the structured result ({} chars) is over the {}-char cap, and a cut \
-             structure could break the tool's output schema, so it is left out of this result; \
-             {}. The text content follows.]",
-            grouped(chars),
-            grouped(fitting.cap),
-            kept_as(&stored)
-        ));
-    }
     let full = match &stored {
         Ok((id, _)) => FullOutput::Stored {
             id: id.as_str(),
@@ -271,16 +264,33 @@ async fn fit_structure(raw: &RawValue, has_output_schema: bool, fitting: &Fittin
         },
         Err(reason) => FullOutput::Failed { reason },
     };
-    match trim::fit_json(text, fitting.cap, 0.5, &full)
-        .and_then(|fit| serde_json::from_str::<Value>(&fit.text).ok())
-    {
-        Some(value) => Structure::Kept(value),
-        None => Structure::LeftOut(format!(
+    match structure::over_cap(text, fitting.cap, schema, &full) {
+        Over::Cut(value) => Structure::Kept(value),
+        Over::Whole => serde_json::from_str(text).map_or_else(unreadable, Structure::Kept),
+        Over::LeftOut => Structure::LeftOut(format!(
             "[toolsmith: the structured result ({} chars) is over the {}-char cap and left out; {}]",
             grouped(chars),
             grouped(fitting.cap),
             kept_as(&stored)
         )),
+    }
+}
+
+/// The chars a reader sees of a content block: a text's (or an embedded resource's text),
+/// none of an image's or audio clip's (media are not text), the JSON of any other block.
+pub(crate) fn visible_chars(block: &Value) -> usize {
+    match kind_of(block) {
+        Kind::Text => block
+            .get("text")
+            .or_else(|| {
+                block
+                    .get("resource")
+                    .and_then(|resource| resource.get("text"))
+            })
+            .and_then(Value::as_str)
+            .map_or(0, |text| text.chars().count()),
+        Kind::Media => 0,
+        Kind::Other => block.to_string().chars().count(),
     }
 }
 
@@ -290,11 +300,14 @@ struct Item {
     note: bool,
 }
 
-/// Fits content blocks to the cap, in order, by the rule of the module; `beyond` are the blocks
-/// past [`MAX_BLOCKS`], as the JSON they were (how many, one a line).
+/// Lays out a result's content within the cap, in order, by the rule of the module: the owner
+/// of the cap, which counts every char a reader sees ([`visible_chars`]). `beyond` are the
+/// blocks past [`MAX_BLOCKS`], as the JSON they were (how many, one a line); `notes` follow the
+/// content (what the reader was reading comes first).
 async fn fit_blocks(
     blocks: Vec<Value>,
     beyond: (usize, String),
+    notes: Vec<String>,
     fitting: &Fitting,
     style: &TrimStyle,
 ) -> Vec<Value> {
@@ -352,6 +365,10 @@ async fn fit_blocks(
             note: true,
         });
     }
+    items.extend(notes.into_iter().map(|note| Item {
+        block: text_block(note),
+        note: true,
+    }));
 
     // Other blocks pass, up to half the cap; the rest are kept together as one artifact. Notes
     // count as what they are, text the model reads.
@@ -398,6 +415,38 @@ async fn fit_blocks(
                 note: true,
             },
         );
+    }
+
+    // Notes that do not fit beside the other blocks are cut, sharing the room fairly: the cap
+    // holds whatever the notes say.
+    let note_chars: Vec<(usize, usize)> = kept
+        .iter()
+        .enumerate()
+        .filter(|(_, item)| item.note)
+        .map(|(i, item)| (i, visible_chars(&item.block)))
+        .collect();
+    let others = fixed_chars - note_chars.iter().map(|&(_, chars)| chars).sum::<usize>();
+    let note_room = fitting.cap.saturating_sub(others);
+    if fixed_chars > fitting.cap {
+        let wants: Vec<usize> = note_chars.iter().map(|&(_, chars)| chars).collect();
+        let mut shares = vec![0; wants.len()];
+        crate::fair::fill(&mut shares, &wants, note_room);
+        let none = Continuation::from(FullOutput::NotKept);
+        for (&(i, chars), share) in note_chars.iter().zip(shares) {
+            if chars > share
+                && let Some(Value::String(note)) = kept[i].block.get_mut("text")
+            {
+                *note = trim::fit_with(note, share, &TrimStyle::error(), &none)
+                    .into_text()
+                    .into_owned();
+            }
+        }
+        fixed_chars = others
+            + kept
+                .iter()
+                .filter(|item| item.note)
+                .map(|item| visible_chars(&item.block))
+                .sum::<usize>();
     }
 
     // Texts share what is left, max-min fairly; a text over its share is cut.
@@ -457,7 +506,14 @@ pub(crate) async fn resource_contents(result: Value, fitting: &Fitting) -> Value
         .into_iter()
         .map(|resource| json!({ "type": "resource", "resource": resource }))
         .collect();
-    let fitted = fit_blocks(blocks, (0, String::new()), fitting, &TrimStyle::default()).await;
+    let fitted = fit_blocks(
+        blocks,
+        (0, String::new()),
+        Vec::new(),
+        fitting,
+        &TrimStyle::default(),
+    )
+    .await;
     let contents: Vec<Value> = fitted
         .into_iter()
         .map(|block| match block {

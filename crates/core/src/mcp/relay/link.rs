@@ -169,6 +169,15 @@ impl Sink {
             Sink::Writer(writer) => writer.closed.load(Ordering::Acquire),
         }
     }
+
+    /// Resolves when the peer is known to be gone: a channel's receiver dropped. A byte stream
+    /// tells only when a write fails, so for it this never resolves.
+    pub(crate) async fn closed(&self) {
+        match self {
+            Sink::Channel(channel) => channel.closed().await,
+            Sink::Writer(_) => std::future::pending().await,
+        }
+    }
 }
 
 /// A byte stream messages are written to, a whole line at a time. A line is never left half

@@ -188,21 +188,24 @@ impl Proxy {
     }
 
     /// Serves one client on this process's stdin and stdout until it goes away (stdin ends);
-    /// then the servers are stopped.
+    /// every request read is answered, then the servers are stopped.
     ///
     /// # Errors
     ///
-    /// [`ProxyError`] when the proxy has no server.
+    /// [`ProxyError`] when the proxy has no server, or when none of its servers could be
+    /// started for the client's `initialize` (which was answered with an error saying why).
     pub async fn serve_stdio(self) -> Result<(), ProxyError> {
         let (read, write) = crate::mcp::transport::stdio();
         self.serve(read, write).await
     }
 
-    /// Serves one client over newline-delimited JSON on `read` and `write` until `read` ends.
+    /// Serves one client over newline-delimited JSON on `read` and `write` until `read` ends;
+    /// every request read is answered before this returns.
     ///
     /// # Errors
     ///
-    /// [`ProxyError`] when the proxy has no server.
+    /// [`ProxyError`] when the proxy has no server, or when none of its servers could be
+    /// started for the client's `initialize` (which was answered with an error saying why).
     pub async fn serve<R, W>(self, read: R, write: W) -> Result<(), ProxyError>
     where
         R: AsyncRead + Unpin + Send + 'static,
@@ -210,8 +213,7 @@ impl Proxy {
     {
         let settings = self.settings()?;
         let link = link::lines(read, write, crate::mcp::transport::MAX_MESSAGE_BYTES);
-        session::run(settings, link).await;
-        Ok(())
+        session::run(settings, link).await.map_err(ProxyError)
     }
 
     /// Serves clients over streamable HTTP: each client session gets servers of its own.
@@ -225,7 +227,10 @@ impl Proxy {
         let settings = self.settings()?;
         let sessions: http_server::Sessions = Arc::new(move |link| {
             let settings = Arc::clone(&settings);
-            Box::pin(session::run(settings, link))
+            Box::pin(async move {
+                // The client was told in its `initialize` answer; the server goes on.
+                let _ = session::run(settings, link).await;
+            })
         });
         HttpServer::start(options, sessions).await
     }

@@ -154,6 +154,16 @@ impl Peer {
         let _ = self.out.send(link::answer(id, outcome)).await;
     }
 
+    /// Whether nothing more can be sent to the peer (it may still have sent its last).
+    pub(crate) fn is_gone(&self) -> bool {
+        self.out.is_closed()
+    }
+
+    /// Resolves when nothing more can be sent to the peer, as far as the link can tell.
+    pub(crate) async fn gone(&self) {
+        self.out.closed().await;
+    }
+
     /// Whether the link ended.
     pub(crate) fn is_closed(&self) -> bool {
         self.closed.is_cancelled() || self.out.is_closed()

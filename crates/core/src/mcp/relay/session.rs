@@ -25,6 +25,7 @@ use super::upstream::{self, Connecting, Live, Prefix, Upstream, error_text};
 use crate::artifacts::{ArtifactId, READ_ARTIFACT};
 use crate::mcp::client::PREFIX_SEPARATOR;
 use crate::mcp::client::session::seconds;
+use crate::mcp::structure::OutputSchema;
 use crate::mcp::transport::{INVALID_PARAMS, INVALID_REQUEST, missing_params};
 use crate::mcp::{MAX_RESULT_META_KEY, caps};
 use crate::registry::{Registry, ToolCall};
@@ -79,7 +80,8 @@ struct Slot {
 struct Route {
     index: usize,
     name: String,
-    has_output_schema: bool,
+    /// The tool's `outputSchema`, compiled, when it states one.
+    output_schema: Option<Arc<OutputSchema>>,
 }
 
 #[derive(Debug, Default)]
@@ -105,6 +107,16 @@ struct Session {
     slots: Vec<Slot>,
     /// The client's `initialize` params, once it sent them.
     params: OnceLock<Value>,
+    /// Whether the client's `initialize` was read: the requests read after it wait for its
+    /// answer rather than being refused.
+    initialize_read: AtomicBool,
+    /// `true` once `initialize` was answered.
+    ready: tokio::sync::watch::Sender<bool>,
+    /// Held by every request's task: once the client's input ended, the session waits for all
+    /// of them to be answered (the receiver sees the channel close).
+    working: Mutex<Option<tokio::sync::mpsc::Sender<()>>>,
+    /// Why no server could be started, when that was the answer to `initialize`.
+    none_started: Mutex<Option<String>>,
     /// Whether the client sent `notifications/initialized`.
     initialized: AtomicBool,
     routes: Mutex<Routes>,
@@ -147,8 +159,13 @@ fn raw_error(error: Value) -> Raw {
 }
 
 /// Serves one client over `link` until it goes away; then every server of the session is
-/// stopped.
-pub(crate) async fn run(settings: Arc<Settings>, link: Link) {
+/// stopped. When the client's input ends while it can still read, every request read is
+/// answered first.
+///
+/// # Errors
+///
+/// Why no server could be started, when the client's `initialize` was answered with that.
+pub(crate) async fn run(settings: Arc<Settings>, link: Link) -> Result<(), String> {
     let slots = settings
         .upstreams
         .iter()
@@ -159,11 +176,16 @@ pub(crate) async fn run(settings: Arc<Settings>, link: Link) {
         })
         .collect();
     let (client, from_client) = Peer::unstarted("the client", link);
+    let (working, mut all_answered) = tokio::sync::mpsc::channel::<()>(1);
     let session = Arc::new_cyclic(|me| Session {
         settings,
         client,
         slots,
         params: OnceLock::new(),
+        initialize_read: AtomicBool::new(false),
+        ready: tokio::sync::watch::Sender::new(false),
+        working: Mutex::new(Some(working)),
+        none_started: Mutex::new(None),
         initialized: AtomicBool::new(false),
         routes: Mutex::default(),
         in_flight: Mutex::default(),
@@ -187,6 +209,15 @@ pub(crate) async fn run(settings: Arc<Settings>, link: Link) {
         .client
         .dispatch(from_client, Side::Client, on_client);
     session.client.closed.cancelled().await;
+    // The client's input ended. If it can still read, what it asked for is finished and
+    // answered; then the servers stop.
+    lock(&session.working).take();
+    if !session.client.is_gone() {
+        tokio::select! {
+            _ = all_answered.recv() => {}
+            () = session.client.gone() => {}
+        }
+    }
     // The client is gone: what it asked for stops, and so do the servers.
     for (_, flight) in lock(&session.in_flight).drain() {
         flight.task.abort();
@@ -194,6 +225,7 @@ pub(crate) async fn run(settings: Arc<Settings>, link: Link) {
     for slot in &session.slots {
         slot.live.lock().await.take();
     }
+    lock(&session.none_started).take().map_or(Ok(()), Err)
 }
 
 impl Session {
@@ -220,11 +252,16 @@ impl Session {
                     self.client.answer(&id, ok(&json!({}))).await;
                     return;
                 }
-                if method != "initialize" && self.params.get().is_none() {
+                if method == "initialize" {
+                    self.initialize_read.store(true, Ordering::SeqCst);
+                } else if !self.initialize_read.load(Ordering::SeqCst) {
                     let why = "the session is not initialized; send `initialize` first";
                     self.client.answer(&id, failed(INVALID_REQUEST, why)).await;
                     return;
                 }
+                let Some(working) = lock(&self.working).clone() else {
+                    return;
+                };
                 let session = self.arc();
                 let sent = Arc::new(Mutex::new(None));
                 let task_sent = Arc::clone(&sent);
@@ -232,6 +269,11 @@ impl Session {
                 // Recorded before the task can finish: it removes its record under the lock.
                 let mut in_flight = lock(&self.in_flight);
                 let task = tokio::spawn(async move {
+                    let _working = working;
+                    if method != "initialize" {
+                        // Read after `initialize`: it goes on once `initialize` is answered.
+                        let _ = session.ready.subscribe().wait_for(|ready| *ready).await;
+                    }
                     let outcome = session.request(&method, params, &task_sent).await;
                     lock(&session.in_flight).remove(&key(&task_id));
                     session.client.answer(&task_id, outcome).await;
@@ -365,7 +407,7 @@ impl Session {
             // A task's result is a tool's result, fitted as any other.
             "tasks/result" if self.slots.len() == 1 => {
                 let outcome = self.forward(0, method, params, sent).await?;
-                match fit::tool_result(&outcome, false, &self.settings.fitting).await {
+                match fit::tool_result(&outcome, None, &self.settings.fitting).await {
                     Ok(fitted) => ok(&fitted),
                     Err(why) => ok(&fit::error_result(format!(
                         "the MCP server `{}` sent a task result that cannot be read: {why}",
@@ -397,6 +439,13 @@ impl Session {
             .enumerate()
             .map(|(index, _)| self.live(index));
         let started = join_all(starting).await;
+        let answer = self.started(started);
+        self.ready.send_replace(true);
+        answer
+    }
+
+    /// The answer to `initialize`, from how each server's start went.
+    fn started(&self, started: Vec<Result<Arc<Live>, String>>) -> Result<Value, Value> {
         let mut answers: Vec<(usize, Value)> = Vec::new();
         let mut failures: Vec<String> = Vec::new();
         for (index, outcome) in started.into_iter().enumerate() {
@@ -410,13 +459,12 @@ impl Session {
             }
         }
         if answers.is_empty() {
-            return Err(link::error(
-                INTERNAL_ERROR,
-                format!(
-                    "no server of this proxy could be started: {}",
-                    failures.join("; ")
-                ),
-            ));
+            let why = format!(
+                "no server of this proxy could be started: {}",
+                failures.join("; ")
+            );
+            *lock(&self.none_started) = Some(why.clone());
+            return Err(link::error(INTERNAL_ERROR, why));
         }
         Ok(self.initialize_result(&answers, &failures))
     }
@@ -778,12 +826,16 @@ impl Session {
                     meta.insert(MAX_RESULT_META_KEY.to_owned(), cap.into());
                 }
             }
+            let output_schema = tool
+                .get("outputSchema")
+                .filter(|_| has_output_schema)
+                .map(|schema| Arc::new(OutputSchema::new(schema)));
             routes.insert(
                 exposed,
                 Route {
                     index,
                     name: original,
-                    has_output_schema,
+                    output_schema,
                 },
             );
             tools.push(tool);
@@ -880,7 +932,7 @@ impl Session {
                         Route {
                             index,
                             name: original,
-                            has_output_schema: false,
+                            output_schema: None,
                         },
                     );
                     item
@@ -915,7 +967,7 @@ impl Session {
             return Ok(Route {
                 index: 0,
                 name: name.to_owned(),
-                has_output_schema: false,
+                output_schema: None,
             });
         }
         self.list("prompts/list", "prompts", "prompts").await?;
@@ -1025,8 +1077,12 @@ impl Session {
         };
         match answer {
             Ok(result) => {
-                match fit::tool_result(&result, route.has_output_schema, &self.settings.fitting)
-                    .await
+                match fit::tool_result(
+                    &result,
+                    route.output_schema.as_deref(),
+                    &self.settings.fitting,
+                )
+                .await
                 {
                     Ok(fitted) => ok(&fitted),
                     Err(why) => ok(&fit::error_result(format!(
@@ -1061,7 +1117,7 @@ impl Session {
         (self.slots.len() == 1).then(|| Route {
             index: 0,
             name: name.to_owned(),
-            has_output_schema: false,
+            output_schema: None,
         })
     }
 

@@ -205,7 +205,7 @@ pub(crate) async fn start(
 ) -> Result<Live, String> {
     let name = &upstream.name;
     let label = format!("the MCP server `{name}`");
-    let (link, process) = match &upstream.target {
+    let (link, mut process) = match &upstream.target {
         Target::Command {
             program,
             args,
@@ -239,6 +239,14 @@ pub(crate) async fn start(
         Ok(Ok(result)) => serde_json::from_str(result.get()).unwrap_or(Value::Null),
         Ok(Err(error)) => {
             let error = serde_json::from_str(error.get()).unwrap_or(Value::Null);
+            if peer.is_closed()
+                && let Some(process) = process.as_mut()
+            {
+                return Err(format!(
+                    "MCP server `{name}` ended before it answered `initialize`: {}",
+                    process.why_it_ended().await
+                ));
+            }
             return Err(format!(
                 "MCP server `{name}` refused `initialize`: {}",
                 error_text(&error)

@@ -26,8 +26,8 @@ use super::marker::{Layout, line_cut_reserve, render, summary_reserve};
 use super::runs::HeldRun;
 use super::{Continuation, Cut, LineSpan, MIN_ROOM, Totals, TrimStyle, Trimmed, salience};
 use assemble::{Sample, assemble};
-use excerpts::{Candidate, block_overhead, candidates, within};
 pub(crate) use excerpts::HeldExcerpt;
+use excerpts::{Candidate, block_overhead, candidates, within};
 use walk::{Room, Shown, Walk};
 
 /// The share of the room the salient lines of the middle may take, at most.
@@ -170,7 +170,12 @@ impl<'s, 'a> Plan<'s, 'a> {
             0
         };
         self.allowance
-            .checked_sub(reserve(self.source.totals, reserved, self.continuation, blocks))?
+            .checked_sub(reserve(
+                self.source.totals,
+                reserved,
+                self.continuation,
+                blocks,
+            ))?
             .checked_sub(summary)
     }
 
@@ -218,11 +223,17 @@ impl<'s, 'a> Plan<'s, 'a> {
         let tail = self.source.tail.as_bytes();
         let region = &tail[self.tail_region..];
         let lines_in_tail = super::bytes::lines_from(region, super::bytes::count_newlines(region));
-        let first_in_tail = self.source.totals.lines + 1 - lines_in_tail.min(self.source.totals.lines);
+        let first_in_tail =
+            self.source.totals.lines + 1 - lines_in_tail.min(self.source.totals.lines);
         if covered < first_in_tail {
             return self.tail_region;
         }
-        nth_line_end(tail, self.tail_region, tail.len(), covered + 1 - first_in_tail)
+        nth_line_end(
+            tail,
+            self.tail_region,
+            tail.len(),
+            covered + 1 - first_in_tail,
+        )
     }
 
     /// The salient parts of the middle to keep: the head and the tail are walked as they would
@@ -390,4 +401,3 @@ fn reserve(totals: Totals, shown: Shown, continuation: &Continuation<'_>, blocks
         .count()
         + 2
 }
-

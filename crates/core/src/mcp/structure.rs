@@ -1,0 +1,142 @@
+//! A result's structure (MCP's `structuredContent`) when it does not fit the cap: the one rule
+//! of the proxy and of `serve`.
+//!
+//! A client reads the structure or the text, not both (the specification has a tool that
+//! returns a structure send its JSON as text too), so the structure fits the cap on its own,
+//! and the text is budgeted as every text is. Over the cap, the structure is cut to valid JSON
+//! ([`fit_json`](crate::trim::fit_json), its marker inside naming the artifact that keeps it
+//! whole). A tool that states an `outputSchema` has its structure checked by the official
+//! clients (the Python SDK raises when a success of such a tool has none; the TypeScript SDK
+//! validates it), so a cut is sent only when it still matches the schema (a string shortened,
+//! an array without `minItems` thinned); when it would not, the structure is sent whole, as the
+//! tool wrote it, within the message limit. Never is a success turned into an error.
+
+use serde_json::Value;
+
+use crate::trim::{FullOutput, fit_json};
+
+/// A tool's output schema, compiled once, when the tool is listed.
+pub(crate) struct OutputSchema {
+    /// `None` when the schema cannot be compiled here (a remote reference, which is never
+    /// fetched, or a keyword this validator rejects): no cut is then known to match it.
+    validator: Option<jsonschema::Validator>,
+}
+
+impl std::fmt::Debug for OutputSchema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OutputSchema")
+            .field("compiled", &self.validator.is_some())
+            .finish()
+    }
+}
+
+impl OutputSchema {
+    /// Compiles `schema`, with a regular expression engine that runs in linear time (a pattern
+    /// from an upstream server cannot make a check take exponential time).
+    pub(crate) fn new(schema: &Value) -> Self {
+        let validator = jsonschema::options()
+            .with_pattern_options(jsonschema::PatternOptions::regex())
+            .build(schema)
+            .map_err(|error| {
+                tracing::debug!("an output schema that cannot be checked here: {error}");
+            })
+            .ok();
+        OutputSchema { validator }
+    }
+
+    /// Whether `value` is known to match the schema.
+    pub(crate) fn accepts(&self, value: &Value) -> bool {
+        self.validator
+            .as_ref()
+            .is_some_and(|validator| validator.is_valid(value))
+    }
+}
+
+/// What goes to the client of a structure over the cap.
+#[derive(Debug)]
+pub(crate) enum Over {
+    /// Cut to fit: valid JSON, and a match of the schema when there is one.
+    Cut(Value),
+    /// Sent whole, as the tool wrote it: a cut would not match the tool's schema.
+    Whole,
+    /// Left out (no schema asks for it): it could not be cut to fit.
+    LeftOut,
+}
+
+/// The structure `text` (over `cap` chars) as it goes to the client: cut to `cap` when that
+/// is valid JSON and, for a tool with an output schema, matches it.
+pub(crate) fn over_cap(
+    text: &str,
+    cap: usize,
+    schema: Option<&OutputSchema>,
+    full: &FullOutput<'_>,
+) -> Over {
+    let cut = fit_json(text, cap, 0.5, full)
+        .and_then(|fit| serde_json::from_str::<Value>(&fit.text).ok());
+    match (cut, schema) {
+        (Some(cut), None) => Over::Cut(cut),
+        (Some(cut), Some(schema)) if schema.accepts(&cut) => Over::Cut(cut),
+        (_, Some(_)) => Over::Whole,
+        (None, None) => Over::LeftOut,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn content(chars: usize) -> String {
+        json!({ "content": "a line of the file\n".repeat(chars / 19) }).to_string()
+    }
+
+    #[test]
+    fn a_string_is_cut_within_a_schema_that_allows_it() {
+        let schema = OutputSchema::new(&json!({
+            "type": "object",
+            "properties": { "content": { "type": "string" } },
+            "required": ["content"],
+            "additionalProperties": false,
+        }));
+        let Over::Cut(cut) = over_cap(&content(50_000), 2_000, Some(&schema), &FullOutput::NotKept)
+        else {
+            panic!("a string can be cut")
+        };
+        assert!(cut.to_string().chars().count() <= 2_000);
+        assert!(
+            cut["content"]
+                .as_str()
+                .unwrap()
+                .contains("[toolsmith: output truncated")
+        );
+    }
+
+    #[test]
+    fn a_cut_that_would_break_the_schema_sends_the_structure_whole() {
+        // Every item is required: an array cut to fit breaks `minItems`.
+        let schema = OutputSchema::new(&json!({
+            "type": "object",
+            "properties": { "rows": { "type": "array", "minItems": 5000 } },
+            "required": ["rows"],
+        }));
+        let rows: Vec<u32> = (0..5000).collect();
+        let text = json!({ "rows": rows }).to_string();
+        assert!(matches!(
+            over_cap(&text, 1_000, Some(&schema), &FullOutput::NotKept),
+            Over::Whole
+        ));
+        // A schema this validator cannot compile (a remote reference, never fetched) is never
+        // known to accept a cut.
+        let remote = OutputSchema::new(&json!({ "$ref": "https://example.invalid/s.json" }));
+        assert!(matches!(
+            over_cap(&text, 1_000, Some(&remote), &FullOutput::NotKept),
+            Over::Whole
+        ));
+        // Without a schema, the cut is valid JSON and goes.
+        assert!(matches!(
+            over_cap(&text, 1_000, None, &FullOutput::NotKept),
+            Over::Cut(_)
+        ));
+    }
+}
