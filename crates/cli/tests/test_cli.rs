@@ -745,7 +745,7 @@ fn serve_config_names_a_server_that_does_not_start() {
         run.stderr.contains("the other servers are served")
             && run
                 .stderr
-                .contains("no server could be started (see above)"),
+                .contains("no server could be started: MCP server `gone`: cannot start"),
         "{}",
         run.stderr
     );

@@ -375,23 +375,48 @@ impl Drop for RawServer {
     }
 }
 
+/// A client that goes away closes both ends: serve sees its stdout closed while a call runs,
+/// cancels the call (killing what it started, detached or not) and exits.
 #[test]
-fn closing_stdin_ends_serve_and_what_its_calls_started() {
+fn a_client_that_goes_away_ends_serve_and_what_its_calls_started() {
+    use std::io::Write as _;
     let dir = tempfile::tempdir().unwrap();
     let pid_file = dir.path().join("pid");
-    let mut server = RawServer::start(dir.path());
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+        .arg("serve")
+        .arg("--root")
+        .arg(dir.path())
+        .arg("--artifacts")
+        .arg(dir.path().join(".a"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
     // The detached process writes its pid once it is in its own session.
     let script = format!(
         "setsid sh -c 'echo $$ > {}; exec sleep 1000' & sleep 1000",
         pid_file.display()
     );
-    server.send(
-        &json!({
+    let mut stdin = child.stdin.take().unwrap();
+    for message in [
+        json!({
+            "jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": { "name": "raw", "version": "1" }
+            }
+        }),
+        json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
+        json!({
             "jsonrpc": "2.0", "id": 1, "method": "tools/call",
             "params": { "name": "run_command", "arguments": { "command": script } }
-        })
-        .to_string(),
-    );
+        }),
+    ] {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    stdin.flush().unwrap();
     let mut pid = None;
     for _ in 0..1_000 {
         if let Some(found) = std::fs::read_to_string(&pid_file)
@@ -404,7 +429,21 @@ fn closing_stdin_ends_serve_and_what_its_calls_started() {
         std::thread::sleep(Duration::from_millis(20));
     }
     let pid = pid.expect("the command started within 20 s");
-    server.close();
+    // The client goes: both of its ends close.
+    drop(stdin);
+    drop(child.stdout.take());
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "serve did not exit after its client went away"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "exit {status}");
     let gone = (0..250).any(|_| {
         let dead = !alive(pid);
         if !dead {

@@ -45,7 +45,8 @@ pub const MAX_RESULT_META_KEY: &str = "anthropic/maxResultSizeChars";
 ///
 /// # Errors
 ///
-/// When the MCP session cannot be set up (the client did not initialize) or ends abnormally.
+/// When the MCP session cannot be set up or ends abnormally (an input that ends before the
+/// client asked anything is not an error).
 pub async fn serve_stdio(
     registry: Registry,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
@@ -171,7 +172,8 @@ impl McpServer {
     ///
     /// # Errors
     ///
-    /// When the MCP session cannot be set up (the client did not initialize) or ends abnormally.
+    /// When the MCP session cannot be set up or ends abnormally (an input that ends before the
+    /// client asked anything is not an error).
     pub async fn serve_stdio(mut self) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         let closed = CancellationToken::new();
         // Pipes (as a client starts its server) on the runtime's reactor: a message crosses no
@@ -180,7 +182,12 @@ impl McpServer {
         let transport = transport::LineTransport::new(read, write, closed.clone())
             .draining(transport::stdout_gone());
         self.shutdown = closed;
-        let service = self.serve(transport).await?;
+        let service = match self.serve(transport).await {
+            Ok(service) => service,
+            // The input ended before the client asked anything: nothing is owed.
+            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+            Err(error) => return Err(error.into()),
+        };
         service.waiting().await?;
         Ok(())
     }

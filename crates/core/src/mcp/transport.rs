@@ -41,6 +41,10 @@ pub(crate) struct LineTransport<R, W> {
     closed: CancellationToken,
     /// As a server that drains: the requests read and not yet answered.
     answering: Option<Arc<Answering>>,
+    /// As a server: whether the session began (`initialize` was read, or a request that
+    /// carries its protocol version inline). Before that, a notification or an answer means
+    /// nothing and is dropped: rmcp would end the session on it, leaving what follows unread.
+    begun: bool,
 }
 
 /// The requests a server read and has not answered yet, and whether answers can still be
@@ -203,6 +207,7 @@ where
             write: Arc::new(tokio::sync::Mutex::new(write)),
             closed,
             answering: None,
+            begun: false,
         }
     }
 
@@ -322,6 +327,16 @@ where
                     }
                     match serde_json::from_value::<RxJsonRpcMessage<RoleServer>>(value.clone()) {
                         Ok(message) => {
+                            let request =
+                                matches!(message, rmcp::model::JsonRpcMessage::Request(_));
+                            if !request && !self.begun {
+                                tracing::debug!("dropped before the session began: {value}");
+                                continue;
+                            }
+                            self.begun |= value["method"] == "initialize"
+                                || !value["params"]["_meta"]
+                                    ["io.modelcontextprotocol/protocolVersion"]
+                                    .is_null();
                             if let Some(answering) = &self.answering {
                                 note_read(answering, &message, &value);
                             }
