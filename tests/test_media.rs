@@ -359,13 +359,24 @@ async fn each_providers_history_gets_the_image_in_its_own_shape() {
         json!([{ "inlineData": { "mimeType": "image/png", "data": data } }])
     );
 
-    // OpenAI chat: a tool message is text only, so the image is named, not dropped unsaid.
+    // OpenAI chat: a tool message is text only, so the image follows in a user message, and
+    // the tool message says where.
     let chat = to_openai(None, &messages);
+    assert_eq!(chat[1]["role"], "tool");
     assert_eq!(
         chat[1]["content"],
-        "row 0 of the report\n\n[toolsmith: image (image/png, 40 bytes of base64) not shown: a chat \
-         tool message carries text only]"
+        "row 0 of the report\n\n[toolsmith: image (image/png, 40 bytes of base64) in the next user \
+         message: a chat tool message carries text only]"
     );
+    assert_eq!(chat[2]["role"], "user");
+    assert_eq!(
+        chat[2]["content"],
+        json!([
+            { "type": "text", "text": "[toolsmith: the image of the result of call call_1]" },
+            { "type": "image_url", "image_url": { "url": format!("data:image/png;base64,{data}") } },
+        ])
+    );
+    assert_eq!(chat.len(), 3, "{chat:#?}");
 }
 
 #[test]

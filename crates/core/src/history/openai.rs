@@ -108,17 +108,26 @@ pub fn from_openai(messages: &[Value]) -> Result<(Option<String>, Vec<Message>),
     Ok((system, out))
 }
 
-/// A result's text as a chat `tool` message carries it: text only, so each image is named by a
-/// line saying it is not shown.
-fn tool_message_text(result: &ToolResultBlock) -> String {
+/// A result's text as a chat `tool` message carries it (text only): each image is named by a
+/// line saying it follows in the next user message, where `images` gets it as an `image_url`
+/// part.
+fn tool_message_text(result: &ToolResultBlock, images: &mut Vec<Value>) -> String {
     let mut text = result.text().into_owned();
     for (mime, data) in result.base64_images() {
         if !text.is_empty() {
             text.push('\n');
         }
+        images.push(json!({
+            "type": "text",
+            "text": format!("[toolsmith: the image of the result of call {}]", result.tool_use_id),
+        }));
+        images.push(json!({
+            "type": "image_url",
+            "image_url": { "url": format!("data:{mime};base64,{data}") },
+        }));
         text.push_str(&format!(
-            "[toolsmith: image ({mime}, {} bytes of base64) not shown: a chat tool message \
-             carries text only]",
+            "[toolsmith: image ({mime}, {} bytes of base64) in the next user message: a chat \
+             tool message carries text only]",
             crate::trim::grouped(data.len())
         ));
     }
@@ -127,7 +136,9 @@ fn tool_message_text(result: &ToolResultBlock) -> String {
 
 /// Writes a system prompt and Anthropic-shaped messages as OpenAI chat messages: `tool_use`
 /// blocks become `tool_calls` (arguments as JSON text), each `tool_result` a `tool` message
-/// (before the rest of its user message's content).
+/// (before the rest of its user message's content). A chat tool message carries text only:
+/// a result's images go in the user message that follows the tool messages (each after a line
+/// naming its call), and the tool message says so.
 pub fn to_openai(system: Option<&str>, messages: &[Message]) -> Vec<Value> {
     let mut out = Vec::new();
     if let Some(system) = system {
@@ -138,13 +149,14 @@ pub fn to_openai(system: Option<&str>, messages: &[Message]) -> Vec<Value> {
             Role::User => match &message.content {
                 Content::Text(text) => out.push(json!({ "role": "user", "content": text })),
                 Content::Blocks(blocks) => {
+                    let mut images = Vec::new();
                     let mut parts = Vec::new();
                     for block in blocks {
                         match block {
                             Block::ToolResult(result) => out.push(json!({
                                 "role": "tool",
                                 "tool_call_id": result.tool_use_id,
-                                "content": tool_message_text(result),
+                                "content": tool_message_text(result, &mut images),
                             })),
                             Block::Text(text) => {
                                 parts.push(json!({ "type": "text", "text": text.text }));
@@ -153,6 +165,9 @@ pub fn to_openai(system: Option<&str>, messages: &[Message]) -> Vec<Value> {
                             Block::ToolUse(_) => {}
                         }
                     }
+                    // The results' images first: they follow the tool messages they belong to.
+                    images.append(&mut parts);
+                    let parts = images;
                     match parts.as_slice() {
                         [] => {}
                         [only] if only.get("type") == Some(&json!("text")) => {
