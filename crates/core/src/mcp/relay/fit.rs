@@ -533,3 +533,100 @@ pub(crate) async fn resource_contents(result: Value, fitting: &Fitting) -> Value
     result.insert("contents".to_owned(), Value::Array(contents));
     Value::Object(result)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::artifacts::MemoryStore;
+    use proptest::prelude::*;
+
+    /// One content block of a result, as a server may write it.
+    fn block() -> impl Strategy<Value = Value> {
+        let text = (0usize..30_000, any::<u8>()).prop_map(|(chars, seed)| {
+            let line = format!("line {seed} of the output, with an id {chars}\n");
+            json!({ "type": "text", "text": line.repeat(chars / line.len() + 1) })
+        });
+        let image = (1usize..400_000).prop_map(
+            |bytes| json!({ "type": "image", "mimeType": "image/png", "data": "A".repeat(bytes) }),
+        );
+        let link = (0usize..2_000).prop_map(|chars| {
+            json!({ "type": "resource_link", "uri": format!("file:///{}", "d/".repeat(chars / 2)),
+                    "name": "a file" })
+        });
+        let resource = (0usize..20_000).prop_map(|chars| {
+            json!({ "type": "resource",
+                    "resource": { "uri": "file:///log", "mimeType": "text/plain",
+                                  "text": "x".repeat(chars) } })
+        });
+        prop_oneof![4 => text, 2 => image, 1 => link, 1 => resource]
+    }
+
+    fn result() -> impl Strategy<Value = (Value, bool)> {
+        (
+            prop::collection::vec(block(), 0..6),
+            any::<bool>(),
+            prop::option::of(0usize..40_000),
+        )
+            .prop_map(|(content, is_error, structure)| {
+                let mut result = json!({ "content": content });
+                if is_error {
+                    result["isError"] = json!(true);
+                }
+                if let Some(rows) = structure {
+                    let rows: Vec<Value> = (0..rows / 40)
+                        .map(|i| json!({ "row": i, "text": "a row of the table" }))
+                        .collect();
+                    result["structuredContent"] = json!({ "rows": rows });
+                }
+                (result, is_error)
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+        /// The cap holds on every char a reader sees of the content, notes and markers counted,
+        /// for any cap (tiny ones too); `isError` is the server's, and so is the structure of a
+        /// tool with an output schema.
+        #[test]
+        fn the_cap_holds_with_every_notice_counted_and_is_error_is_the_servers(
+            (result, is_error) in result(),
+            cap in prop_oneof![0usize..64, 64usize..2_000, 2_000usize..40_000],
+            with_schema in any::<bool>(),
+        ) {
+            let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+            let fitting = Fitting {
+                cap,
+                store: Arc::new(MemoryStore::new()),
+                media: MediaLimits::default(),
+            };
+            let schema = with_schema.then(|| {
+                OutputSchema::new(&json!({
+                    "type": "object",
+                    "properties": { "rows": { "type": "array", "minItems": 1 } },
+                    "required": ["rows"],
+                }))
+            });
+            let raw = RawValue::from_string(result.to_string()).unwrap();
+            let fitted = runtime
+                .block_on(tool_result(&raw, schema.as_ref(), &fitting))
+                .unwrap();
+            let seen: usize = fitted["content"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(visible_chars)
+                .sum();
+            prop_assert!(seen <= cap, "{seen} chars seen against a cap of {cap}");
+            prop_assert_eq!(fitted.get("isError") == Some(&json!(true)), is_error);
+            // A tool with an output schema keeps its structure (a client checks it is there);
+            // without one, a structure over the cap may be left out, the content saying so.
+            let had = result.get("structuredContent").is_some();
+            let kept = fitted.get("structuredContent").is_some();
+            prop_assert!(!kept || had, "a structure made up");
+            if with_schema && !is_error {
+                prop_assert_eq!(kept, had);
+            }
+        }
+    }
+}
