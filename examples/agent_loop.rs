@@ -168,19 +168,31 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
         match model.reply(max_tokens) {
             Reply::Error { status, message } => {
-                if history::is_context_overflow(Some(status), &message) {
-                    let mut budget = turn.budget().clone();
-                    let report = history::recover(
-                        RecoveryLevel::AggressiveBudget,
-                        &mut messages,
-                        &mut budget,
-                        &RecoveryPolicy::default(),
-                    );
-                    turn.set_budget(budget)?;
-                    println!("  provider: {message}\n  {report}");
-                    continue;
+                match history::classify_provider_error(Some(status), &message) {
+                    // The context overflowed: compact, and retry.
+                    history::ProviderErrorKind::ContextOverflow => {
+                        let mut budget = turn.budget().clone();
+                        let report = history::recover(
+                            RecoveryLevel::AggressiveBudget,
+                            &mut messages,
+                            &mut budget,
+                            &RecoveryPolicy::default(),
+                        );
+                        turn.set_budget(budget)?;
+                        println!("  provider: {message}\n  {report}");
+                        continue;
+                    }
+                    // The output asked for is over a limit: lower it once, the history as it
+                    // was; anything else is not ours to fix.
+                    verdict => match verdict.retry_max_tokens(u64::from(max_tokens), None) {
+                        Some(lower) => {
+                            max_tokens = u32::try_from(lower).unwrap_or(max_tokens);
+                            println!("  provider: {message}\n  max_tokens lowered to {lower}");
+                            continue;
+                        }
+                        None => return Err(message.into()),
+                    },
                 }
-                return Err(message.into());
             }
             Reply::CutOff(partial) if partial.tool_uses().next().is_some() => {
                 // A tool call cut off mid-arguments is never run: it is answered with an error

@@ -1011,16 +1011,18 @@ fn provider_overflow_errors_are_recognised() {
         (
             Some(400),
             "max_tokens: 128000 > 64000, which is the maximum allowed number of output tokens for claude-sonnet-4-20250514",
+            64_000,
         ),
         (
             Some(400),
             "max_tokens is too large: 100000. This model supports at most 16384 completion tokens, whereas you provided 100000.",
+            16_384,
         ),
     ];
-    for (status, message) in output_limits {
+    for (status, message, limit) in output_limits {
         assert_eq!(
             history::classify_provider_error(status, message),
-            ProviderErrorKind::OutputLimit,
+            ProviderErrorKind::OutputLimit { limit: Some(limit) },
             "{message}"
         );
         assert!(!history::is_context_overflow(status, message), "{message}");

@@ -75,9 +75,17 @@ const OUTPUT_LIMIT_PATTERNS: &[&str] = &[
     // Gemini, Vertex: "The max_output_tokens … is out of range"
     "max_output_tokens",
     "maximum number of output tokens",
+    // Bedrock: "The maximum tokens you requested exceeds the model limit of 4096"
+    "maximum tokens you requested exceeds",
+    // Groq: "`max_tokens` must be less than or equal to `8192`, the maximum value for
+    // `max_tokens` is less than the `context_window` for this model"
+    "the maximum value for `max_tokens`",
+    // DeepSeek: "Invalid max_tokens value, the valid range of max_tokens is [1, 8192]"
+    "valid range of max_tokens",
 ];
 
-/// Wordings of rate limits, which mention tokens and limits but are not overflows.
+/// Wordings of rate limits, which mention tokens and limits but are neither an overflow nor an
+/// output limit: waiting helps, a shorter request does not.
 const RATE_LIMIT_PATTERNS: &[&str] = &[
     "rate limit",
     "rate_limit",
@@ -91,26 +99,71 @@ const RATE_LIMIT_PATTERNS: &[&str] = &[
     "too many requests",
 ];
 
-/// What kind of failure a provider's error reports, as far as an agent acts on it.
+/// What a provider's error means for an agent: one of three verdicts, each with its own
+/// recovery.
+///
+/// | verdict | what to do |
+/// |---|---|
+/// | [`ContextOverflow`](Self::ContextOverflow) | compact the history ([`recover`]) and retry |
+/// | [`OutputLimit`](Self::OutputLimit) | lower `max_tokens` ([`retry_max_tokens`](Self::retry_max_tokens)) and retry once, the history untouched |
+/// | [`Other`](Self::Other) | not ours: surface the error as it came (a rate limit, a key without credit, a bad parameter) |
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ProviderErrorKind {
     /// The request is too long for the model's context window: compact the history (see
     /// [`recover`]).
     ContextOverflow,
-    /// `max_tokens` alone is more than the model can produce: lower it, do not compact.
-    OutputLimit,
-    /// A rate or quota limit: wait and retry.
-    RateLimit,
-    /// Anything else.
+    /// The output the request asked for (`max_tokens`) is over a limit — the model's, or what
+    /// the key can pay for: lower it, do not compact.
+    OutputLimit {
+        /// The most output tokens the error says a request may ask for, where its wording
+        /// gives the number (`… the maximum allowed number of output tokens` → 64000, `can only
+        /// afford 3919` → 3919, a window less the input it reports).
+        limit: Option<u64>,
+    },
+    /// Anything else: rate limits, credit, authentication, content policy, a bad parameter.
+    /// Neither compaction nor a smaller `max_tokens` helps.
     Other,
 }
 
-/// Tells a context overflow from an output limit, a rate limit and anything else.
+impl ProviderErrorKind {
+    /// The `max_tokens` to retry with after an [`OutputLimit`](Self::OutputLimit): the number the
+    /// error stated, else `model_limit` (the model's known output limit), when it is below what
+    /// was `requested`; `None` when no retry can help (another verdict, or no lower number
+    /// known). Retry once: the history is not to be touched.
+    ///
+    /// ```
+    /// use toolsmith::history::{ProviderErrorKind, classify_provider_error};
+    ///
+    /// let error = "max_tokens: 200000 > 64000, which is the maximum allowed number of output \
+    ///              tokens for claude-opus-4-20250514";
+    /// let verdict = classify_provider_error(Some(400), error);
+    /// assert_eq!(verdict, ProviderErrorKind::OutputLimit { limit: Some(64_000) });
+    /// assert_eq!(verdict.retry_max_tokens(200_000, None), Some(64_000));
+    /// ```
+    #[must_use]
+    pub fn retry_max_tokens(&self, requested: u64, model_limit: Option<u64>) -> Option<u64> {
+        let ProviderErrorKind::OutputLimit { limit } = self else {
+            return None;
+        };
+        limit
+            .or(model_limit)
+            .filter(|&tokens| tokens >= 1 && tokens < requested)
+    }
+}
+
+/// Tells a context overflow from an output limit and anything else, reading the numbers the
+/// wording gives.
 ///
-/// `status` is the HTTP status if known. A 429 is always a rate limit. A 413 (payload too large)
-/// is an overflow only when its body says so (a proxy's "413 Request Entity Too Large" page is
-/// not one), and never when it names a rate or per-minute limit.
+/// `status` is the HTTP status if known. A 429 is always [`Other`](ProviderErrorKind::Other)
+/// (a rate limit). A 413 (payload too large) is an overflow only when its body says so (a
+/// proxy's "413 Request Entity Too Large" page is not one). An error that reports both the
+/// input and the output it asked for (`6616 tokens (568 in the messages, 6048 in the
+/// completion)` against a window of 6048) is an output limit when the input alone takes at
+/// most half the window — the output asked for is what does not fit — and an overflow
+/// otherwise. A key's credit limit that states what it can pay for (`can only afford 3919`)
+/// is an output limit of that many tokens; one that states nothing, or nothing it can pay, is
+/// not ours.
 ///
 /// ```
 /// use toolsmith::history::{ProviderErrorKind, classify_provider_error};
@@ -118,28 +171,143 @@ pub enum ProviderErrorKind {
 /// let overflow = "This model's maximum prompt length is 131072 but the request contains \
 ///                 136973 tokens.";
 /// assert_eq!(classify_provider_error(Some(400), overflow), ProviderErrorKind::ContextOverflow);
-/// let output = "max_tokens: 128000 > 64000, which is the maximum allowed number of output \
-///               tokens for claude-sonnet-4";
-/// assert_eq!(classify_provider_error(Some(400), output), ProviderErrorKind::OutputLimit);
+/// let output = "max_tokens is too large: 100000. This model supports at most 16384 completion \
+///               tokens, whereas you provided 100000.";
+/// assert_eq!(
+///     classify_provider_error(Some(400), output),
+///     ProviderErrorKind::OutputLimit { limit: Some(16_384) }
+/// );
+/// let rate = "Rate limit reached for gpt-4o on tokens per min (TPM): Limit 30000";
+/// assert_eq!(classify_provider_error(Some(429), rate), ProviderErrorKind::Other);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn classify_provider_error(status: Option<u16>, message: &str) -> ProviderErrorKind {
     let message = message.to_lowercase();
     if status == Some(429) || RATE_LIMIT_PATTERNS.iter().any(|p| message.contains(p)) {
-        return ProviderErrorKind::RateLimit;
+        return ProviderErrorKind::Other;
     }
-    let overflow = (OVERFLOW_PATTERNS.iter().any(|p| message.contains(p))
-        || says_too_long_for_context(&message))
-        && !NOT_THE_CONTEXT.iter().any(|other| message.contains(other));
-    let output = OUTPUT_LIMIT_PATTERNS.iter().any(|p| message.contains(p))
-        || (OUTPUT_NOUNS.iter().any(|n| message.contains(n)) && !names_the_input(&message));
-    if output && !(overflow && names_the_input(&message)) {
-        return ProviderErrorKind::OutputLimit;
+    // A key's credit: what it can pay for is the output's limit.
+    if let Some(afford) = number_after(&message, "can only afford") {
+        return if afford >= 1 {
+            ProviderErrorKind::OutputLimit {
+                limit: Some(afford),
+            }
+        } else {
+            ProviderErrorKind::Other
+        };
     }
-    if overflow {
+    if CREDIT_PATTERNS.iter().any(|p| message.contains(p)) {
+        return ProviderErrorKind::Other;
+    }
+    // Input and output both reported against the window: which of them does not fit.
+    if let Some((window, input)) = window_and_input(&message) {
+        return if input.saturating_mul(2) <= window {
+            ProviderErrorKind::OutputLimit {
+                limit: Some(window - input),
+            }
+        } else {
+            ProviderErrorKind::ContextOverflow
+        };
+    }
+    let elsewhere = NOT_THE_CONTEXT.iter().any(|other| message.contains(other));
+    // A wording of the table is the strongest evidence; then the output parameter named with
+    // a limit (and no input); then any words saying the input does not fit.
+    let known_overflow = !elsewhere && OVERFLOW_PATTERNS.iter().any(|p| message.contains(p));
+    let known_output = OUTPUT_LIMIT_PATTERNS.iter().any(|p| message.contains(p));
+    let output = || ProviderErrorKind::OutputLimit {
+        limit: output_limit(&message),
+    };
+    if known_output && !known_overflow {
+        return output();
+    }
+    if known_overflow {
+        return ProviderErrorKind::ContextOverflow;
+    }
+    if OUTPUT_NOUNS.iter().any(|n| message.contains(n))
+        && OVER_A_LIMIT.iter().any(|r| message.contains(r))
+        && !names_the_input(&message)
+    {
+        return output();
+    }
+    if !elsewhere && says_too_long_for_context(&message) {
         return ProviderErrorKind::ContextOverflow;
     }
     ProviderErrorKind::Other
+}
+
+/// Wordings of a key or account out of credit (with no number it can pay for).
+const CREDIT_PATTERNS: &[&str] = &[
+    "credit balance",
+    "insufficient credits",
+    "more credits",
+    "key limit exceeded",
+    "insufficient_quota",
+    "billing",
+];
+
+/// How an error says a number is over a limit (about the output parameter).
+const OVER_A_LIMIT: &[&str] = &[
+    "too large",
+    "exceed",
+    "greater than",
+    "at most",
+    "maximum",
+    "less than or equal",
+    "valid range",
+    " > ",
+];
+
+/// The first whole number after `cue` in `message` (digits with `,` or `_` grouping), skipping
+/// spaces and the punctuation a wording puts around it.
+fn number_after(message: &str, cue: &str) -> Option<u64> {
+    let at = message.find(cue)? + cue.len();
+    let rest = message[at..].trim_start_matches([' ', '`', '\'', '"', ':', '(', '=']);
+    let digits: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == ',' || *c == '_')
+        .filter(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
+}
+
+/// The output limit an error states, by the cues the providers' wordings use.
+fn output_limit(message: &str) -> Option<u64> {
+    // DeepSeek: "the valid range of max_tokens is [1, 8192]".
+    if let Some(at) = message.find("valid range") {
+        let range = &message[at..];
+        let end = range.find(']')?;
+        let last = range[..end].rsplit([',', ' ', '[']).next()?;
+        return last.trim().parse().ok();
+    }
+    const CUES: &[&str] = &[
+        "at most",
+        "model limit of",
+        "limit of",
+        "maximum of",
+        "less than or equal to",
+        " > ",
+    ];
+    CUES.iter().find_map(|cue| number_after(message, cue))
+}
+
+/// The window and the input an error reports beside the output it asked for: `maximum
+/// context length is 6048 tokens … (568 in the messages, …)`, `exceed context limit: 187254 +
+/// 20000 > 200000`.
+fn window_and_input(message: &str) -> Option<(u64, u64)> {
+    if let Some(window) = number_after(message, "maximum context length is") {
+        let open = message.find(" in the messages").or_else(|| message.find(" in your prompt"))?;
+        let before = &message[..open];
+        let start = before.rfind('(')? + 1;
+        let input: u64 = before[start..].trim().replace(',', "").parse().ok()?;
+        return Some((window, input));
+    }
+    if let Some(at) = message.find("exceed context limit:") {
+        let rest = &message[at + "exceed context limit:".len()..];
+        let input = number_after(rest, "")?;
+        let window = number_after(rest, " > ")?;
+        return Some((window, input));
+    }
+    None
 }
 
 /// What a request's input is called when an error says it is too long: the prompt, the
@@ -194,6 +362,9 @@ const NOT_THE_CONTEXT: &[&str] = &[
     // A tool's definition over a field's limit: `Invalid 'tools[0].function.description':
     // string too long`.
     "'tools[",
+    // A parameter under its minimum: `Invalid 'max_tokens': integer below minimum value.
+    // Expected a value >= 1`.
+    "below minimum",
 ];
 
 /// What the output is called when an error says `max_tokens` alone is too large.
@@ -208,7 +379,8 @@ const OUTPUT_NOUNS: &[&str] = &[
 /// Whether an error names the input as what is too large (its prompt, context or messages),
 /// beside any output parameter it also names.
 fn names_the_input(message: &str) -> bool {
-    ["prompt", "context", "input", "message", "n_ctx"]
+    // `messages`, not `message`: an error wrapped in JSON has a `"message"` key.
+    ["prompt", "context", "input", "messages", "n_ctx"]
         .iter()
         .any(|noun| message.contains(noun))
 }

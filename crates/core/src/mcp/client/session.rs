@@ -155,9 +155,6 @@ impl Inner {
                 seconds(timeout)
             ))
         };
-        let failed = |error: rmcp::service::ClientInitializeError| {
-            self.handshake(format!("ended before it was initialized ({error})"))
-        };
         match &self.target {
             Target::Stdio {
                 command,
