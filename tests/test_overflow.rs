@@ -45,7 +45,9 @@ fn errors_are_classified_three_ways_with_their_numbers() {
                     if verdict == (ProviderErrorKind::OutputLimit { limit }) {
                         tally.outputs_with_number += 1;
                     } else {
-                        tally.wrong.push(format!("{verdict:?}, not {limit:?}: {text}"));
+                        tally
+                            .wrong
+                            .push(format!("{verdict:?}, not {limit:?}: {text}"));
                     }
                 }
                 // Rate limits, credit without a number, auth, content policy, parameters:
@@ -59,7 +61,11 @@ fn errors_are_classified_three_ways_with_their_numbers() {
         report.push(format!(
             "{}: {} of {} overflows caught; {} of {} output limits classified with their number; \
              {} others left alone\n  wrong: {:#?}",
-            if held_out { "held out" } else { "written against" },
+            if held_out {
+                "held out"
+            } else {
+                "written against"
+            },
             tally.overflows_caught,
             tally.overflows,
             tally.outputs_with_number,
@@ -86,7 +92,10 @@ fn a_rate_limit_is_not_ours_whatever_its_status() {
         classify_provider_error(Some(429), rate),
         ProviderErrorKind::Other
     );
-    assert_eq!(classify_provider_error(None, rate), ProviderErrorKind::Other);
+    assert_eq!(
+        classify_provider_error(None, rate),
+        ProviderErrorKind::Other
+    );
 }
 
 #[test]
@@ -98,7 +107,10 @@ fn the_retry_lowers_max_tokens_to_the_stated_number_or_the_models_known_limit() 
     // The error's number comes before the model's table.
     assert_eq!(stated.retry_max_tokens(100_000, Some(8_192)), Some(16_384));
     let unstated = ProviderErrorKind::OutputLimit { limit: None };
-    assert_eq!(unstated.retry_max_tokens(200_000, Some(128_000)), Some(128_000));
+    assert_eq!(
+        unstated.retry_max_tokens(200_000, Some(128_000)),
+        Some(128_000)
+    );
     // No number known, or none below what was asked: no retry can help.
     assert_eq!(unstated.retry_max_tokens(200_000, None), None);
     assert_eq!(stated.retry_max_tokens(16_384, None), None);
@@ -106,7 +118,10 @@ fn the_retry_lowers_max_tokens_to_the_stated_number_or_the_models_known_limit() 
         ProviderErrorKind::ContextOverflow.retry_max_tokens(100_000, Some(1)),
         None
     );
-    assert_eq!(ProviderErrorKind::Other.retry_max_tokens(100_000, Some(1)), None);
+    assert_eq!(
+        ProviderErrorKind::Other.retry_max_tokens(100_000, Some(1)),
+        None
+    );
 }
 
 /// An agent loop's answer to a provider's error, as `examples/agent_loop.rs` writes it: compact
@@ -148,11 +163,19 @@ fn an_output_limit_recovery_leaves_the_history_byte_for_byte_as_it_was() {
         let id = format!("call_{turn}");
         messages.push(Message::from_blocks(
             Role::Assistant,
-            vec![Block::tool_use(&id, "run_command", serde_json::json!({ "command": "make" }))],
+            vec![Block::tool_use(
+                &id,
+                "run_command",
+                serde_json::json!({ "command": "make" }),
+            )],
         ));
         messages.push(Message::from_blocks(
             Role::User,
-            vec![Block::tool_result(&id, "cc -c main.c\n".repeat(4_000), false)],
+            vec![Block::tool_result(
+                &id,
+                "cc -c main.c\n".repeat(4_000),
+                false,
+            )],
         ));
     }
     let before = serde_json::to_string(&messages).unwrap();

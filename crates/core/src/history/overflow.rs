@@ -295,7 +295,9 @@ fn output_limit(message: &str) -> Option<u64> {
 /// 20000 > 200000`.
 fn window_and_input(message: &str) -> Option<(u64, u64)> {
     if let Some(window) = number_after(message, "maximum context length is") {
-        let open = message.find(" in the messages").or_else(|| message.find(" in your prompt"))?;
+        let open = message
+            .find(" in the messages")
+            .or_else(|| message.find(" in your prompt"))?;
         let before = &message[..open];
         let start = before.rfind('(')? + 1;
         let input: u64 = before[start..].trim().replace(',', "").parse().ok()?;

@@ -213,7 +213,9 @@ impl Inner {
                         service,
                         _process: None,
                     }),
-                    Ok(Err(error)) => Err(failed(error)),
+                    Ok(Err(error)) => {
+                        Err(self.handshake(format!("ended before it was initialized ({error})")))
+                    }
                     Err(_) => Err(late()),
                 }
             }
