@@ -55,7 +55,7 @@ pub(crate) fn shapes() -> Vec<Shape> {
     }
 
     let mut csv = String::from("id,customer,amount,currency,created_at,status\n");
-    for i in 1..=40_000u64 {
+    for _ in 1..=40_000u64 {
         let amount = rng.next() % 100_000;
         let status = ["paid", "open", "refunded"][(rng.next() % 3) as usize];
         csv.push_str(&format!(

@@ -93,7 +93,7 @@ fn written(starts: bool, lines: &[Line]) -> (String, Vec<Value>) {
     let mut next = 0u32;
     let mut id = || {
         next += 1;
-        if next % 3 == 0 {
+        if next.is_multiple_of(3) {
             json!(format!("r{next}"))
         } else {
             json!(next)

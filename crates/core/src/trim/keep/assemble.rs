@@ -17,9 +17,14 @@ pub(super) struct Sample<'a> {
     pub(super) text: Cow<'a, str>,
 }
 
+/// The summary of the lines the marker's gap leaves out, on the line after it: quoting
+/// `sample` when it is their first line.
+pub(super) struct Summary<'a> {
+    pub(super) sample: Option<Sample<'a>>,
+}
+
 /// Joins the parts with the marker at the first gap and a gap line at the others, and states
-/// the figures. With `summary`, the lines the marker's gap leaves out are summarised on the
-/// line after it, quoting `sample` when it is their first line.
+/// the figures, with the `summary` of what the marker's gap leaves out when there is one.
 pub(super) fn assemble(
     source: &Source<'_>,
     head: Walk<'_>,
@@ -27,9 +32,12 @@ pub(super) fn assemble(
     block_spans: &[LineSpan],
     tail: Walk<'_>,
     continuation: &Continuation<'_>,
-    summary: bool,
-    sample: Option<Sample<'_>>,
+    summary: Option<Summary<'_>>,
 ) -> Trimmed<'static> {
+    let (summary, sample) = match summary {
+        Some(Summary { sample }) => (true, sample),
+        None => (false, None),
+    };
     let totals = source.totals;
     let mut spans: Vec<LineSpan> = Vec::with_capacity(block_spans.len() + 2);
     if head.covered > 0 {

@@ -25,7 +25,7 @@ use super::bytes::{line_end, nth_line_end, without_break};
 use super::marker::{Layout, line_cut_reserve, render, summary_reserve};
 use super::runs::HeldRun;
 use super::{Continuation, Cut, LineSpan, MIN_ROOM, Totals, TrimStyle, Trimmed, salience};
-use assemble::{Sample, assemble};
+use assemble::{Sample, Summary, assemble};
 pub(crate) use excerpts::HeldExcerpt;
 use excerpts::{Candidate, block_overhead, candidates, within};
 use walk::{Room, Shown, Walk};
@@ -333,8 +333,7 @@ impl<'s, 'a> Plan<'s, 'a> {
             &block_spans,
             tail,
             self.continuation,
-            self.summary,
-            sample,
+            self.summary.then_some(Summary { sample }),
         ))
     }
 
