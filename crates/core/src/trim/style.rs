@@ -4,7 +4,7 @@
 use super::Salience;
 use super::terminal;
 
-/// How [`fit`] chooses what to keep.
+/// How [`fit`](super::fit) chooses what to keep.
 ///
 /// By default, 30% of the room goes to the head and 70% to the tail (errors and summaries come
 /// last), with no line limit, and the cut keeps what matters: terminal output rendered, lossless
