@@ -5,28 +5,15 @@
 
 use std::collections::HashMap;
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
-/// The fixture server, built by `cargo test` with the other examples of this package.
-fn fixture() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test knows its path");
-    let dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("tests run from target/<profile>/deps");
-    let path = dir.join("examples").join("mcp_fixture_server");
-    assert!(
-        path.exists(),
-        "{} is missing: run the tests with `cargo test` (it builds the examples)",
-        path.display()
-    );
-    path
-}
+mod fixture;
+use fixture::fixture;
 
 fn initialize(id: Value) -> Value {
     json!({
@@ -405,4 +392,83 @@ fn a_call_still_running_at_the_end_of_input_is_finished_and_answered() {
         .find(|message| message["id"] == json!(2))
         .expect("the call was answered");
     assert!(call.to_string().contains("done"), "{call}");
+}
+
+/// A client that goes away closes both of its ends: the proxy sees its stdout closed while a
+/// call runs, stops waiting for it and exits, and its server goes with it.
+#[test]
+fn a_client_that_goes_away_ends_the_proxy_and_its_server_at_once() {
+    use std::io::BufRead as _;
+    let setup = Setup::new();
+    let mut proxy = setup
+        .proxy(&working())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = proxy.stdin.take().unwrap();
+    let mut stdout = std::io::BufReader::new(proxy.stdout.take().unwrap());
+    let call = |id: u32, name: &str, arguments: Value| {
+        json!({
+            "jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": { "name": name, "arguments": arguments }
+        })
+    };
+    for message in [
+        initialize(json!(1)),
+        json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
+        call(2, "pid", json!({})),
+    ] {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let pid: u32 = loop {
+        let mut line = String::new();
+        assert_ne!(stdout.read_line(&mut line).unwrap(), 0, "the proxy ended");
+        let message: Value = serde_json::from_str(&line).unwrap();
+        if message["id"] == json!(2) {
+            break message["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .parse()
+                .unwrap();
+        }
+    };
+    writeln!(stdin, "{}", call(3, "slow", json!({ "secs": 60 }))).unwrap();
+    stdin.flush().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    drop(stdin);
+    drop(stdout);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = proxy.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the proxy waited on a call for a client that went away"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "exit {status}");
+    // The server is killed with the proxy (a zombie until it is reaped counts as ended).
+    let running = |pid: u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+            !stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+    };
+    let gone = (0..250).any(|_| {
+        let dead = !running(pid);
+        if !dead {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        dead
+    });
+    assert!(gone, "the server ({pid}) outlived the proxy");
 }

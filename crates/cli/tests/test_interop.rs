@@ -1073,18 +1073,29 @@ async fn report_of(mut script: Command) -> Value {
     serde_json::from_str(stdout.trim()).unwrap()
 }
 
-/// A client of a toolsmith registry, made by the official TypeScript SDK: lists the tools at
-/// `url` and calls `calls` (name, arguments); returns the tools and the results, each checked by
-/// the SDK against the protocol.
-async fn sdk_calls(url: &str, calls: &[(&str, Value)]) -> (Vec<Value>, Vec<Value>) {
-    let mut command = Command::new(node());
-    command.arg(interop().join("sdk-call.mjs")).arg(url);
+/// Runs an SDK's client `script` with `program` against `url`, calling `calls` (name,
+/// arguments); returns the tools it listed and the results it got, as it reports them.
+async fn client_calls(
+    program: PathBuf,
+    script: &str,
+    url: &str,
+    calls: &[(&str, Value)],
+) -> (Vec<Value>, Vec<Value>) {
+    let mut command = Command::new(program);
+    command.arg(interop().join(script)).arg(url);
     for (name, arguments) in calls {
         command.arg(name).arg(arguments.to_string());
     }
     let mut report = report_of(command).await;
     let mut listed = |key: &str| report[key].as_array_mut().map(std::mem::take).unwrap();
     (listed("tools"), listed("results"))
+}
+
+/// A client of a toolsmith registry, made by the official TypeScript SDK: lists the tools at
+/// `url` and calls `calls` (name, arguments); returns the tools and the results, each checked by
+/// the SDK against the protocol.
+async fn sdk_calls(url: &str, calls: &[(&str, Value)]) -> (Vec<Value>, Vec<Value>) {
+    client_calls(node(), "sdk-call.mjs", url, calls).await
 }
 
 /// The same calls made by the official Python SDK's `ClientSession`, which checks a result
@@ -1095,14 +1106,7 @@ async fn python_sdk_calls(url: &str, calls: &[(&str, Value)]) -> (Vec<Value>, Ve
         python.exists(),
         "the Python SDK is not installed: run `bash interop/setup.sh`"
     );
-    let mut command = Command::new(python);
-    command.arg(interop().join("sdk_call.py")).arg(url);
-    for (name, arguments) in calls {
-        command.arg(name).arg(arguments.to_string());
-    }
-    let mut report = report_of(command).await;
-    let mut listed = |key: &str| report[key].as_array_mut().map(std::mem::take).unwrap();
-    (listed("tools"), listed("results"))
+    client_calls(python, "sdk_call.py", url, calls).await
 }
 
 /// The chars a reader sees of a result's content: its texts (and embedded texts), and the JSON

@@ -3,7 +3,7 @@
 //! results cut and read back, errors kept, a dying upstream, cancellation and progress passing
 //! through, concurrent calls, streamable HTTP, and bad input.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -18,23 +18,9 @@ use rmcp::{ClientHandler, ServiceExt as _};
 use serde_json::{Value, json};
 
 mod common;
+mod fixture;
 use common::{alive, text};
-
-/// The fixture server, built by `cargo test` with the other examples of this package.
-fn fixture() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test knows its path");
-    let dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("tests run from target/<profile>/deps");
-    let path = dir.join("examples").join("mcp_fixture_server");
-    assert!(
-        path.exists(),
-        "{} is missing: run the tests with `cargo test` (it builds the examples)",
-        path.display()
-    );
-    path
-}
+use fixture::fixture;
 
 /// Collects the progress messages the proxy forwards.
 #[derive(Clone, Default)]

@@ -319,14 +319,17 @@ async fn cut(s: Settled, registry: &Registry) -> ToolResult {
     let is_json = matches!(body, Body::Json(_));
     // A tool with an output schema keeps its JSON whole as the structure when the text is cut:
     // a cut structure could break the schema.
-    let states_schema = registry
-        .get(&record.name)
-        .is_some_and(|tool| tool.spec().output_schema.is_some());
+    // (The tool is looked up only for a JSON result that changed.)
+    let states_schema = || {
+        registry
+            .get(&record.name)
+            .is_some_and(|tool| tool.spec().output_schema.is_some())
+    };
     let structure = match &body {
         Body::Json(json)
-            if states_schema
-                && error_kind.is_none()
-                && (totals.chars > body_allowance || !notes.is_empty()) =>
+            if error_kind.is_none()
+                && (totals.chars > body_allowance || !notes.is_empty())
+                && states_schema() =>
         {
             serde_json::from_str(json).ok()
         }

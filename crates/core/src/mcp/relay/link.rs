@@ -93,6 +93,24 @@ pub(crate) struct Link {
     pub(crate) outgoing: Sink,
 }
 
+impl Link {
+    /// The link's peer is known to be gone once `gone` resolves (a stdio client that closed its
+    /// end of stdout), before any write fails: [`Sink::closed`] resolves then.
+    pub(crate) fn gone_when(self, gone: impl Future<Output = ()> + Send + 'static) -> Self {
+        if let Sink::Writer(writer) = &self.outgoing {
+            let seen = writer.gone.clone();
+            tokio::spawn(async move {
+                tokio::select! {
+                    () = gone => seen.cancel(),
+                    // The link ended first: nothing to watch.
+                    () = seen.cancelled() => {}
+                }
+            });
+        }
+        self
+    }
+}
+
 /// Where a link's messages come from: lines read by whoever asks for the next message (no task
 /// between the bytes and the reader), or a channel another task fills (an HTTP transport).
 pub(crate) enum Source {
@@ -166,16 +184,19 @@ impl Sink {
     pub(crate) fn is_closed(&self) -> bool {
         match self {
             Sink::Channel(channel) => channel.is_closed(),
-            Sink::Writer(writer) => writer.closed.load(Ordering::Acquire),
+            Sink::Writer(writer) => {
+                writer.closed.load(Ordering::Acquire) || writer.gone.is_cancelled()
+            }
         }
     }
 
-    /// Resolves when the peer is known to be gone: a channel's receiver dropped. A byte stream
-    /// tells only when a write fails, so for it this never resolves.
+    /// Resolves when the peer is known to be gone: a channel's receiver dropped; for a byte
+    /// stream, what [`Link::gone_when`] watches (else never: a stream tells only when a write
+    /// fails).
     pub(crate) async fn closed(&self) {
         match self {
             Sink::Channel(channel) => channel.closed().await,
-            Sink::Writer(_) => std::future::pending().await,
+            Sink::Writer(writer) => writer.gone.cancelled().await,
         }
     }
 }
@@ -186,6 +207,8 @@ impl Sink {
 pub(crate) struct Writer {
     state: tokio::sync::Mutex<Option<Stream>>,
     closed: AtomicBool,
+    /// Cancelled when the reader is known to be gone without a write having failed.
+    gone: tokio_util::sync::CancellationToken,
 }
 
 struct Stream {
@@ -266,6 +289,8 @@ impl Writer {
 
 impl Drop for Writer {
     fn drop(&mut self) {
+        // What `Link::gone_when` watches is no longer needed.
+        self.gone.cancel();
         // Nothing more will be sent: the peer reads the end of its input (a pipe's end closes
         // when dropped; a stream shared with its reading half needs its shutdown).
         if let Some(mut stream) = self.state.get_mut().take()
@@ -298,6 +323,7 @@ where
                 written: 0,
             })),
             closed: AtomicBool::new(false),
+            gone: tokio_util::sync::CancellationToken::new(),
         })),
     }
 }

@@ -187,8 +187,9 @@ impl Proxy {
         }))
     }
 
-    /// Serves one client on this process's stdin and stdout until it goes away (stdin ends);
-    /// every request read is answered, then the servers are stopped.
+    /// Serves one client on this process's stdin and stdout until stdin ends, every request
+    /// read answered, then stops the servers; a client that closes its end of stdout is gone,
+    /// and what it asked for is cancelled at once.
     ///
     /// # Errors
     ///
@@ -196,7 +197,11 @@ impl Proxy {
     /// started for the client's `initialize` (which was answered with an error saying why).
     pub async fn serve_stdio(self) -> Result<(), ProxyError> {
         let (read, write) = crate::mcp::transport::stdio();
-        self.serve(read, write).await
+        let settings = self.settings()?;
+        // A client that closes its end of stdout is gone: what it asked for is cancelled.
+        let link = link::lines(read, write, crate::mcp::transport::MAX_MESSAGE_BYTES)
+            .gone_when(crate::mcp::transport::stdout_gone());
+        session::run(settings, link).await.map_err(ProxyError)
     }
 
     /// Serves one client over newline-delimited JSON on `read` and `write` until `read` ends;
