@@ -356,6 +356,7 @@ impl CapturedParts {
                 tail_starts_line: self.tail_starts_line,
                 held: &self.held,
                 held_run: self.held_run,
+                surveyed: None,
                 totals,
             };
             let automaton = super::salience::automaton(style.salience);

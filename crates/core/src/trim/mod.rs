@@ -33,6 +33,7 @@ mod runs;
 mod salience;
 mod signature;
 mod style;
+mod survey;
 mod terminal;
 mod watch;
 
@@ -152,12 +153,19 @@ pub fn fit_with<'a>(
     if chars_fit && style.max_lines.is_none() && !style.renders_whole(text) {
         return untouched(text);
     }
-    // One pass over the input; everything after it is proportional to what is kept.
-    let (original_chars, newlines) = if chars_fit {
-        (None, count_newlines(bytes))
+    // One read of the input (its salient lines found as it is counted, on every core when it
+    // is large); everything after it is proportional to what is kept.
+    let automaton = if style.reduces() {
+        salience::automaton(style.salience)
     } else {
-        let (chars, newlines) = count_chars_and_newlines(bytes);
-        (Some(chars), newlines)
+        None
+    };
+    let (original_chars, newlines, hits) = if chars_fit {
+        (None, count_newlines(bytes), None)
+    } else {
+        let survey = survey::survey(text, automaton.as_deref());
+        let hits = automaton.is_some().then_some(survey.hits);
+        (Some(survey.totals.chars), survey.totals.newlines, hits)
     };
     let original_lines = lines_from(bytes, newlines);
     let chars_fit = original_chars.is_none_or(|chars| chars <= allowance);
@@ -180,9 +188,9 @@ pub fn fit_with<'a>(
             tail_starts_line: true,
             held: &[],
             held_run: None,
+            surveyed: hits.as_deref(),
             totals,
         };
-        let automaton = salience::automaton(style.salience);
         if let Some(cut) = keep::cut(
             &source,
             allowance,
@@ -273,7 +281,8 @@ fn rendered_whole(
 /// opens): what a one-line summary of an old result states.
 pub(crate) fn salient_count(text: &str) -> usize {
     salience::automaton(Salience::Default).map_or(0, |automaton| {
-        salience::scan(text, 0..text.len(), 1, &automaton, usize::MAX).len()
+        let found = salience::Found::Search(&automaton);
+        salience::scan(text, 0..text.len(), 1, found, usize::MAX).len()
     })
 }
 

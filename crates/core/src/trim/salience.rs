@@ -11,7 +11,8 @@ use std::sync::OnceLock;
 
 use aho_corasick::{AhoCorasick, MatchKind};
 
-use super::bytes::{is_blank, line_end, without_break};
+use super::bytes::{count_newlines, is_blank, line_end, without_break};
+use super::survey::{Hit, LineStarts};
 use super::signature::signature;
 
 /// Which lines of an output a cut keeps from the middle it drops.
@@ -118,6 +119,16 @@ impl Excerpt {
     }
 }
 
+/// Where the salient lines of a text are found: by searching it, or in a survey of it that
+/// read it already.
+#[derive(Clone, Copy)]
+pub(crate) enum Found<'a> {
+    /// Searched for with this automaton.
+    Search(&'a AhoCorasick),
+    /// The salient lines a [survey](super::survey) of the whole text found.
+    Surveyed(&'a [Hit]),
+}
+
 /// The excerpts of `text[range]`, in order (one may end where the next starts: the layout joins
 /// them); `first_line` is the number
 /// of the line `range` starts in (it starts a line). At most `limit` are gathered: the first
@@ -126,11 +137,29 @@ pub(crate) fn scan(
     text: &str,
     range: Range<usize>,
     first_line: usize,
-    automaton: &AhoCorasick,
+    found: Found<'_>,
     limit: usize,
 ) -> Vec<Excerpt> {
     let bytes = text.as_bytes();
     let region = &bytes[range.clone()];
+    // The salient lines of the range: each line's start and, when the survey knows it, number.
+    let lines: Box<dyn Iterator<Item = (usize, Option<usize>)> + '_> = match found {
+        Found::Search(automaton) => {
+            let mut starts = LineStarts::at_line_start(range.start);
+            Box::new(automaton.find_iter(region).map(move |hit| {
+                (starts.start_of(bytes, range.start + hit.start()), None)
+            }))
+        }
+        Found::Surveyed(hits) => {
+            let from = hits.partition_point(|hit| hit.start < range.start);
+            Box::new(
+                hits[from..]
+                    .iter()
+                    .take_while(|hit| hit.start < range.end)
+                    .map(|hit| (hit.start, Some(hit.line))),
+            )
+        }
+    };
     let half = (limit / 2).max(1);
     let mut first: Vec<Excerpt> = Vec::new();
     // Once `half` are kept, the latest `half` only.
@@ -139,20 +168,15 @@ pub(crate) fn scan(
     let (mut counted_at, mut counted_line) = (range.start, first_line);
     // Where the last excerpt ended: a match before it is inside it already.
     let mut covered = range.start;
-    for hit in automaton.find_iter(region) {
-        let at = range.start + hit.start();
-        // The line of the match; a pattern that starts with a line break matches the next line.
-        let line_start = if bytes[at] == b'\n' {
-            at + 1
-        } else {
-            memchr::memrchr(b'\n', &bytes[range.start..at])
-                .map_or(range.start, |i| range.start + i + 1)
-        };
+    for (line_start, number) in lines {
         if line_start < covered || line_start >= range.end {
             continue;
         }
         let salient_end = line_end(bytes, line_start, range.end);
-        counted_line += memchr::memchr_iter(b'\n', &bytes[counted_at..line_start]).count();
+        counted_line = match number {
+            Some(number) => number,
+            None => counted_line + count_newlines(&bytes[counted_at..line_start]),
+        };
         counted_at = line_start;
         // A line of context before, unless the excerpt before holds it.
         let (start, first_of_excerpt) = match line_start.checked_sub(1) {
@@ -284,7 +308,7 @@ mod tests {
     use super::*;
 
     fn excerpts_of(text: &str) -> Vec<(usize, String)> {
-        scan(text, 0..text.len(), 1, default_automaton(), 64)
+        scan(text, 0..text.len(), 1, Found::Search(default_automaton()), 64)
             .into_iter()
             .map(|e| (e.first_line, text[e.bytes].to_owned()))
             .collect()
@@ -351,7 +375,7 @@ mod tests {
             text.push_str(&format!("ERROR connection {i} refused\n"));
         }
         text.push_str("FATAL giving up\n");
-        let found = scan(&text, 0..text.len(), 1, default_automaton(), 1_000);
+        let found = scan(&text, 0..text.len(), 1, Found::Search(default_automaton()), 1_000);
         assert_eq!(found.len(), 101);
         let chosen = choose(&found, 3, 3, 10, |_| (1, 1));
         let lines: Vec<usize> = chosen.iter().map(|&i| found[i].last_line()).collect();

@@ -327,7 +327,13 @@ mod tests {
     /// What a scan of the whole text finds, as the watch holds it.
     fn scanned(text: &str) -> Vec<(usize, usize, String)> {
         let automaton = salience::automaton(Salience::Default).unwrap();
-        salience::scan(text, 0..text.len(), 1, &automaton, usize::MAX)
+        salience::scan(
+            text,
+            0..text.len(),
+            1,
+            salience::Found::Search(&automaton),
+            usize::MAX,
+        )
             .into_iter()
             .map(|e| (e.first_line, e.lines, text[e.bytes].to_owned()))
             .collect()

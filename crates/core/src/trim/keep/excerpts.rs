@@ -64,11 +64,15 @@ pub(super) fn candidates<'a>(
     }
     let text = source.head;
     let end = text.len() - tail.bytes;
+    let found = match source.surveyed {
+        Some(hits) => salience::Found::Surveyed(hits),
+        None => salience::Found::Search(automaton),
+    };
     salience::scan(
         text,
         head.bytes..end.max(head.bytes),
         head.covered + 1,
-        automaton,
+        found,
         MAX_CANDIDATES,
     )
     .into_iter()

@@ -49,6 +49,8 @@ pub(super) struct Source<'a> {
     pub(super) held: &'a [HeldExcerpt],
     /// A lossless run of a stream followed past its head.
     pub(super) held_run: Option<HeldRun>,
+    /// The salient lines of a whole text, when a survey found them as it counted the text.
+    pub(super) surveyed: Option<&'a [super::survey::Hit]>,
     /// The whole output's size.
     pub(super) totals: Totals,
 }
