@@ -10,87 +10,16 @@
 //! `cargo bench --bench json_fit -- pretty` runs the shapes whose name contains `pretty`.
 
 mod common;
+mod inputs;
 
-use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use common::resident_mib;
+use inputs::{compact, deep_arrays, pretty, wide_unicode};
 use serde::de::IgnoredAny;
 use toolsmith::trim::{FullOutput, fit_json};
 
 const SIZE: usize = 100 << 20;
-
-/// A container of about `bytes` bytes: `open`, items written by `item` (given their index)
-/// separated by `separator`, then `close`.
-fn container(
-    bytes: usize,
-    (open, separator, close): (&str, &str, &str),
-    item: impl Fn(&mut String, u64),
-) -> String {
-    let mut out = String::with_capacity(bytes + 1024);
-    out.push_str(open);
-    let mut i = 0u64;
-    while out.len() < bytes {
-        if i > 0 {
-            out.push_str(separator);
-        }
-        item(&mut out, i);
-        i += 1;
-    }
-    out.push_str(close);
-    out
-}
-
-/// A compact array of issue-like objects.
-fn compact(bytes: usize) -> String {
-    container(bytes, ("[", ",", "]"), |out, i| {
-        write!(
-            out,
-            r#"{{"number":{i},"title":"Crash when parsing \"config\" on start — issue {i}","state":"open","labels":["bug","p{}"],"comments":{},"body":"Steps:\n1. run\n2. see the panic at src/main.rs:{}"}}"#,
-            i % 4,
-            i % 97,
-            i % 1000
-        )
-        .unwrap();
-    })
-}
-
-/// The records of an API, pretty-printed with two-space indentation, each with a nested user
-/// and a list of labels.
-fn pretty(bytes: usize) -> String {
-    let frame = ("{\n  \"total\": 0,\n  \"items\": [\n", ",\n", "\n  ]\n}\n");
-    container(bytes, frame, |out, i| {
-        write!(
-            out,
-            "    {{\n      \"id\": {i},\n      \"name\": \"repo-{i}\",\n      \"full_name\": \"octo/repo-{i}\",\n      \"private\": false,\n      \"owner\": {{\n        \"login\": \"octo\",\n        \"id\": {},\n        \"site_admin\": false\n      }},\n      \"topics\": [\n        \"rust\",\n        \"cli\",\n        \"t{}\"\n      ],\n      \"stars\": {},\n      \"description\": \"A tool for the {}th task, with \\\"quotes\\\" and a path C:\\\\src\"\n    }}",
-            i % 5000,
-            i % 31,
-            i * 7 % 10_000,
-            i
-        )
-        .unwrap();
-    })
-}
-
-/// One object of many keys, each value a short text of non-ASCII chars.
-fn wide_unicode(bytes: usize) -> String {
-    container(bytes, ("{", ",", "}"), |out, i| {
-        write!(
-            out,
-            r#""clé_{i}":"Größe {i} — 日本語のテキスト ✓ ÄÖÜ ñ ø € 🙂""#
-        )
-        .unwrap();
-    })
-}
-
-/// Arrays nested ten deep, numbers at the leaves.
-fn deep_arrays(bytes: usize) -> String {
-    container(bytes, ("[", ",", "]"), |out, i| {
-        out.push_str(&"[".repeat(10));
-        write!(out, "{i},{},{}", i + 1, i * 3).unwrap();
-        out.push_str(&"]".repeat(10));
-    })
-}
 
 /// Makes a document of about the given size in bytes.
 type Shape = fn(usize) -> String;

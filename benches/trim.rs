@@ -5,31 +5,13 @@
 //!
 //! Run: `cargo bench --bench trim`
 
+mod inputs;
+
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use inputs::log_of;
 use toolsmith::trim::{TrimStyle, fit};
-
-/// A build log: numbered lines of ~70 chars, one in sixteen with multi-byte text.
-fn log_of(bytes: usize) -> String {
-    let mut out = String::with_capacity(bytes + 128);
-    let mut i = 0u64;
-    while out.len() < bytes {
-        if i.is_multiple_of(16) {
-            out.push_str(&format!(
-                "{i:>10} warning: unused variable `naïve_π` — см. документацию\n"
-            ));
-        } else {
-            out.push_str(&format!(
-                "{i:>10} compiling crate_{} v0.1.{} (build script)\n",
-                i % 97,
-                i % 13
-            ));
-        }
-        i += 1;
-    }
-    out
-}
 
 /// What a framework without a trim engine does: every line collected, every char counted.
 fn naive_fit(text: &str, allowance: usize, head_ratio: f64) -> String {

@@ -209,6 +209,7 @@
 
 mod fair;
 mod names;
+mod sync;
 
 pub mod trim;
 

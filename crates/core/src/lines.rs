@@ -365,9 +365,7 @@ impl LineIndex {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Indexed>> {
-        self.files
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        crate::sync::lock(&self.files)
     }
 }
 

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufReader, BufWriter, Read as _, Seek as _, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
 use super::page::read_page_from;
@@ -310,10 +310,7 @@ impl DirStore {
 
     fn index(&self) -> MutexGuard<'_, Index> {
         // Every update leaves the index consistent, even one a panicking holder interrupted.
-        self.shared
-            .index
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        crate::sync::lock(&self.shared.index)
     }
 
     fn record(&self, name: String, bytes: u64) {

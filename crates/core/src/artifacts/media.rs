@@ -15,7 +15,6 @@ use std::io::Write;
 use std::sync::OnceLock;
 
 use super::{ArtifactError, ArtifactId, ArtifactStore, PageRequest};
-use crate::tool::is_mime_type;
 
 /// The first line of a media artifact: `toolsmith-media: <kind> <mime type> <tag>`.
 const MEDIA_HEADER: &str = "toolsmith-media:";
@@ -124,6 +123,16 @@ pub(crate) fn read_media(store: &dyn ArtifactStore, id: &ArtifactId) -> Option<S
         mime_type: mime_type.to_owned(),
         data,
     })
+}
+
+/// Whether `text` reads as a MIME type: `type/subtype`, visible ASCII, parameters allowed.
+pub(crate) fn is_mime_type(text: &str) -> bool {
+    let essence = text.split(';').next().unwrap_or_default().trim();
+    text.len() <= 255
+        && text.bytes().all(|b| b.is_ascii_graphic() || b == b' ')
+        && essence
+            .split_once('/')
+            .is_some_and(|(kind, sub)| !kind.is_empty() && !sub.is_empty() && !sub.contains('/'))
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 use std::io::{self, Write};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use super::page::read_page_from;
 use super::{ArtifactError, ArtifactId, ArtifactPage, ArtifactStore, ArtifactWriter, PageRequest};
@@ -37,9 +37,7 @@ impl MemoryStore {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<ArtifactId, Arc<[u8]>>> {
         // The map stays consistent even if a holder panicked: every update is one insert.
-        self.artifacts
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        crate::sync::lock(&self.artifacts)
     }
 }
 

@@ -27,7 +27,7 @@ pub use retention::Retention;
 pub const READ_ARTIFACT: &str = "read_artifact";
 #[cfg(feature = "mcp")]
 pub(crate) use media::StoredMedia;
-pub(crate) use media::{read_media, store_media};
+pub(crate) use media::{is_mime_type, read_media, store_media};
 pub(crate) use spool::{SpoolSlot, spool_to};
 
 /// An artifact store failure.

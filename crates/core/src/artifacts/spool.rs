@@ -2,7 +2,7 @@
 //! the capture hands it chunks through a bounded channel.
 
 use std::io::{self, Write};
-use std::sync::{Arc, Mutex, PoisonError, mpsc};
+use std::sync::{Arc, Mutex, mpsc};
 
 use super::{ArtifactError, ArtifactId, ArtifactStore, ArtifactWriter};
 use crate::trim::{OpenSpool, Spool};
@@ -21,11 +21,7 @@ pub(crate) struct SpoolSlot(Arc<Mutex<Option<tokio::task::JoinHandle<Committed>>
 impl SpoolSlot {
     /// Waits for the writer to commit (the capture dropped its sink when it finished).
     pub(crate) async fn committed(&self) -> Option<Committed> {
-        let handle = self
-            .0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()?;
+        let handle = crate::sync::lock(&self.0).take()?;
         Some(handle.await.unwrap_or_else(|error| {
             Err(ArtifactError::Io(io::Error::other(format!(
                 "the artifact writer failed ({error})"
@@ -43,7 +39,7 @@ pub(crate) fn spool_to(store: Arc<dyn ArtifactStore>) -> (OpenSpool, SpoolSlot) 
         let writer = store.begin().map_err(io::Error::other)?;
         let (sender, chunks) = mpsc::sync_channel::<Vec<u8>>(CHUNKS_IN_FLIGHT);
         let handle = tokio::task::spawn_blocking(move || write_all(writer, &chunks));
-        *filled.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(handle);
+        *crate::sync::lock(&filled.0) = Some(handle);
         Ok(Box::new(ChannelSink(sender)) as Box<dyn Spool>)
     });
     (open, slot)

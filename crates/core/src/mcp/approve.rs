@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
@@ -47,10 +47,7 @@ impl ClientApprover {
 
     /// Records that `call_id` came from `peer` until the returned guard is dropped.
     pub(crate) fn register(&self, call_id: &str, peer: Peer<RoleServer>) -> Registered {
-        self.peers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(call_id.to_owned(), peer);
+        crate::sync::lock(&self.peers).insert(call_id.to_owned(), peer);
         Registered {
             peers: Arc::clone(&self.peers),
             call_id: call_id.to_owned(),
@@ -58,11 +55,7 @@ impl ClientApprover {
     }
 
     fn peer_of(&self, call_id: &str) -> Option<Peer<RoleServer>> {
-        self.peers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(call_id)
-            .cloned()
+        crate::sync::lock(&self.peers).get(call_id).cloned()
     }
 }
 
@@ -74,10 +67,7 @@ pub(crate) struct Registered {
 
 impl Drop for Registered {
     fn drop(&mut self) {
-        self.peers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&self.call_id);
+        crate::sync::lock(&self.peers).remove(&self.call_id);
     }
 }
 

@@ -34,3 +34,6 @@ pub use relay::{HttpOptions, HttpServer};
 pub use relay::{MediaLimits, Prefix, Proxy, ProxyError, Upstream};
 pub use server::{MAX_RESULT_META_KEY, McpServer, serve_stdio};
 pub use transport::refuse_stdio;
+
+#[doc(hidden)]
+pub use relay::relay_tool_answer as __relay_tool_answer;

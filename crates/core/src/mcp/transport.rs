@@ -59,9 +59,7 @@ pub(crate) struct Answering {
 
 impl Answering {
     fn ids(&self) -> std::sync::MutexGuard<'_, std::collections::HashSet<String>> {
-        self.ids
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        crate::sync::lock(&self.ids)
     }
 
     fn read(&self, id: &impl serde::Serialize) {

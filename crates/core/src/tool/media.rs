@@ -16,7 +16,7 @@ use base64::engine::general_purpose::STANDARD;
 use serde_json::{Map, Value};
 
 use super::ToolError;
-use crate::artifacts::{ArtifactId, READ_ARTIFACT};
+use crate::artifacts::{ArtifactId, READ_ARTIFACT, is_mime_type};
 use crate::trim::grouped;
 
 /// What kind of media a [`Media`] is.
@@ -254,16 +254,6 @@ pub(crate) fn problem_of(kind: MediaKind, data: &str, mime_type: &str) -> Option
             grouped(data.len())
         )
     })
-}
-
-/// Whether `text` reads as a MIME type: `type/subtype`, visible ASCII, parameters allowed.
-pub(crate) fn is_mime_type(text: &str) -> bool {
-    let essence = text.split(';').next().unwrap_or_default().trim();
-    text.len() <= 255
-        && text.bytes().all(|b| b.is_ascii_graphic() || b == b' ')
-        && essence
-            .split_once('/')
-            .is_some_and(|(kind, sub)| !kind.is_empty() && !sub.is_empty() && !sub.contains('/'))
 }
 
 /// How many images and audio clips a model is shown, and how large each may be.

@@ -33,7 +33,7 @@ pub use error::{ErrorKind, ToolError};
 #[cfg(feature = "mcp")]
 pub(crate) use media::problem_of;
 pub use media::{Media, MediaKind, MediaLimits};
-pub(crate) use media::{is_mime_type, left_out_note};
+pub(crate) use media::left_out_note;
 pub(crate) use output::Body;
 pub use output::{Json, OutputStream, ToolOutput};
 pub use page::Page;

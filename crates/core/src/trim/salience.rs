@@ -12,8 +12,8 @@ use std::sync::OnceLock;
 use aho_corasick::{AhoCorasick, MatchKind};
 
 use super::bytes::{count_newlines, is_blank, line_end, without_break};
-use super::survey::{Hit, LineStarts};
 use super::signature::signature;
+use super::survey::{Hit, LineStarts};
 
 /// Which lines of an output a cut keeps from the middle it drops.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -146,9 +146,11 @@ pub(crate) fn scan(
     let lines: Box<dyn Iterator<Item = (usize, Option<usize>)> + '_> = match found {
         Found::Search(automaton) => {
             let mut starts = LineStarts::at_line_start(range.start);
-            Box::new(automaton.find_iter(region).map(move |hit| {
-                (starts.start_of(bytes, range.start + hit.start()), None)
-            }))
+            Box::new(
+                automaton
+                    .find_iter(region)
+                    .map(move |hit| (starts.start_of(bytes, range.start + hit.start()), None)),
+            )
         }
         Found::Surveyed(hits) => {
             let from = hits.partition_point(|hit| hit.start < range.start);
@@ -308,10 +310,16 @@ mod tests {
     use super::*;
 
     fn excerpts_of(text: &str) -> Vec<(usize, String)> {
-        scan(text, 0..text.len(), 1, Found::Search(default_automaton()), 64)
-            .into_iter()
-            .map(|e| (e.first_line, text[e.bytes].to_owned()))
-            .collect()
+        scan(
+            text,
+            0..text.len(),
+            1,
+            Found::Search(default_automaton()),
+            64,
+        )
+        .into_iter()
+        .map(|e| (e.first_line, text[e.bytes].to_owned()))
+        .collect()
     }
 
     #[test]
@@ -375,7 +383,13 @@ mod tests {
             text.push_str(&format!("ERROR connection {i} refused\n"));
         }
         text.push_str("FATAL giving up\n");
-        let found = scan(&text, 0..text.len(), 1, Found::Search(default_automaton()), 1_000);
+        let found = scan(
+            &text,
+            0..text.len(),
+            1,
+            Found::Search(default_automaton()),
+            1_000,
+        );
         assert_eq!(found.len(), 101);
         let chosen = choose(&found, 3, 3, 10, |_| (1, 1));
         let lines: Vec<usize> = chosen.iter().map(|&i| found[i].last_line()).collect();

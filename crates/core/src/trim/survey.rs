@@ -265,7 +265,10 @@ mod tests {
             let start = if bytes[at] == b'\n' {
                 at + 1
             } else {
-                bytes[..at].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1)
+                bytes[..at]
+                    .iter()
+                    .rposition(|&b| b == b'\n')
+                    .map_or(0, |i| i + 1)
             };
             if hits.last().is_some_and(|hit| hit.start == start) {
                 continue;
@@ -285,7 +288,10 @@ mod tests {
                 0 => out.push_str(&format!("{i} error: the build failed here — ошибка\n")),
                 13 => out.push_str(&format!("{i}\n\nE   assert {i} == 0\n")),
                 // A pattern split across any block or part boundary somewhere in the text.
-                50 => out.push_str(&format!("{i} {}Traceback (most recent call last):\n", "x".repeat(i % 41))),
+                50 => out.push_str(&format!(
+                    "{i} {}Traceback (most recent call last):\n",
+                    "x".repeat(i % 41)
+                )),
                 _ => out.push_str(&format!("{i} compiling crate_{} (naïve)\n", i % 13)),
             }
         }
@@ -349,11 +355,20 @@ mod tests {
 
     #[test]
     fn the_parts_cover_the_text_once() {
-        for (len, n) in [(0, 4), (1, 4), (BLOCK * 3 + 5, 2), (BLOCK * 10, 3), (100, 1)] {
+        for (len, n) in [
+            (0, 4),
+            (1, 4),
+            (BLOCK * 3 + 5, 2),
+            (BLOCK * 10, 3),
+            (100, 1),
+        ] {
             let parts = split(len, n);
             assert_eq!(parts.first().map(|r| r.start), Some(0));
             assert_eq!(parts.last().map(|r| r.end), Some(len));
-            assert!(parts.windows(2).all(|w| w[0].end == w[1].start), "{parts:?}");
+            assert!(
+                parts.windows(2).all(|w| w[0].end == w[1].start),
+                "{parts:?}"
+            );
         }
     }
 }

@@ -334,9 +334,9 @@ mod tests {
             salience::Found::Search(&automaton),
             usize::MAX,
         )
-            .into_iter()
-            .map(|e| (e.first_line, e.lines, text[e.bytes].to_owned()))
-            .collect()
+        .into_iter()
+        .map(|e| (e.first_line, e.lines, text[e.bytes].to_owned()))
+        .collect()
     }
 
     fn watched(text: &str, chunk: usize) -> Vec<(usize, usize, String)> {

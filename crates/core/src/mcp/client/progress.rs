@@ -2,7 +2,7 @@
 //! bounded.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use rmcp::ClientHandler;
 #[allow(deprecated)]
@@ -123,7 +123,7 @@ fn route_progress(progress: &Progress, params: ProgressNotificationParam) {
         message.truncate(cut);
         message.push('…');
     }
-    let mut routes = progress.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut routes = crate::sync::lock(&progress);
     let Some(route) = routes.get_mut(&params.progress_token) else {
         return;
     };
@@ -157,7 +157,7 @@ fn route_log(progress: &Progress, params: LoggingMessageNotificationParam) {
             crate::trim::grouped(text.len())
         ));
     }
-    let routes = progress.lock().unwrap_or_else(PoisonError::into_inner);
+    let routes = crate::sync::lock(&progress);
     for route in routes.values() {
         // Full: the call is behind on what it passes on, and this message is dropped.
         let _ = route
@@ -174,10 +174,7 @@ pub(super) struct ProgressRoute {
 
 impl Drop for ProgressRoute {
     fn drop(&mut self) {
-        self.progress
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&self.token);
+        crate::sync::lock(&self.progress).remove(&self.token);
     }
 }
 

@@ -98,11 +98,7 @@ impl Process {
         };
         // The stderr forwarder may still be reading what the server wrote last.
         tokio::task::yield_now().await;
-        let said = self
-            .last_words
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .said();
+        let said = crate::sync::lock(&self.last_words).said();
         if let Some(said) = said {
             why.push_str("; its stderr ended with: ");
             why.push_str(&said);
@@ -126,10 +122,7 @@ fn forward_stderr(
                 break;
             }
             let chunk = &buffer[..read];
-            last_words
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .push(chunk);
+            crate::sync::lock(&last_words).push(chunk);
             let _ = std::io::stderr().write_all(chunk);
         }
     });

@@ -1,7 +1,7 @@
 //! One tool of a server, as a [`DynTool`]: a call forwarded, its progress routed, its
 //! cancellation sent on.
 
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use rmcp::model::{
@@ -152,10 +152,7 @@ impl DynTool for RemoteTool {
             }
         };
         let (sender, mut progress) = mpsc::channel(PROGRESS_BACKLOG);
-        self.inner
-            .progress
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        crate::sync::lock(&self.inner.progress)
             .insert(handle.progress_token.clone(), Route::new(sender));
         let _route = ProgressRoute {
             progress: Arc::clone(&self.inner.progress),

@@ -4,7 +4,7 @@
 //! protocol version the server gave are sent with every later request.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::StreamExt as _;
@@ -35,19 +35,15 @@ struct Shared {
 }
 
 impl Shared {
-    fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-        mutex.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
     fn request(&self, method: reqwest::Method) -> reqwest::RequestBuilder {
         let mut request = self
             .client
             .request(method, &self.url)
             .headers(self.headers.clone());
-        if let Some(session) = Self::lock(&self.session).clone() {
+        if let Some(session) = crate::sync::lock(&self.session).clone() {
             request = request.header(SESSION_HEADER, session);
         }
-        if let Some(version) = Self::lock(&self.version).clone() {
+        if let Some(version) = crate::sync::lock(&self.version).clone() {
             request = request.header(VERSION_HEADER, version);
         }
         request
@@ -56,7 +52,7 @@ impl Shared {
     /// Passes a message on; an answer to `initialize` also gives the protocol version.
     async fn deliver(&self, received: Received) -> bool {
         if let Received::Message(message) = &received {
-            let mut initialize = Self::lock(&self.initialize);
+            let mut initialize = crate::sync::lock(&self.initialize);
             if initialize.is_some() && *initialize == message.id {
                 *initialize = None;
                 let result: Value = message
@@ -65,7 +61,7 @@ impl Shared {
                     .and_then(|raw| serde_json::from_str(raw.get()).ok())
                     .unwrap_or(Value::Null);
                 if let Some(version) = result["protocolVersion"].as_str() {
-                    *Self::lock(&self.version) = Some(version.to_owned());
+                    *crate::sync::lock(&self.version) = Some(version.to_owned());
                 }
             }
         }
@@ -141,7 +137,7 @@ async fn send_all(shared: Arc<Shared>, mut from: mpsc::Receiver<String>) {
             Received::Unreadable { .. } => (None, None),
         };
         if method.as_deref() == Some("initialize") {
-            *Shared::lock(&shared.initialize) = id.clone();
+            *crate::sync::lock(&shared.initialize) = id.clone();
             // The session id comes with the answer: nothing else goes out before it.
             post(&shared, &message, id.as_ref()).await;
             continue;
@@ -160,7 +156,7 @@ async fn send_all(shared: Arc<Shared>, mut from: mpsc::Receiver<String>) {
         listening.abort();
     }
     // The relay is done: the server may forget the session.
-    if Shared::lock(&shared.session).is_some() {
+    if crate::sync::lock(&shared.session).is_some() {
         let _ = shared.request(reqwest::Method::DELETE).send().await;
     }
 }
@@ -197,7 +193,7 @@ async fn post(shared: &Shared, message: &str, id: Option<&Value>) {
         .get(SESSION_HEADER)
         .and_then(|value| value.to_str().ok())
     {
-        *Shared::lock(&shared.session) = Some(session.to_owned());
+        *crate::sync::lock(&shared.session) = Some(session.to_owned());
     }
     let status = response.status();
     if !status.is_success() {

@@ -7,10 +7,11 @@
 //! whose `Origin` or `Host` is not allowed is refused (a web page cannot drive it through DNS
 //! rebinding); with a bearer token set, a request without it is refused.
 
+use crate::sync::lock;
 use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
@@ -245,10 +246,6 @@ struct Router {
     listening: Option<mpsc::Sender<String>>,
     /// What no stream could carry yet.
     queue: VecDeque<String>,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Router {

@@ -245,3 +245,26 @@ impl Proxy {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct ProxyError(pub(crate) String);
+
+/// What the proxy does with one `tools/call` answer an upstream sends: the line read as a
+/// message, its result fitted to `cap` chars (the full output kept in memory), and the answer
+/// written for the client as one line. The instruction-count gate measures it; not public API.
+#[doc(hidden)]
+pub async fn relay_tool_answer(line: Vec<u8>, cap: usize) -> String {
+    let link::Received::Message(message) = link::parse_owned(line) else {
+        return String::new();
+    };
+    let fitting = fit::Fitting {
+        cap,
+        store: Arc::new(crate::artifacts::MemoryStore::new()),
+        media: MediaLimits::default(),
+    };
+    let id = message.id.unwrap_or(serde_json::Value::Null);
+    let Some(result) = message.result else {
+        return String::new();
+    };
+    match fit::tool_result(&result, None, &fitting).await {
+        Ok(fitted) => link::answer(&id, Ok(link::raw(&fitted))),
+        Err(why) => link::answer(&id, Ok(link::raw(&fit::error_result(why)))),
+    }
+}

@@ -170,9 +170,7 @@ impl Peer {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<Outcome>>> {
-        self.pending
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        crate::sync::lock(&self.pending)
     }
 
     fn take(&self, id: &Value) -> Option<oneshot::Sender<Outcome>> {

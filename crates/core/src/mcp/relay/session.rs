@@ -8,9 +8,10 @@
 //! go to the client and their answers back; notifications go through in order, before the
 //! answer they preceded.
 
+use crate::sync::lock;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 use futures_util::future::{BoxFuture, join_all};
@@ -128,10 +129,6 @@ struct Session {
     /// With tool search: the tools the session's searches found, in the order found.
     loaded: Mutex<crate::registry::Loaded>,
     me: Weak<Session>,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 fn key(id: &Value) -> String {

@@ -1,0 +1,204 @@
+//! The instruction-count gate's cases: each hot path run once on a fixed input, for callgrind
+//! to count the instructions of [`measured`] alone (the input is made before it, outside the
+//! count). Instruction counts do not drift with the machine's load the way times do, so
+//! `scripts/perf-gate.sh` can hold every change to its committed baseline.
+//!
+//! Run: `bash scripts/perf-gate.sh` (the gate), or `cargo run --profile gate -p toolsmith-gate
+//! -- <case>` to run one case natively; `--list` names the cases.
+
+// The inputs the benches measure, made in one place.
+#[path = "../../../benches/inputs/mod.rs"]
+mod inputs;
+
+use std::borrow::Cow;
+
+use std::hint::black_box;
+
+use serde_json::json;
+use toolsmith::history::{self, Block, CompactPolicy, Message, Role};
+use toolsmith::trim::{FullOutput, TrimStyle, fit, fit_json};
+use toolsmith::tool::ToolAnnotations;
+use toolsmith::{Registry, Tool, ToolCall, ToolContext, ToolError, ToolOutput};
+
+/// The size of the texts and documents cut.
+const MIB: usize = 1 << 20;
+/// The allowance they are cut to.
+const ALLOWANCE: usize = 20_000;
+
+/// Every case, by name.
+const CASES: &[&str] = &[
+    "fit_default_1mib",
+    "fit_positional_1mib",
+    "fit_json_compact_1mib",
+    "fit_json_pretty_1mib",
+    "fit_json_wide_unicode_1mib",
+    "fit_json_deep_arrays_1mib",
+    "turn_execute_100_noops",
+    "relay_tool_answer_1mib",
+    "history_repair_compact_1000",
+];
+
+/// A case's input, made before the count starts.
+enum Input {
+    Text(String, TrimStyle),
+    Json(String),
+    Turn(Box<Registry>, Vec<ToolCall>),
+    Relay(Vec<u8>),
+    History(Vec<Message>),
+}
+
+fn input(case: &str) -> Option<Input> {
+    let positional = TrimStyle::head_tail(TrimStyle::DEFAULT_HEAD_RATIO);
+    Some(match case {
+        "fit_default_1mib" => Input::Text(inputs::log_of(MIB), TrimStyle::default()),
+        "fit_positional_1mib" => Input::Text(inputs::log_of(MIB), positional),
+        "fit_json_compact_1mib" => Input::Json(inputs::compact(MIB)),
+        "fit_json_pretty_1mib" => Input::Json(inputs::pretty(MIB)),
+        "fit_json_wide_unicode_1mib" => Input::Json(inputs::wide_unicode(MIB)),
+        "fit_json_deep_arrays_1mib" => Input::Json(inputs::deep_arrays(MIB)),
+        "turn_execute_100_noops" => {
+            let registry = Registry::builder()
+                .tool(Noop)
+                .max_calls_per_turn(100)
+                .max_calls_per_tool(100)
+                .build()
+                .expect("a valid registry");
+            let calls = (0..100)
+                .map(|i| ToolCall::new(format!("call_{i}"), "noop", json!({})))
+                .collect();
+            Input::Turn(Box::new(registry), calls)
+        }
+        "relay_tool_answer_1mib" => {
+            let result = json!({
+                "content": [{ "type": "text", "text": inputs::log_of(MIB) }],
+                "isError": false,
+            });
+            let answer = json!({ "jsonrpc": "2.0", "id": 7, "result": result });
+            Input::Relay(serde_json::to_vec(&answer).expect("JSON"))
+        }
+        "history_repair_compact_1000" => Input::History(damaged_session(1_000)),
+        _ => return None,
+    })
+}
+
+/// Arguments of [`Noop`].
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct NoopArgs {}
+
+/// Returns `ok` at once: what a call costs the registry, and nothing else.
+#[derive(Debug)]
+struct Noop;
+
+#[async_trait::async_trait]
+impl Tool for Noop {
+    type Args = NoopArgs;
+
+    fn name(&self) -> Cow<'static, str> {
+        "noop".into()
+    }
+
+    fn description(&self) -> Cow<'static, str> {
+        "Does nothing.".into()
+    }
+
+    fn annotations(&self) -> ToolAnnotations {
+        ToolAnnotations::new().with_read_only(true)
+    }
+
+    async fn call(&self, _args: NoopArgs, _cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        Ok("ok".into())
+    }
+}
+
+/// One thread, so the count is the same on every run.
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a Tokio runtime")
+}
+
+/// A session of `messages` messages, two in five a tool turn with a 10 KB result, with every
+/// tenth result lost and the pairing to repair.
+fn damaged_session(messages: usize) -> Vec<Message> {
+    let result: String = (0..400)
+        .map(|i| format!("{i:>6}\tfn line_{i}() {{ let x = {i}; }}\n"))
+        .collect();
+    let result = &result[..10_000];
+    let mut out = vec![Message::user("Start.")];
+    let mut t = 0;
+    while out.len() < messages {
+        if t % 5 < 2 {
+            let id = format!("toolu_{t}");
+            out.push(Message::from_blocks(
+                Role::Assistant,
+                vec![
+                    Block::text("Let me look."),
+                    Block::tool_use(&id, "read_file", json!({ "path": t })),
+                ],
+            ));
+            out.push(if t % 10 == 0 {
+                Message::user("(the tool results were lost)")
+            } else {
+                Message::from_blocks(Role::User, vec![Block::tool_result(&id, result, false)])
+            });
+        } else {
+            out.push(Message::assistant(format!("Here is step {t}.")));
+            out.push(Message::user("Go on."));
+        }
+        t += 1;
+    }
+    out
+}
+
+/// The counted part: one run of the case's hot path. Callgrind counts this function and what
+/// it calls (`--toggle-collect`); keep its name.
+#[inline(never)]
+fn measured(input: Input, runtime: &tokio::runtime::Runtime) -> usize {
+    match input {
+        Input::Text(text, style) => fit(&text, ALLOWANCE, &style).text().len(),
+        Input::Json(text) => {
+            fit_json(&text, ALLOWANCE, 0.5, &FullOutput::NotKept).map_or(0, |fit| fit.text.len())
+        }
+        Input::Turn(registry, calls) => {
+            runtime.block_on(async { registry.turn().execute(calls).await.len() })
+        }
+        Input::Relay(line) => runtime.block_on(async {
+            toolsmith::mcp::__relay_tool_answer(line, ALLOWANCE)
+                .await
+                .len()
+        }),
+        Input::History(mut messages) => {
+            let repaired = history::repair(&mut messages);
+            let compacted = history::microcompact(&mut messages, &CompactPolicy::default());
+            black_box(&repaired);
+            black_box(&compacted);
+            messages.len()
+        }
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        None | Some("--list") => {
+            for case in CASES {
+                println!("{case}");
+            }
+        }
+        Some(case) => {
+            let Some(input) = input(case) else {
+                eprintln!(
+                    "gate: no case `{case}`; the cases are: {}",
+                    CASES.join(", ")
+                );
+                std::process::exit(2);
+            };
+            let runtime = runtime();
+            println!(
+                "{case}: {}",
+                black_box(measured(black_box(input), &runtime))
+            );
+        }
+    }
+}
