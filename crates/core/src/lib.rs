@@ -28,6 +28,7 @@
 //! | [`tool`](mod@tool) | writing tools: the traits, the context a call sees, what it returns, its spec |
 //! | [`approval`] | who may run what: rules per tool, and who is asked |
 //! | [`schema`] | a tool's definition in each provider's dialect |
+//! | [`search`] | finding tools by what they do: a BM25 index over their definitions |
 //! | [`registry`] | running tools: the registry, turns, batches in phases, results |
 //! | [`mcp`] | MCP on both sides: a server over any registry, a client of any server (feature `mcp`) |
 //!
@@ -124,6 +125,8 @@
 //! | `head_ratio = 0.3` | the share of a trimmed result kept from the top |
 //! | `timeout = "30s"` | how long one call may run (`ms`, `s`, `m`, `h`) |
 //! | `preserve` | keep this tool's results out of history compaction (write and exec tools) |
+//! | `defer` | offer the definition only once a tool search finds it ([`registry::RegistryBuilder::defer`]) |
+//! | `terminal_output` | the output is a terminal's: escapes and redraws are rendered as a terminal shows them ([`tool::ToolSpec::with_terminal_output`]) |
 //! | `read_only` | the tool changes nothing: its calls may run concurrently (others run one at a time) |
 //! | `destructive` | a change it makes may destroy or overwrite data |
 //! | `idempotent` | calling it again with the same arguments changes nothing more |

@@ -16,8 +16,8 @@ use std::hint::black_box;
 
 use serde_json::json;
 use toolsmith::history::{self, Block, CompactPolicy, Message, Role};
-use toolsmith::trim::{FullOutput, TrimStyle, fit, fit_json};
 use toolsmith::tool::ToolAnnotations;
+use toolsmith::trim::{FullOutput, TrimStyle, fit, fit_json};
 use toolsmith::{Registry, Tool, ToolCall, ToolContext, ToolError, ToolOutput};
 
 /// The size of the texts and documents cut.

@@ -8,11 +8,36 @@ use syn::{Attribute, Expr, ExprLit, Lit, LitStr, Meta};
 
 use crate::ctxt::Ctxt;
 
-/// Every key `#[tool(...)]` accepts, as the unknown-key error lists them.
-const KEYS: &str = "`name`, `description`, `max_result_chars`, `max_result_lines`, `paginate`, \
-                    `head_ratio`, `timeout`, `preserve`, `defer`, `terminal_output`, `read_only`, \
-                    `destructive`, `idempotent`, `open_world`, `allow_unknown_fields`, `state`, \
-                    `size_hint`, `crate`";
+/// Every key `#[tool(...)]` accepts: the one list of them. The unknown-key error names them
+/// from it, and a test holds the table of keys in the `toolsmith` crate's docs to it.
+pub(crate) const KEYS: &[&str] = &[
+    "name",
+    "description",
+    "max_result_chars",
+    "max_result_lines",
+    "paginate",
+    "head_ratio",
+    "timeout",
+    "preserve",
+    "defer",
+    "terminal_output",
+    "read_only",
+    "destructive",
+    "idempotent",
+    "open_world",
+    "allow_unknown_fields",
+    "state",
+    "size_hint",
+    "crate",
+];
+
+/// The keys as an error message lists them.
+fn keys() -> String {
+    KEYS.iter()
+        .map(|key| format!("`{key}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
 
 /// A value and the tokens it came from (for spans of later errors).
 pub(crate) struct Spanned<T> {
@@ -76,7 +101,7 @@ impl ToolAttrs {
         let Some(ident) = key.get_ident().map(ToString::to_string) else {
             cx.error_spanned_by(
                 &key,
-                format!("unknown tool attribute; expected one of {KEYS}"),
+                format!("unknown tool attribute; expected one of {}", keys()),
             );
             return skip_value(&meta);
         };
@@ -193,7 +218,10 @@ impl ToolAttrs {
             _ => {
                 cx.error_spanned_by(
                     &key,
-                    format!("unknown tool attribute `{ident}`; expected one of {KEYS}"),
+                    format!(
+                        "unknown tool attribute `{ident}`; expected one of {}",
+                        keys()
+                    ),
                 );
                 skip_value(&meta)?;
             }
@@ -543,5 +571,46 @@ mod tests {
         let docs = docs(&item.attrs).unwrap().to_string();
         assert!(docs.starts_with(":: core :: concat !"), "{docs}");
         assert!(docs.contains("include_str !"), "{docs}");
+    }
+}
+
+#[cfg(test)]
+mod keys {
+    use std::collections::BTreeSet;
+
+    use super::KEYS;
+
+    /// The keys the table in the `toolsmith` crate's docs explains.
+    fn documented() -> BTreeSet<&'static str> {
+        include_str!("../../core/src/lib.rs")
+            .lines()
+            .skip_while(|line| !line.starts_with("//! The keys of `#[tool(...)]`"))
+            .skip(1)
+            .skip_while(|line| !line.starts_with("//! |"))
+            .take_while(|line| line.starts_with("//! |"))
+            .filter_map(|row| row.strip_prefix("//! | `"))
+            .filter_map(|cell| cell.split([' ', '`']).next())
+            .collect()
+    }
+
+    /// The keys `parse_key` has an arm for.
+    fn parsed() -> BTreeSet<&'static str> {
+        include_str!("attr.rs")
+            .lines()
+            .map(str::trim)
+            .filter_map(|line| line.strip_prefix('"')?.strip_suffix("\" => {"))
+            .collect()
+    }
+
+    #[test]
+    fn the_docs_the_parser_and_the_error_name_the_same_keys() {
+        let listed: BTreeSet<&str> = KEYS.iter().copied().collect();
+        assert_eq!(listed.len(), KEYS.len(), "a key listed twice");
+        assert_eq!(
+            documented(),
+            listed,
+            "the docs' table of keys and KEYS disagree"
+        );
+        assert_eq!(parsed(), listed, "the parser's arms and KEYS disagree");
     }
 }

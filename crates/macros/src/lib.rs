@@ -23,10 +23,9 @@ use proc_macro::TokenStream;
 /// `async fn run(self, cx: &ToolContext) -> Result<T, E>`, with `T: Into<ToolOutput>` and
 /// `E: Into<ToolError>`.
 ///
-/// Keys: `name`, `description`, `max_result_chars`, `max_result_lines`, `paginate`,
-/// `head_ratio`, `timeout`, `preserve`, `defer`, `read_only`, `destructive`, `idempotent`, `open_world`,
-/// `allow_unknown_fields`, `state`, `size_hint`, `crate`. The `toolsmith` crate's root
-/// documentation explains each, with examples.
+/// The keys of `#[tool(...)]` are the same in both forms; the `toolsmith` crate's root
+/// documentation has their table, with examples (the one list of them is the parser's, and a
+/// test holds the table to it).
 #[proc_macro_derive(Tool, attributes(tool))]
 pub fn derive_tool(input: TokenStream) -> TokenStream {
     expand::derive(input.into()).into()

@@ -30,10 +30,10 @@ pub use args_tool::{ArgsTool, ToolArgs};
 pub use context::{Audience, CallSummary, Event, LogLevel, State, StateNeed, ToolContext};
 pub(crate) use error::DisplayDuration;
 pub use error::{ErrorKind, ToolError};
+pub(crate) use media::left_out_note;
 #[cfg(feature = "mcp")]
 pub(crate) use media::problem_of;
 pub use media::{Media, MediaKind, MediaLimits};
-pub(crate) use media::left_out_note;
 pub(crate) use output::Body;
 pub use output::{Json, OutputStream, ToolOutput};
 pub use page::Page;

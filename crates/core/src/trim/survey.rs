@@ -83,7 +83,13 @@ pub(crate) fn survey(text: &str, automaton: Option<&AhoCorasick>) -> Survey {
 
 /// How many threads a text of `len` bytes is read with.
 fn threads_for(len: usize) -> usize {
-    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    if len < 2 * MIN_SHARE {
+        return 1;
+    }
+    // Asked once: the answer reads the process's CPU affinity and cgroup limits.
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let cores = *CORES
+        .get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get));
     cores.min(MAX_THREADS).min(len / MIN_SHARE).max(1)
 }
 

@@ -123,7 +123,7 @@ fn route_progress(progress: &Progress, params: ProgressNotificationParam) {
         message.truncate(cut);
         message.push('…');
     }
-    let mut routes = crate::sync::lock(&progress);
+    let mut routes = crate::sync::lock(progress);
     let Some(route) = routes.get_mut(&params.progress_token) else {
         return;
     };
@@ -157,7 +157,7 @@ fn route_log(progress: &Progress, params: LoggingMessageNotificationParam) {
             crate::trim::grouped(text.len())
         ));
     }
-    let routes = crate::sync::lock(&progress);
+    let routes = crate::sync::lock(progress);
     for route in routes.values() {
         // Full: the call is behind on what it passes on, and this message is dropped.
         let _ = route
