@@ -6,16 +6,19 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-/// The core crate's top-level modules, top first, as the design document lists them.
-fn ladder() -> Vec<String> {
+/// The modules of one ladder, top first, as the design document lists them: the crate's
+/// (`block` 0) or the `mcp` module's (`block` 1), the code blocks of the section on the core
+/// crate's modules.
+fn ladder(block: usize) -> Vec<String> {
     let design = std::fs::read_to_string(root().join("docs/design.md")).expect("docs/design.md");
     let section = design
         .split("## Modules of the core crate")
         .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
         .expect("the design document's section on the core crate's modules");
     let block = section
         .split("```")
-        .nth(1)
+        .nth(1 + 2 * block)
         .expect("the ladder's code block");
     block
         .lines()
@@ -45,81 +48,101 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The top-level modules a line of code names through `crate::`, including those of a grouped
+/// The modules a line of code names through `prefix` (`crate::` for the crate's top-level
+/// modules, `crate::mcp::` or `super::` for `mcp`'s), including those of a grouped
 /// `use crate::{a, b::c}`.
-fn named(line: &str) -> Vec<String> {
+fn named_after(line: &str, prefix: &str) -> Vec<String> {
+    let word = |text: &str| -> String {
+        text.chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect()
+    };
     let mut out = Vec::new();
-    for (at, _) in line.match_indices("crate::") {
-        let rest = &line[at + "crate::".len()..];
+    for (at, _) in line.match_indices(prefix) {
+        let rest = &line[at + prefix.len()..];
+        // `super::` inside a longer `super::super::` names nothing by itself.
+        if prefix.starts_with("super::")
+            && (line[..at].ends_with("super::") || rest.starts_with("super::"))
+        {
+            continue;
+        }
         if let Some(group) = rest.strip_prefix('{') {
             let group = group.split('}').next().unwrap_or_default();
             for item in group.split(',') {
-                let item = item.trim();
-                let name: String = item
-                    .chars()
-                    .take_while(|c| c.is_alphanumeric() || *c == '_')
-                    .collect();
+                let name = word(item.trim());
                 if !name.is_empty() {
                     out.push(name);
                 }
             }
         } else {
-            let name: String = rest
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_')
-                .collect();
-            out.push(name);
+            let name = word(rest);
+            if !name.is_empty() {
+                out.push(name);
+            }
         }
     }
     out
 }
 
-#[test]
-fn no_import_runs_back_up_the_ladder() {
-    let ladder = ladder();
-    assert!(ladder.len() >= 10, "the ladder was not read: {ladder:?}");
+fn named(line: &str) -> Vec<String> {
+    named_after(line, "crate::")
+}
+
+/// Every line of code (not a comment) of the files under `dir`, with the file's path relative
+/// to `dir`.
+fn code_lines(dir: &Path) -> Vec<(PathBuf, usize, String)> {
+    let mut files = Vec::new();
+    sources(dir, &mut files);
+    let mut out = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).expect("a source file");
+        let relative = file
+            .strip_prefix(dir)
+            .expect("under the directory")
+            .to_owned();
+        for (number, line) in text.lines().enumerate() {
+            let code = line.trim_start();
+            // Comments and docs may point anywhere: only code is an arrow.
+            if !code.starts_with("//") {
+                out.push((relative.clone(), number + 1, code.to_owned()));
+            }
+        }
+    }
+    out
+}
+
+/// Checks a ladder: `module_of` names the ladder's module a file belongs to (`None`: a file
+/// outside it, such as the root that re-exports), `targets` the modules a line names.
+fn check(
+    ladder: &[String],
+    dir: &Path,
+    module_of: impl Fn(&Path) -> Option<String>,
+    targets: impl Fn(&Path, &str) -> Vec<String>,
+) {
+    assert!(ladder.len() >= 8, "the ladder was not read: {ladder:?}");
     let rank: HashMap<&str, usize> = ladder
         .iter()
         .enumerate()
         .map(|(i, name)| (name.as_str(), i))
         .collect();
-    let src = root().join("crates/core/src");
-    let mut files = Vec::new();
-    sources(&src, &mut files);
     let mut wrong = Vec::new();
     let mut unlisted = Vec::new();
-    for file in &files {
-        let relative = file.strip_prefix(&src).expect("under src");
-        let module = relative
-            .components()
-            .next()
-            .and_then(|c| c.as_os_str().to_str())
-            .map(|name| name.trim_end_matches(".rs").to_owned())
-            .expect("a module");
-        if module == "lib" {
+    for (file, number, code) in code_lines(dir) {
+        let Some(module) = module_of(&file) else {
             continue;
-        }
+        };
         let Some(&own) = rank.get(module.as_str()) else {
             unlisted.push(module);
             continue;
         };
-        let text = std::fs::read_to_string(file).expect("a source file");
-        for (number, line) in text.lines().enumerate() {
-            let code = line.trim_start();
-            // Comments and docs may point anywhere: only code is an arrow.
-            if code.starts_with("//") {
-                continue;
-            }
-            for target in named(code) {
-                if let Some(&theirs) = rank.get(target.as_str())
-                    && theirs > own
-                {
-                    wrong.push(format!(
-                        "{}:{}: `{module}` uses `{target}`, which is below it",
-                        relative.display(),
-                        number + 1
-                    ));
-                }
+        for target in targets(&file, &code) {
+            if let Some(&theirs) = rank.get(target.as_str())
+                && theirs > own
+            {
+                wrong.push(format!(
+                    "{}:{number}: `{module}` uses `{target}`, which is below it",
+                    file.display(),
+                ));
             }
         }
     }
@@ -136,6 +159,45 @@ fn no_import_runs_back_up_the_ladder() {
     );
 }
 
+/// The first component of a path, without `.rs`.
+fn first(path: &Path) -> Option<String> {
+    path.components()
+        .next()
+        .and_then(|c| c.as_os_str().to_str())
+        .map(|name| name.trim_end_matches(".rs").to_owned())
+}
+
+#[test]
+fn no_import_runs_back_up_the_ladder() {
+    check(
+        &ladder(0),
+        &root().join("crates/core/src"),
+        |file| first(file).filter(|module| module != "lib"),
+        |_, code| named(code),
+    );
+}
+
+#[test]
+fn no_import_runs_back_up_the_ladder_inside_mcp() {
+    check(
+        &ladder(1),
+        &root().join("crates/core/src/mcp"),
+        |file| first(file).filter(|module| module != "mod"),
+        |file, code| {
+            // `super::` reaches `mcp` from its own files and a folder's `mod.rs`, and
+            // `super::super::` from a folder's other files.
+            let depth = match file.components().count() {
+                1 => 1,
+                _ if file.ends_with("mod.rs") => 1,
+                _ => 2,
+            };
+            let mut names = named_after(code, "crate::mcp::");
+            names.extend(named_after(code, &"super::".repeat(depth)));
+            names
+        },
+    );
+}
+
 #[test]
 fn a_grouped_import_names_each_module() {
     assert_eq!(
@@ -143,4 +205,12 @@ fn a_grouped_import_names_each_module() {
         ["trim", "artifacts"]
     );
     assert_eq!(named("let x = crate::sync::lock(&m);"), ["sync"]);
+    assert_eq!(
+        named_after(
+            "use super::super::{wire, child::Process};",
+            "super::super::"
+        ),
+        ["wire", "child"]
+    );
+    assert!(named_after("use super::super::wire;", "super::").is_empty());
 }

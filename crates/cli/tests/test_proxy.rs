@@ -486,7 +486,7 @@ async fn bad_upstreams_and_configs_are_refused_with_what_to_do() {
     ])
     .await;
     assert!(
-        error.contains("MCP server `mcp_fixture_server` did not answer `initialize` within 1 s"),
+        error.contains("MCP server `mcp_fixture_server` did not answer `initialize` within 1s"),
         "{error}"
     );
 

@@ -47,6 +47,10 @@ pub(crate) fn schema_refusal(server: &str, tool: &str, chars: usize) -> Option<S
     })
 }
 
+/// The `_meta` key under which each listed tool advertises the most characters a result of it
+/// can have (Claude Code reads it).
+pub const MAX_RESULT_META_KEY: &str = "anthropic/maxResultSizeChars";
+
 #[cfg(test)]
 mod tests {
     use super::*;

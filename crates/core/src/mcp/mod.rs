@@ -14,16 +14,19 @@
 
 mod approve;
 mod caps;
+mod child;
 mod client;
 mod logging;
 mod relay;
 mod server;
 mod structure;
 mod transport;
+mod wire;
 
 pub use approve::ClientApprover;
 pub use caps::{
-    MAX_BLOCKS, MAX_DESCRIPTION_CHARS, MAX_LIST_PAGES, MAX_SCHEMA_CHARS, MAX_TOOLS_PER_SERVER,
+    MAX_BLOCKS, MAX_DESCRIPTION_CHARS, MAX_LIST_PAGES, MAX_RESULT_META_KEY, MAX_SCHEMA_CHARS,
+    MAX_TOOLS_PER_SERVER,
 };
 pub use client::{
     McpClient, McpClientBuilder, McpClientError, PREFIX_SEPARATOR, ServerConfig, expand_config,
@@ -31,8 +34,8 @@ pub use client::{
 };
 #[cfg(feature = "mcp-http")]
 pub use relay::{HttpOptions, HttpServer};
-pub use relay::{MediaLimits, Prefix, Proxy, ProxyError, Upstream};
-pub use server::{MAX_RESULT_META_KEY, McpServer, serve_stdio};
+pub use relay::{Prefix, Proxy, ProxyError, Upstream};
+pub use server::{McpServer, serve_stdio};
 pub use transport::refuse_stdio;
 
 #[doc(hidden)]

@@ -25,15 +25,12 @@ use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use super::approve::ClientApprover;
+use super::caps::MAX_RESULT_META_KEY;
 use super::structure::OutputSchema;
 use super::transport;
 use crate::registry::{Registry, ToolCall, ToolResult};
 use crate::schema::{Dialect, DialectError};
 use crate::tool::{Event, LogLevel, Media, MediaKind};
-
-/// The `_meta` key under which each listed tool advertises the most characters a result of it
-/// can have (Claude Code reads it).
-pub const MAX_RESULT_META_KEY: &str = "anthropic/maxResultSizeChars";
 
 /// Serves `registry` over MCP on this process's stdin and stdout until the client disconnects.
 ///

@@ -14,24 +14,14 @@ use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::{RoleClient, RoleServer};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _};
 use tokio_util::sync::CancellationToken;
 
+use crate::mcp::wire::{
+    ANSWER_TOO_LARGE, ID_PREFIX_BYTES, INVALID_PARAMS, INVALID_REQUEST, Lines, MAX_MESSAGE_BYTES,
+    Next, PARSE_ERROR, id_in_prefix, missing_params,
+};
 use crate::trim::grouped;
-
-/// The longest message accepted, in bytes (rmcp's own default, 16 MiB).
-pub(crate) const MAX_MESSAGE_BYTES: usize = 16 << 20;
-/// How much of an oversized line is kept to find its request id.
-pub(crate) const ID_PREFIX_BYTES: usize = 4096;
-
-/// The error code of an answer the client did not read because it was over its limit (in the
-/// range JSON-RPC leaves to implementations).
-pub(crate) const ANSWER_TOO_LARGE: i32 = -32_099;
-
-/// JSON-RPC 2.0 error codes.
-pub(crate) const PARSE_ERROR: i64 = -32700;
-pub(crate) const INVALID_REQUEST: i64 = -32600;
-pub(crate) const INVALID_PARAMS: i64 = -32602;
 
 /// Newline-delimited JSON-RPC over a reader and a writer, each line at most `max_line` bytes.
 pub(crate) struct LineTransport<R, W> {
@@ -90,110 +80,6 @@ impl Answering {
     }
 }
 
-/// The lines of a reader, each at most `max_line` bytes: a longer one is skipped, and only its
-/// first bytes kept (to find its id).
-pub(crate) struct Lines<R> {
-    read: BufReader<R>,
-    max_line: usize,
-    line: Vec<u8>,
-    /// While an oversized line is skipped: its first bytes, to answer it by id.
-    discarding: Option<Vec<u8>>,
-}
-
-/// The next message's line, as [`Lines::next`] gives it.
-pub(crate) enum Next {
-    /// A line with something on it, without its `\r`.
-    Text(Vec<u8>),
-    /// A line over the limit was skipped; its first bytes.
-    Oversized(Vec<u8>),
-}
-
-/// What one bounded read of a line found.
-enum Line {
-    /// A whole line is in `line`.
-    Complete,
-    /// A line over the limit was skipped; its first bytes.
-    Oversized(Vec<u8>),
-    /// The input ended (or failed).
-    End,
-}
-
-impl<R: AsyncRead + Unpin> Lines<R> {
-    pub(crate) fn new(read: R, max_line: usize) -> Self {
-        Lines {
-            read: BufReader::with_capacity(64 * 1024, read),
-            max_line,
-            line: Vec::new(),
-            discarding: None,
-        }
-    }
-
-    /// The longest line read, in bytes.
-    pub(crate) fn max_line(&self) -> usize {
-        self.max_line
-    }
-
-    /// Reads one line into `self.line` without letting it grow past the limit. Cancel-safe:
-    /// only `fill_buf` awaits, and the state lives in `self`.
-    async fn read_line(&mut self) -> Line {
-        loop {
-            let buffer = match self.read.fill_buf().await {
-                Ok(buffer) => buffer,
-                Err(_) => return Line::End,
-            };
-            if buffer.is_empty() {
-                return match self.discarding.take() {
-                    Some(prefix) => Line::Oversized(prefix),
-                    None if self.line.is_empty() => Line::End,
-                    None => Line::Complete,
-                };
-            }
-            let newline = memchr::memchr(b'\n', buffer);
-            let segment = &buffer[..newline.unwrap_or(buffer.len())];
-            let used = newline.map_or(buffer.len(), |at| at + 1);
-            if let Some(prefix) = &mut self.discarding {
-                let room = ID_PREFIX_BYTES.saturating_sub(prefix.len());
-                prefix.extend_from_slice(&segment[..segment.len().min(room)]);
-            } else if self.line.len() + segment.len() > self.max_line {
-                let mut prefix = std::mem::take(&mut self.line);
-                prefix.truncate(ID_PREFIX_BYTES);
-                let room = ID_PREFIX_BYTES.saturating_sub(prefix.len());
-                prefix.extend_from_slice(&segment[..segment.len().min(room)]);
-                self.discarding = Some(prefix);
-            } else {
-                self.line.extend_from_slice(segment);
-            }
-            self.read.consume(used);
-            if newline.is_some() {
-                return match self.discarding.take() {
-                    Some(prefix) => Line::Oversized(prefix),
-                    None => Line::Complete,
-                };
-            }
-        }
-    }
-
-    /// The next line that holds something, or an oversized line's first bytes; `None` at the
-    /// end of the input. Cancel-safe.
-    pub(crate) async fn next(&mut self) -> Option<Next> {
-        loop {
-            match self.read_line().await {
-                Line::End => return None,
-                Line::Oversized(prefix) => return Some(Next::Oversized(prefix)),
-                Line::Complete => {
-                    let mut line = std::mem::take(&mut self.line);
-                    if line.last() == Some(&b'\r') {
-                        line.pop();
-                    }
-                    if !line.iter().all(u8::is_ascii_whitespace) {
-                        return Some(Next::Text(line));
-                    }
-                }
-            }
-        }
-    }
-}
-
 impl<R, W> LineTransport<R, W>
 where
     R: AsyncRead + Unpin + Send + Sync,
@@ -226,7 +112,7 @@ where
 
     /// Sets the longest line read, in bytes.
     pub(crate) fn with_max_line(mut self, bytes: usize) -> Self {
-        self.lines.max_line = bytes;
+        self.lines.set_max_line(bytes);
         self
     }
 
@@ -305,7 +191,7 @@ where
                     let message = format!(
                         "the message is over the server's limit of {} bytes and was not read; \
                          send smaller messages (large inputs belong in files)",
-                        grouped(self.lines.max_line)
+                        grouped(self.lines.max_line())
                     );
                     self.reply_error(id_in_prefix(&prefix), INVALID_REQUEST, message)
                         .await;
@@ -406,7 +292,7 @@ where
                     }
                     let why = format!(
                         "the answer is over the client's limit of {} bytes and was not read",
-                        grouped(self.lines.max_line)
+                        grouped(self.lines.max_line())
                     );
                     if let Some(message) = failed_answer(id, why) {
                         return Some(message);
@@ -462,11 +348,11 @@ const CAREFUL_BYTES: usize = 1 << 20;
 /// text); one listing more tools than [`MAX_TOOLS_PER_SERVER`](super::caps::MAX_TOOLS_PER_SERVER)
 /// keeps those. Anything else comes back as it was.
 fn bounded_answer(line: Vec<u8>) -> Vec<u8> {
-    use super::relay::{bounded, link};
+    use crate::mcp::wire::{self, bounded};
     if line.len() <= CAREFUL_BYTES {
         return line;
     }
-    let link::Received::Message(mut message) = link::parse(&line) else {
+    let wire::Received::Message(mut message) = wire::parse(&line) else {
         return line;
     };
     let Some(result) = message.result.take() else {
@@ -513,72 +399,11 @@ fn bounded_answer(line: Vec<u8>) -> Vec<u8> {
     };
     match rewritten {
         Some(result) => {
-            message.result = Some(link::raw(&result));
+            message.result = Some(wire::raw(&result));
             message.line().into_bytes()
         }
         None => line,
     }
-}
-
-/// A request whose method needs `params` (with certain fields) but came without them: its id
-/// and the error message.
-pub(crate) fn missing_params(message: &Value) -> Option<(Value, String)> {
-    let id = message.get("id")?;
-    let method = message.get("method")?.as_str()?;
-    let needed: &[&str] = match method {
-        "tools/call" | "prompts/get" => &["name"],
-        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => &["uri"],
-        "initialize" => &["protocolVersion", "clientInfo"],
-        "logging/setLevel" => &["level"],
-        "completion/complete" => &["ref", "argument"],
-        _ => return None,
-    };
-    let params = message.get("params").and_then(Value::as_object);
-    let missing: Vec<&str> = needed
-        .iter()
-        .copied()
-        .filter(|key| params.is_none_or(|params| !params.contains_key(*key)))
-        .collect();
-    if missing.is_empty() {
-        return None;
-    }
-    let what = if params.is_none() {
-        "no `params` object".to_owned()
-    } else {
-        format!("`params` without {}", quoted(&missing))
-    };
-    Some((
-        id.clone(),
-        format!(
-            "invalid params: `{method}` came with {what}; it needs `params` with {}",
-            quoted(needed)
-        ),
-    ))
-}
-
-fn quoted(keys: &[&str]) -> String {
-    keys.iter()
-        .map(|key| format!("`{key}`"))
-        .collect::<Vec<_>>()
-        .join(" and ")
-}
-
-/// The request id in the first bytes of a message, when it is there: `null` otherwise, as
-/// JSON-RPC answers a request whose id cannot be read.
-pub(crate) fn id_in_prefix(prefix: &[u8]) -> Value {
-    let finder = memchr::memmem::Finder::new(b"\"id\"");
-    for at in finder.find_iter(prefix) {
-        let rest = &prefix[at + 4..];
-        let rest = rest.trim_ascii_start();
-        let Some(rest) = rest.strip_prefix(b":") else {
-            continue;
-        };
-        let mut values = serde_json::Deserializer::from_slice(rest).into_iter::<Value>();
-        if let Some(Ok(id @ (Value::Number(_) | Value::String(_)))) = values.next() {
-            return id;
-        }
-    }
-    Value::Null
 }
 
 /// A reader of standard input, boxed.
@@ -695,32 +520,4 @@ pub(crate) async fn stdout_gone() {
         }
     }
     std::future::pending::<()>().await;
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn finds_the_id_of_an_oversized_message() {
-        assert_eq!(
-            id_in_prefix(br#"{"jsonrpc":"2.0","id": 42,"method":"tools/call","params":{"#),
-            json!(42)
-        );
-        assert_eq!(id_in_prefix(br#"{"id":"abc","params":{"x":"#), json!("abc"));
-        assert_eq!(id_in_prefix(br#"{"params":{"x":"aaaa"#), Value::Null);
-    }
-
-    #[test]
-    fn a_call_without_params_is_invalid_params() {
-        let (id, message) =
-            missing_params(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call"})).unwrap();
-        assert_eq!(id, json!(1));
-        assert!(message.contains("no `params` object"), "{message}");
-        assert!(
-            missing_params(&json!({"id": 1, "method": "tools/call", "params": {"name": "x"}}))
-                .is_none()
-        );
-        assert!(missing_params(&json!({"id": 1, "method": "tools/list"})).is_none());
-    }
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::session::{Inner, seconds};
+use super::session::Inner;
 use super::tool::RemoteTool;
 use super::{DEFAULT_INIT_TIMEOUT, DEFAULT_MAX_MESSAGE_BYTES, McpClient, McpClientError};
 use crate::mcp::caps;
@@ -174,7 +174,7 @@ impl McpClientBuilder {
             .map_err(|_| {
                 inner.handshake(format!(
                     "did not list its tools within {}",
-                    seconds(inner.init_timeout)
+                    crate::tool::DisplayDuration(inner.init_timeout)
                 ))
             })??;
         *inner.session.lock().await = Some(Arc::new(session));

@@ -13,7 +13,7 @@ mod builder;
 mod config;
 mod content;
 mod progress;
-pub(crate) mod session;
+mod session;
 mod tool;
 
 use std::collections::BTreeMap;

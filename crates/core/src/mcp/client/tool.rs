@@ -16,7 +16,7 @@ use super::PREFIX_SEPARATOR;
 use super::progress::{PROGRESS_BACKLOG, ProgressRoute, Reported, Route};
 use super::session::Inner;
 use crate::artifacts::READ_ARTIFACT;
-use crate::mcp::transport::ANSWER_TOO_LARGE;
+use crate::mcp::wire::ANSWER_TOO_LARGE;
 use crate::tool::{
     Audience, CallArgs, DynTool, ToolAnnotations, ToolContext, ToolError, ToolLimits, ToolOutput,
     ToolSpec,

@@ -28,7 +28,7 @@ use std::sync::Arc;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
-use super::bounded;
+use crate::mcp::wire::bounded;
 
 use crate::artifacts::{self, ArtifactId, ArtifactStore, READ_ARTIFACT, store_text};
 use crate::mcp::structure::{self, OutputSchema, Over};

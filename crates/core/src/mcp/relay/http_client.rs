@@ -11,7 +11,8 @@ use futures_util::StreamExt as _;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::link::{self, Link, QUEUE, Received};
+use super::link::{Link, QUEUE};
+use crate::mcp::wire::{self, Received};
 use crate::trim::grouped;
 
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -70,10 +71,10 @@ impl Shared {
 
     /// Fails request `id` with an error saying `why`.
     async fn fail(&self, id: &Value, why: String) {
-        let answer = link::Message {
+        let answer = wire::Message {
             id: Some(id.clone()),
-            error: Some(link::raw(&link::error(HTTP_ERROR, why))),
-            ..link::Message::default()
+            error: Some(wire::raw(&wire::error(HTTP_ERROR, why))),
+            ..wire::Message::default()
         };
         self.deliver(Received::Message(answer)).await;
     }
@@ -129,7 +130,7 @@ pub(crate) fn connect(
 async fn send_all(shared: Arc<Shared>, mut from: mpsc::Receiver<String>) {
     let mut listening = None;
     while let Some(message) = from.recv().await {
-        let (method, id) = match link::parse(message.as_bytes()) {
+        let (method, id) = match wire::parse(message.as_bytes()) {
             Received::Message(parsed) => {
                 let id = parsed.id.filter(|_| parsed.method.is_some());
                 (parsed.method, id)
@@ -224,14 +225,14 @@ async fn post(shared: &Shared, message: &str, id: Option<&Value>) {
             Ok(body) => {
                 // One message, or (an older server) a batch of them.
                 let batch = body.trim_ascii_start().starts_with(b"[");
-                match serde_json::from_slice::<Vec<link::Raw>>(&body) {
+                match serde_json::from_slice::<Vec<wire::Raw>>(&body) {
                     Ok(messages) if batch => {
                         for message in messages {
-                            shared.deliver(link::parse(message.get().as_bytes())).await;
+                            shared.deliver(wire::parse(message.get().as_bytes())).await;
                         }
                     }
                     _ => {
-                        shared.deliver(link::parse(&body)).await;
+                        shared.deliver(wire::parse(&body)).await;
                     }
                 }
             }
@@ -281,7 +282,7 @@ async fn read_events(shared: &Shared, response: reqwest::Response) {
                 if line.len() > limit + 8 {
                     let mut prefix = std::mem::take(&mut data);
                     prefix.extend_from_slice(line.strip_prefix(b"data:").unwrap_or(&line));
-                    prefix.truncate(crate::mcp::transport::ID_PREFIX_BYTES);
+                    prefix.truncate(crate::mcp::wire::ID_PREFIX_BYTES);
                     oversized.get_or_insert(prefix);
                     line.clear();
                     skipping_line = true;
@@ -296,15 +297,15 @@ async fn read_events(shared: &Shared, response: reqwest::Response) {
                 // The end of an event.
                 let received = match oversized.take() {
                     Some(prefix) => Received::Unreadable {
-                        id: crate::mcp::transport::id_in_prefix(&prefix),
-                        code: crate::mcp::transport::INVALID_REQUEST,
+                        id: crate::mcp::wire::id_in_prefix(&prefix),
+                        code: crate::mcp::wire::INVALID_REQUEST,
                         why: format!(
                             "the message is over the limit of {} bytes and was not read",
                             grouped(limit)
                         ),
                     },
                     None if data.is_empty() => continue,
-                    None => link::parse(&data),
+                    None => wire::parse(&data),
                 };
                 data.clear();
                 if !shared.deliver(received).await {
@@ -320,7 +321,7 @@ async fn read_events(shared: &Shared, response: reqwest::Response) {
                     }
                     data.extend_from_slice(value);
                     if data.len() > limit {
-                        data.truncate(crate::mcp::transport::ID_PREFIX_BYTES);
+                        data.truncate(crate::mcp::wire::ID_PREFIX_BYTES);
                         oversized = Some(std::mem::take(&mut data));
                     }
                 }

@@ -25,8 +25,9 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::ProxyError;
-use super::link::{self, Link, QUEUE, Received};
-use crate::mcp::transport::MAX_MESSAGE_BYTES;
+use super::link::{self, Link, QUEUE};
+use crate::mcp::wire::MAX_MESSAGE_BYTES;
+use crate::mcp::wire::{self, Received};
 
 const SESSION_HEADER: &str = "mcp-session-id";
 /// Messages of a session waiting for a stream to carry them, at most; older notifications go
@@ -69,8 +70,8 @@ pub(crate) fn over_streams(
                             }
                         }
                         Received::Unreadable { id, code, why } => {
-                            let error = link::raw(&link::error(code, why));
-                            let _ = to_client_too.send(link::answer(&id, Err(error))).await;
+                            let error = wire::raw(&wire::error(code, why));
+                            let _ = to_client_too.send(wire::answer(&id, Err(error))).await;
                         }
                     }
                 }
@@ -251,7 +252,7 @@ struct Router {
 impl Router {
     /// Sends a message of the session's (one line of JSON) to the stream it belongs on.
     fn route(&mut self, line: String) {
-        let Received::Message(message) = link::parse(line.as_bytes()) else {
+        let Received::Message(message) = wire::parse(line.as_bytes()) else {
             return;
         };
         if message.method.is_none()
@@ -328,7 +329,7 @@ fn full(status: StatusCode, text: impl Into<String>) -> Response<Body> {
 }
 
 fn json_error(status: StatusCode, code: i64, message: &str) -> Response<Body> {
-    let body = link::answer(&Value::Null, Err(link::raw(&link::error(code, message))));
+    let body = wire::answer(&Value::Null, Err(wire::raw(&wire::error(code, message))));
     let mut response = full(status, body);
     response.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -465,12 +466,12 @@ impl Endpoint {
             Err(_) => {
                 return json_error(
                     StatusCode::PAYLOAD_TOO_LARGE,
-                    crate::mcp::transport::INVALID_REQUEST,
+                    crate::mcp::wire::INVALID_REQUEST,
                     "the message is over the limit of 16 MiB and was not read",
                 );
             }
         };
-        let received = link::parse(&body);
+        let received = wire::parse(&body);
         let (is_initialize, request_id, token) = match &received {
             Received::Message(message) => (
                 message.method.as_deref() == Some("initialize"),
@@ -493,7 +494,7 @@ impl Endpoint {
                 None => {
                     return json_error(
                         StatusCode::NOT_FOUND,
-                        crate::mcp::transport::INVALID_REQUEST,
+                        crate::mcp::wire::INVALID_REQUEST,
                         "no such session (it ended or never was); initialize a new one",
                     );
                 }
@@ -501,7 +502,7 @@ impl Endpoint {
             (None, false) => {
                 return json_error(
                     StatusCode::BAD_REQUEST,
-                    crate::mcp::transport::INVALID_REQUEST,
+                    crate::mcp::wire::INVALID_REQUEST,
                     "no `Mcp-Session-Id`: send `initialize` first, then its session id with every request",
                 );
             }

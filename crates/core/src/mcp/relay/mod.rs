@@ -6,11 +6,11 @@
 //!
 //! - **Results fit a cap.** A `tools/call` result's content and `structuredContent`, and a
 //!   `resources/read` result's contents, are fitted to the cap by the rule of
-//!   [`MediaLimits`]' module: text cut keeping what matters, with a marker; images and audio
+//!   [`MediaLimits`](crate::tool::MediaLimits)' module: text cut keeping what matters, with a marker; images and audio
 //!   passed as they are within a count and a size; everything left out kept whole as an
 //!   artifact that `read_artifact` (a tool of the proxy's own) returns.
 //! - **Listings say so.** Each listed tool's description gains a sentence stating the cap, and
-//!   its `_meta` the cap as a number ([`MAX_RESULT_META_KEY`](crate::mcp::MAX_RESULT_META_KEY)).
+//!   its `_meta` the cap as a number ([`MAX_RESULT_META_KEY`](crate::mcp::caps::MAX_RESULT_META_KEY)).
 //! - **Names stay apart.** Several servers' tools and prompts are served together; a name two
 //!   of them share (or `read_artifact`) gets the server's name in front (`git__status`), and
 //!   a server can ask for that always ([`Prefix::Always`]).
@@ -23,7 +23,6 @@
 //! cannot be started is left out and named in the instructions the client gets; one that dies
 //! is started again at its next request.
 
-pub(crate) mod bounded;
 mod fit;
 #[cfg(feature = "mcp-http")]
 mod http_client;
@@ -39,13 +38,14 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 
-pub use crate::tool::MediaLimits;
+use crate::tool::MediaLimits;
 #[cfg(feature = "mcp-http")]
 pub use http_server::{HttpOptions, HttpServer};
 pub use upstream::{Prefix, Upstream};
 
 use crate::artifacts::{ArtifactStore, MemoryStore, READ_ARTIFACT};
 use crate::budget::BudgetPolicy;
+use crate::mcp::wire;
 use crate::registry::{ReadArtifact, Registry};
 use crate::schema::Dialect;
 use session::Settings;
@@ -168,7 +168,7 @@ impl Proxy {
             .render(&spec)
             .map_err(|error| ProxyError(error.to_string()))?;
         reader_listing["_meta"] =
-            serde_json::json!({ crate::mcp::MAX_RESULT_META_KEY: self.max_result_chars });
+            serde_json::json!({ crate::mcp::caps::MAX_RESULT_META_KEY: self.max_result_chars });
         Ok(Arc::new(Settings {
             upstreams: self.upstreams,
             fitting: fit::Fitting {
@@ -199,7 +199,7 @@ impl Proxy {
         let (read, write) = crate::mcp::transport::stdio();
         let settings = self.settings()?;
         // A client that closes its end of stdout is gone: what it asked for is cancelled.
-        let link = link::lines(read, write, crate::mcp::transport::MAX_MESSAGE_BYTES)
+        let link = link::lines(read, write, crate::mcp::wire::MAX_MESSAGE_BYTES)
             .gone_when(crate::mcp::transport::stdout_gone());
         session::run(settings, link).await.map_err(ProxyError)
     }
@@ -217,7 +217,7 @@ impl Proxy {
         W: AsyncWrite + Unpin + Send + 'static,
     {
         let settings = self.settings()?;
-        let link = link::lines(read, write, crate::mcp::transport::MAX_MESSAGE_BYTES);
+        let link = link::lines(read, write, crate::mcp::wire::MAX_MESSAGE_BYTES);
         session::run(settings, link).await.map_err(ProxyError)
     }
 
@@ -251,7 +251,7 @@ pub struct ProxyError(pub(crate) String);
 /// written for the client as one line. The instruction-count gate measures it; not public API.
 #[doc(hidden)]
 pub async fn relay_tool_answer(line: Vec<u8>, cap: usize) -> String {
-    let link::Received::Message(message) = link::parse_owned(line) else {
+    let wire::Received::Message(message) = wire::parse_owned(line) else {
         return String::new();
     };
     let fitting = fit::Fitting {
@@ -264,7 +264,7 @@ pub async fn relay_tool_answer(line: Vec<u8>, cap: usize) -> String {
         return String::new();
     };
     match fit::tool_result(&result, None, &fitting).await {
-        Ok(fitted) => link::answer(&id, Ok(link::raw(&fitted))),
-        Err(why) => link::answer(&id, Ok(link::raw(&fit::error_result(why)))),
+        Ok(fitted) => wire::answer(&id, Ok(wire::raw(&fitted))),
+        Err(why) => wire::answer(&id, Ok(wire::raw(&fit::error_result(why)))),
     }
 }

@@ -10,7 +10,8 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use super::link::{self, Link, Raw, Received, Sink, Source};
+use super::link::{Link, Sink, Source};
+use crate::mcp::wire::{self, Raw, Received};
 
 /// JSON-RPC's "internal error", for answers the relay makes when a peer ended.
 pub(crate) const INTERNAL_ERROR: i64 = -32603;
@@ -66,7 +67,7 @@ impl Pending {
     pub(crate) async fn answer(self) -> Outcome {
         match self.answer.await {
             Ok(outcome) => outcome,
-            Err(_) => Err(link::raw(&link::error(
+            Err(_) => Err(wire::raw(&wire::error(
                 INTERNAL_ERROR,
                 format!("{} ended before it answered", self.peer.label),
             ))),
@@ -125,7 +126,7 @@ impl Peer {
         self.lock().insert(key(&id), tx);
         if self
             .out
-            .send(link::request(&id, method, params))
+            .send(wire::request(&id, method, params))
             .await
             .is_err()
         {
@@ -146,12 +147,12 @@ impl Peer {
 
     /// Sends a notification; a peer that is gone is not an error.
     pub(crate) async fn notify(&self, method: &str, params: Option<Raw>) {
-        let _ = self.out.send(link::notification(method, params)).await;
+        let _ = self.out.send(wire::notification(method, params)).await;
     }
 
     /// Answers a request of the peer's.
     pub(crate) async fn answer(&self, id: &Value, outcome: Outcome) {
-        let _ = self.out.send(link::answer(id, outcome)).await;
+        let _ = self.out.send(wire::answer(id, outcome)).await;
     }
 
     /// Whether nothing more can be sent to the peer (it may still have sent its last).
@@ -184,21 +185,21 @@ async fn dispatch(
     on_incoming: impl Fn(Arc<Peer>, Incoming) -> BoxFuture<'static, ()> + Send + Sync + 'static,
     side: Side,
 ) {
-    let invalid = |why: &str| link::raw(&link::error(crate::mcp::transport::INVALID_REQUEST, why));
+    let invalid = |why: &str| wire::raw(&wire::error(crate::mcp::wire::INVALID_REQUEST, why));
     while let Some(received) = from.recv().await {
         let message = match received {
             Received::Message(message) => message,
             Received::Unreadable { id, code, why } => {
                 match side {
                     Side::Client => {
-                        peer.answer(&id, Err(link::raw(&link::error(code, why))))
+                        peer.answer(&id, Err(wire::raw(&wire::error(code, why))))
                             .await
                     }
                     Side::Server => {
                         if let Some(waiting) = peer.take(&id) {
                             let why =
                                 format!("{} sent an answer that cannot be read: {why}", peer.label);
-                            let _ = waiting.send(Err(link::raw(&link::error(code, why))));
+                            let _ = waiting.send(Err(wire::raw(&wire::error(code, why))));
                         }
                     }
                 }

@@ -18,17 +18,17 @@ use futures_util::future::{BoxFuture, join_all};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
-use super::bounded;
 use super::fit::{self, Fitting};
-use super::link::{self, Link, Raw};
+use super::link::Link;
 use super::peer::{INTERNAL_ERROR, Incoming, Outcome, Peer, Side};
 use super::upstream::{self, Connecting, Live, Prefix, Upstream, error_text};
 use crate::artifacts::{ArtifactId, READ_ARTIFACT};
+use crate::mcp::caps::{self, MAX_RESULT_META_KEY};
 use crate::mcp::client::PREFIX_SEPARATOR;
-use crate::mcp::client::session::seconds;
 use crate::mcp::structure::OutputSchema;
-use crate::mcp::transport::{INVALID_PARAMS, INVALID_REQUEST, missing_params};
-use crate::mcp::{MAX_RESULT_META_KEY, caps};
+use crate::mcp::wire::bounded;
+use crate::mcp::wire::{self, Raw};
+use crate::mcp::wire::{INVALID_PARAMS, INVALID_REQUEST, missing_params};
 use crate::registry::{Registry, ToolCall};
 use crate::trim::grouped;
 
@@ -142,17 +142,17 @@ fn value(raw: &RawValue) -> Value {
 
 /// A result the relay made.
 fn ok(result: &Value) -> Outcome {
-    Ok(link::raw(result))
+    Ok(wire::raw(result))
 }
 
 /// An error answer the relay made.
 fn failed(code: i64, why: impl Into<String>) -> Outcome {
-    Err(link::raw(&link::error(code, why)))
+    Err(wire::raw(&wire::error(code, why)))
 }
 
 /// An error object as raw JSON, for `?` in what returns an [`Outcome`].
 fn raw_error(error: Value) -> Raw {
-    link::raw(&error)
+    wire::raw(&error)
 }
 
 /// Serves one client over `link` until it goes away; then every server of the session is
@@ -311,7 +311,7 @@ impl Session {
             let mut forwarded = params.clone().unwrap_or_else(|| json!({}));
             forwarded["requestId"] = upstream_id;
             live.peer
-                .notify("notifications/cancelled", Some(link::raw(&forwarded)))
+                .notify("notifications/cancelled", Some(wire::raw(&forwarded)))
                 .await;
         }
     }
@@ -425,7 +425,7 @@ impl Session {
     /// Starts the servers with the client's own `initialize`, and answers for them together.
     async fn initialize(&self, params: Value) -> Result<Value, Value> {
         if self.params.set(params.clone()).is_err() {
-            return Err(link::error(
+            return Err(wire::error(
                 INVALID_REQUEST,
                 "the session is already initialized",
             ));
@@ -461,7 +461,7 @@ impl Session {
                 failures.join("; ")
             );
             *lock(&self.none_started) = Some(why.clone());
-            return Err(link::error(INTERNAL_ERROR, why));
+            return Err(wire::error(INTERNAL_ERROR, why));
         }
         Ok(self.initialize_result(&answers, &failures))
     }
@@ -590,10 +590,10 @@ impl Session {
         let live = self
             .live(index)
             .await
-            .map_err(|why| raw_error(link::error(INTERNAL_ERROR, why)))?;
+            .map_err(|why| raw_error(wire::error(INTERNAL_ERROR, why)))?;
         let pending = live
             .peer
-            .request(method, params.as_ref().map(link::raw))
+            .request(method, params.as_ref().map(wire::raw))
             .await;
         *lock(sent) = Some((index, pending.id.clone()));
         pending.answer().await
@@ -614,7 +614,7 @@ impl Session {
         for _ in 0..MAX_PAGES {
             let params = cursor
                 .take()
-                .map(|cursor| link::raw(&json!({ "cursor": cursor })));
+                .map(|cursor| wire::raw(&json!({ "cursor": cursor })));
             let pending = live.peer.request(method, params).await;
             let id = pending.id.clone();
             let answer =
@@ -632,7 +632,7 @@ impl Session {
                         live.peer.forget(&id);
                         return Err(format!(
                             "`{method}` of `{name}` did not answer within {}",
-                            seconds(self.settings.connecting.init_timeout)
+                            crate::tool::DisplayDuration(self.settings.connecting.init_timeout)
                         ));
                     }
                 };
@@ -972,7 +972,7 @@ impl Session {
             .prompts
             .get(name)
             .cloned()
-            .ok_or_else(|| link::error(INVALID_PARAMS, format!("unknown prompt: `{name}`")))
+            .ok_or_else(|| wire::error(INVALID_PARAMS, format!("unknown prompt: `{name}`")))
     }
 
     async fn resource_route(&self, uri: &str) -> Result<usize, Value> {
@@ -1002,7 +1002,7 @@ impl Session {
         self.list("resources/templates/list", "resourceTemplates", "resources")
             .await?;
         known(&lock(&self.routes)).ok_or_else(|| {
-            link::error(
+            wire::error(
                 INVALID_PARAMS,
                 format!("unknown resource: `{uri}` (no server of this proxy lists it)"),
             )
@@ -1053,7 +1053,7 @@ impl Session {
         };
         let pending = live
             .peer
-            .request("tools/call", Some(link::raw(&params)))
+            .request("tools/call", Some(wire::raw(&params)))
             .await;
         let upstream_id = pending.id.clone();
         *lock(sent) = Some((route.index, upstream_id.clone()));
@@ -1062,10 +1062,13 @@ impl Session {
             Ok(answer) => answer,
             Err(_) => {
                 live.peer.forget(&upstream_id);
-                let reason = format!("timed out after {}", seconds(self.settings.timeout));
+                let reason = format!(
+                    "timed out after {}",
+                    crate::tool::DisplayDuration(self.settings.timeout)
+                );
                 let cancel = json!({ "requestId": upstream_id, "reason": reason });
                 live.peer
-                    .notify("notifications/cancelled", Some(link::raw(&cancel)))
+                    .notify("notifications/cancelled", Some(wire::raw(&cancel)))
                     .await;
                 return ok(&fit::error_result(format!(
                     "the call to `{name}` {reason}; the MCP server `{server}` was told to cancel it"
@@ -1168,7 +1171,7 @@ impl Session {
                             forwarded["requestId"] = client_id.clone();
                             self.client.forget(&client_id);
                             self.client
-                                .notify(&method, Some(link::raw(&forwarded)))
+                                .notify(&method, Some(wire::raw(&forwarded)))
                                 .await;
                         }
                     }

@@ -11,8 +11,10 @@ use serde_json::Value;
 
 use super::link::{self, Link};
 use super::peer::{Incoming, Peer, Side};
-use crate::mcp::client::session::{Process, seconds, spawn_server};
+use crate::mcp::child::{self, Process};
 use crate::mcp::client::{McpClientError, ServerConfig, expand_config};
+use crate::mcp::wire;
+use crate::tool::DisplayDuration;
 
 /// Where a server is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -212,8 +214,15 @@ pub(crate) async fn start(
             env,
             cwd,
         } => {
-            let (process, stdout, stdin) = spawn_server(name, program, args, env, cwd.as_deref())
-                .map_err(|e| e.to_string())?;
+            let (process, stdout, stdin) = child::spawn(program, args, env, cwd.as_deref())
+                .map_err(|source| {
+                    McpClientError::Spawn {
+                        server: name.clone(),
+                        command: program.clone(),
+                        source,
+                    }
+                    .to_string()
+                })?;
             (
                 link::lines(stdout, stdin, limits.max_message_bytes),
                 Some(process),
@@ -234,7 +243,7 @@ pub(crate) async fn start(
     };
     let link: Link = link;
     let peer = Peer::start(label, link, Side::Server, on_incoming);
-    let pending = peer.request("initialize", Some(link::raw(params))).await;
+    let pending = peer.request("initialize", Some(wire::raw(params))).await;
     let answer = match tokio::time::timeout(limits.init_timeout, pending.answer()).await {
         Ok(Ok(result)) => serde_json::from_str(result.get()).unwrap_or(Value::Null),
         Ok(Err(error)) => {
@@ -255,7 +264,7 @@ pub(crate) async fn start(
         Err(_) => {
             return Err(format!(
                 "MCP server `{name}` did not answer `initialize` within {}",
-                seconds(limits.init_timeout)
+                DisplayDuration(limits.init_timeout)
             ));
         }
     };

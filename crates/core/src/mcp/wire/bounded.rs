@@ -8,7 +8,7 @@ use std::fmt;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use super::link::Raw;
+use super::Raw;
 
 /// A page of a listing.
 #[derive(Debug, Default)]

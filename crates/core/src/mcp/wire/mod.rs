@@ -1,0 +1,123 @@
+//! The wire: JSON-RPC 2.0 as MCP carries it, below the client, the server and the relay. A
+//! message's framing on a line-delimited stream ([`Lines`]), its envelope read with its parts
+//! kept raw ([`Message`], [`parse`]), the bounded reading of a large answer's content and
+//! listings ([`bounded`]), the JSON-RPC error codes, and the checks every server makes of a
+//! request before it is routed ([`missing_params`]). Nothing here knows a session or a tool.
+
+pub(crate) mod bounded;
+mod lines;
+mod message;
+
+use serde_json::Value;
+
+pub(crate) use lines::{Lines, Next};
+#[cfg(feature = "mcp-http")]
+pub(crate) use message::Message;
+pub(crate) use message::{
+    Raw, Received, answer, error, notification, parse, parse_owned, raw, request,
+};
+
+/// The longest message accepted, in bytes (rmcp's own default, 16 MiB).
+pub(crate) const MAX_MESSAGE_BYTES: usize = 16 << 20;
+/// How much of an oversized line is kept to find its request id.
+pub(crate) const ID_PREFIX_BYTES: usize = 4096;
+
+/// The error code of an answer the client did not read because it was over its limit (in the
+/// range JSON-RPC leaves to implementations).
+pub(crate) const ANSWER_TOO_LARGE: i32 = -32_099;
+
+/// JSON-RPC 2.0 error codes.
+pub(crate) const PARSE_ERROR: i64 = -32700;
+pub(crate) const INVALID_REQUEST: i64 = -32600;
+pub(crate) const INVALID_PARAMS: i64 = -32602;
+
+/// A request whose method needs `params` (with certain fields) but came without them: its id
+/// and the error message.
+pub(crate) fn missing_params(message: &Value) -> Option<(Value, String)> {
+    let id = message.get("id")?;
+    let method = message.get("method")?.as_str()?;
+    let needed: &[&str] = match method {
+        "tools/call" | "prompts/get" => &["name"],
+        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => &["uri"],
+        "initialize" => &["protocolVersion", "clientInfo"],
+        "logging/setLevel" => &["level"],
+        "completion/complete" => &["ref", "argument"],
+        _ => return None,
+    };
+    let params = message.get("params").and_then(Value::as_object);
+    let missing: Vec<&str> = needed
+        .iter()
+        .copied()
+        .filter(|key| params.is_none_or(|params| !params.contains_key(*key)))
+        .collect();
+    if missing.is_empty() {
+        return None;
+    }
+    let what = if params.is_none() {
+        "no `params` object".to_owned()
+    } else {
+        format!("`params` without {}", quoted(&missing))
+    };
+    Some((
+        id.clone(),
+        format!(
+            "invalid params: `{method}` came with {what}; it needs `params` with {}",
+            quoted(needed)
+        ),
+    ))
+}
+
+fn quoted(keys: &[&str]) -> String {
+    keys.iter()
+        .map(|key| format!("`{key}`"))
+        .collect::<Vec<_>>()
+        .join(" and ")
+}
+
+/// The request id in the first bytes of a message, when it is there: `null` otherwise, as
+/// JSON-RPC answers a request whose id cannot be read.
+pub(crate) fn id_in_prefix(prefix: &[u8]) -> Value {
+    let finder = memchr::memmem::Finder::new(b"\"id\"");
+    for at in finder.find_iter(prefix) {
+        let rest = &prefix[at + 4..];
+        let rest = rest.trim_ascii_start();
+        let Some(rest) = rest.strip_prefix(b":") else {
+            continue;
+        };
+        let mut values = serde_json::Deserializer::from_slice(rest).into_iter::<Value>();
+        if let Some(Ok(id @ (Value::Number(_) | Value::String(_)))) = values.next() {
+            return id;
+        }
+    }
+    Value::Null
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn finds_the_id_of_an_oversized_message() {
+        assert_eq!(
+            id_in_prefix(br#"{"jsonrpc":"2.0","id": 42,"method":"tools/call","params":{"#),
+            json!(42)
+        );
+        assert_eq!(id_in_prefix(br#"{"id":"abc","params":{"x":"#), json!("abc"));
+        assert_eq!(id_in_prefix(br#"{"params":{"x":"aaaa"#), Value::Null);
+    }
+
+    #[test]
+    fn a_call_without_params_is_invalid_params() {
+        let (id, message) =
+            missing_params(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call"})).unwrap();
+        assert_eq!(id, json!(1));
+        assert!(message.contains("no `params` object"), "{message}");
+        assert!(
+            missing_params(&json!({"id": 1, "method": "tools/call", "params": {"name": "x"}}))
+                .is_none()
+        );
+        assert!(missing_params(&json!({"id": 1, "method": "tools/list"})).is_none());
+    }
+}
