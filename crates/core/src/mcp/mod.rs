@@ -29,8 +29,8 @@ pub use caps::{
     MAX_TOOLS_PER_SERVER,
 };
 pub use client::{
-    McpClient, McpClientBuilder, McpClientError, PREFIX_SEPARATOR, ServerConfig, expand_config,
-    parse_servers_config,
+    ConfigError, McpClient, McpClientBuilder, McpClientError, PREFIX_SEPARATOR, ServerConfig,
+    Unexpanded, expand_config, parse_servers_config,
 };
 #[cfg(feature = "mcp-http")]
 pub use relay::{HttpOptions, HttpServer};

@@ -154,11 +154,12 @@ impl McpClientBuilder {
     /// the builder was given a command's `arg`, `args` or `env` for a server reached over HTTP.
     pub async fn connect(self) -> Result<McpClient, McpClientError> {
         if let Some(call) = self.misuse {
-            return Err(McpClientError::Config(format!(
-                "MCP server `{}` is reached over HTTP, so `{call}` (for a command the client \
-                 starts) does not apply; give the server its settings where it runs",
-                self.name
-            )));
+            return Err(McpClientError::Config(
+                super::ConfigError::CommandSettingOverHttp {
+                    server: self.name,
+                    call,
+                },
+            ));
         }
         let inner = Arc::new(Inner {
             name: self.name,

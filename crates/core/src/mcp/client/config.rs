@@ -33,6 +33,81 @@ pub struct ServerConfig {
     pub headers: BTreeMap<String, String>,
 }
 
+/// The shape a configuration file is written in, as errors show it.
+const SHAPE: &str =
+    r#"{"mcpServers": {"name": {"command": "program", "args": ["…"], "env": {"K": "V"}}}}"#;
+
+/// What is wrong with a server's configuration: each says where, and what to write instead.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The configuration is not JSON of the `mcpServers` shape.
+    #[error("the configuration is not valid JSON of the expected shape ({source}); write {SHAPE}")]
+    NotJson {
+        /// Where the JSON went wrong.
+        source: serde_json::Error,
+    },
+    /// The configuration names no servers.
+    #[error("the configuration names no servers; write {SHAPE}")]
+    NoServers,
+    /// A server has both a `command` and a `url`, or neither.
+    #[error(
+        "server `{server}` needs either a `command` or a `url`, not {}",
+        if *both { "both" } else { "neither" }
+    )]
+    Target {
+        /// The server's name.
+        server: String,
+        /// Whether it has both (else neither).
+        both: bool,
+    },
+    /// A server is at a URL, and this build has no HTTP client.
+    #[error(
+        "server `{server}` is at a URL, and this build has no HTTP client (feature `mcp-http`)"
+    )]
+    NoHttp {
+        /// The server's name.
+        server: String,
+    },
+    /// A `${VAR}` in a server's settings could not be expanded.
+    #[error("server `{server}`: {problem}")]
+    Variable {
+        /// The server's name.
+        server: String,
+        /// Which variable, and why.
+        problem: Unexpanded,
+    },
+    /// A server reached over HTTP was given a command's settings (`arg`, `args`, `env`).
+    #[error(
+        "MCP server `{server}` is reached over HTTP, so `{call}` (for a command the client \
+         starts) does not apply; give the server its settings where it runs"
+    )]
+    CommandSettingOverHttp {
+        /// The server's name.
+        server: String,
+        /// The builder's method that was called (`arg`, `args`, `env`).
+        call: &'static str,
+    },
+}
+
+/// Why a `${VAR}` could not be expanded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Unexpanded {
+    /// The variable is not set and has no default.
+    #[error("the variable `{name}` is not set; set it, or give a default: `${{{name}:-value}}`")]
+    Unset {
+        /// The variable.
+        name: String,
+    },
+    /// A `${` without its `}`.
+    #[error("`{text}` has a `${{` without its `}}`; write `${{NAME}}` or `${{NAME:-default}}`")]
+    Unclosed {
+        /// The text it is in.
+        text: String,
+    },
+}
+
 /// `config` with `${VAR}` and `${VAR:-default}` expanded from this process's environment in
 /// its `command`, `args`, `env` values, `cwd`, `url` and `headers` values, as Claude Code
 /// expands them. `$$` is not special; a `$` not followed by `{` stays as it is.
@@ -43,8 +118,12 @@ pub struct ServerConfig {
 /// set and has no default, or a `${` without its `}`.
 pub fn expand_config(server: &str, config: &ServerConfig) -> Result<ServerConfig, McpClientError> {
     let expand = |text: &str| {
-        expand_vars(text, &|name| std::env::var(name).ok())
-            .map_err(|why| McpClientError::Config(format!("server `{server}`: {why}")))
+        expand_vars(text, &|name| std::env::var(name).ok()).map_err(|problem| {
+            McpClientError::Config(ConfigError::Variable {
+                server: server.to_owned(),
+                problem,
+            })
+        })
     };
     let expand_map = |map: &BTreeMap<String, String>| {
         map.iter()
@@ -70,16 +149,16 @@ pub fn expand_config(server: &str, config: &ServerConfig) -> Result<ServerConfig
 }
 
 /// Expands `${VAR}` and `${VAR:-default}` in `text` with `lookup`.
-fn expand_vars(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+fn expand_vars(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, Unexpanded> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find("${") {
         out.push_str(&rest[..at]);
         let after = &rest[at + 2..];
         let Some(end) = after.find('}') else {
-            return Err(format!(
-                "`{text}` has a `${{` without its `}}`; write `${{NAME}}` or `${{NAME:-default}}`"
-            ));
+            return Err(Unexpanded::Unclosed {
+                text: text.to_owned(),
+            });
         };
         let inside = &after[..end];
         let (name, default) = match inside.split_once(":-") {
@@ -90,10 +169,9 @@ fn expand_vars(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<St
             (Some(value), _) => out.push_str(&value),
             (None, Some(default)) => out.push_str(default),
             (None, None) => {
-                return Err(format!(
-                    "the variable `{name}` is not set; set it, or give a default: \
-                     `${{{name}:-value}}`"
-                ));
+                return Err(Unexpanded::Unset {
+                    name: name.to_owned(),
+                });
             }
         }
         rest = &after[end + 1..];
@@ -115,31 +193,20 @@ pub fn parse_servers_config(text: &str) -> Result<Vec<(String, ServerConfig)>, M
         #[serde(rename = "mcpServers", default)]
         servers: Option<BTreeMap<String, ServerConfig>>,
     }
-    const SHAPE: &str =
-        r#"{"mcpServers": {"name": {"command": "program", "args": ["…"], "env": {"K": "V"}}}}"#;
-    let file: File = serde_json::from_str(text).map_err(|error| {
-        McpClientError::Config(format!(
-            "the configuration is not valid JSON of the expected shape ({error}); write {SHAPE}"
-        ))
-    })?;
+    let file: File = serde_json::from_str(text)
+        .map_err(|error| McpClientError::Config(ConfigError::NotJson { source: error }))?;
     let servers = file.servers.unwrap_or_default();
     if servers.is_empty() {
-        return Err(McpClientError::Config(format!(
-            "the configuration names no servers; write {SHAPE}"
-        )));
+        return Err(McpClientError::Config(ConfigError::NoServers));
     }
     for (name, server) in &servers {
         match (&server.command, &server.url) {
             (Some(_), None) | (None, Some(_)) => {}
             _ => {
-                return Err(McpClientError::Config(format!(
-                    "server `{name}` needs either a `command` or a `url`, not {}",
-                    if server.command.is_some() {
-                        "both"
-                    } else {
-                        "neither"
-                    }
-                )));
+                return Err(McpClientError::Config(ConfigError::Target {
+                    server: name.clone(),
+                    both: server.command.is_some(),
+                }));
             }
         }
     }
@@ -158,11 +225,33 @@ mod tests {
         assert_eq!(expand_vars("${HOME:-x}", &lookup).unwrap(), "/home/me");
         assert_eq!(expand_vars("$HOME ${NOPE:-}", &lookup).unwrap(), "$HOME ");
         let error = expand_vars("Bearer ${TOKEN}", &lookup).unwrap_err();
-        assert!(error.contains("`TOKEN` is not set"), "{error}");
-        assert!(
-            expand_vars("${OPEN", &lookup)
-                .unwrap_err()
-                .contains("without its")
+        assert_eq!(
+            error,
+            Unexpanded::Unset {
+                name: "TOKEN".to_owned()
+            }
         );
+        assert!(error.to_string().contains("`TOKEN` is not set"), "{error}");
+        let error = expand_vars("${OPEN", &lookup).unwrap_err();
+        assert!(matches!(error, Unexpanded::Unclosed { .. }), "{error:?}");
+        assert!(error.to_string().contains("without its"), "{error}");
+    }
+
+    #[test]
+    fn a_bad_configuration_is_a_variant_to_match() {
+        let config = |text: &str| match parse_servers_config(text) {
+            Err(McpClientError::Config(error)) => error,
+            other => panic!("{other:?}"),
+        };
+        assert!(matches!(config("{"), ConfigError::NotJson { .. }));
+        assert!(matches!(
+            config(r#"{"mcpServers": {}}"#),
+            ConfigError::NoServers
+        ));
+        let both = config(r#"{"mcpServers": {"a": {"command": "x", "url": "http://h"}}}"#);
+        assert!(matches!(&both, ConfigError::Target { server, both: true } if server == "a"));
+        assert!(both.to_string().contains("not both"), "{both}");
+        let neither = config(r#"{"mcpServers": {"a": {}}}"#);
+        assert!(matches!(neither, ConfigError::Target { both: false, .. }));
     }
 }

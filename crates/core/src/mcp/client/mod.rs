@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use builder::McpClientBuilder;
-pub use config::{ServerConfig, expand_config, parse_servers_config};
+pub use config::{ConfigError, ServerConfig, Unexpanded, expand_config, parse_servers_config};
 
 use crate::tool::DynTool;
 use builder::Target;
@@ -57,12 +57,12 @@ pub enum McpClientError {
     Handshake {
         /// The server's name.
         server: String,
-        /// What went wrong, in words (`did not answer initialize within 30 s`).
+        /// What went wrong, in words (`did not answer initialize within 30s`).
         what: String,
     },
-    /// The configuration is wrong; the message says where and what to write instead.
-    #[error("{0}")]
-    Config(String),
+    /// The configuration is wrong: which server, what, and what to write instead.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
 }
 
 /// A connection to one MCP server, and its tools as [`DynTool`]s.
@@ -157,12 +157,13 @@ impl McpClient {
                 },
             )),
             #[cfg(not(feature = "mcp-http"))]
-            (None, Some(_)) => Err(McpClientError::Config(format!(
-                "server `{name}` is at a URL, and this build has no HTTP client (feature `mcp-http`)"
-            ))),
-            _ => Err(McpClientError::Config(format!(
-                "server `{name}` needs either a `command` or a `url`"
-            ))),
+            (None, Some(_)) => Err(McpClientError::Config(ConfigError::NoHttp {
+                server: name.to_owned(),
+            })),
+            _ => Err(McpClientError::Config(ConfigError::Target {
+                server: name.to_owned(),
+                both: config.command.is_some(),
+            })),
         }
     }
 

@@ -159,12 +159,17 @@ impl HttpServer {
         options: HttpOptions,
         sessions: Sessions,
     ) -> Result<Self, ProxyError> {
-        let listener = TcpListener::bind(options.addr)
-            .await
-            .map_err(|error| ProxyError(format!("cannot listen on {} ({error})", options.addr)))?;
-        let addr = listener
-            .local_addr()
-            .map_err(|error| ProxyError(format!("cannot listen on {} ({error})", options.addr)))?;
+        let listener =
+            TcpListener::bind(options.addr)
+                .await
+                .map_err(|source| ProxyError::Listen {
+                    addr: options.addr,
+                    source,
+                })?;
+        let addr = listener.local_addr().map_err(|source| ProxyError::Listen {
+            addr: options.addr,
+            source,
+        })?;
         let stop = CancellationToken::new();
         let endpoint = Arc::new(Endpoint {
             options,
@@ -198,9 +203,7 @@ impl HttpServer {
     /// [`ProxyError`] when the listener failed.
     pub async fn wait(mut self) -> Result<(), ProxyError> {
         match self.task.take() {
-            Some(task) => task
-                .await
-                .map_err(|error| ProxyError(format!("the HTTP listener failed ({error})"))),
+            Some(task) => task.await.map_err(ProxyError::Listener),
             None => Ok(()),
         }
     }

@@ -146,9 +146,7 @@ impl Proxy {
     /// The settings every session shares.
     fn settings(self) -> Result<Arc<Settings>, ProxyError> {
         if self.upstreams.is_empty() {
-            return Err(ProxyError(
-                "a proxy needs at least one server to relay to".to_owned(),
-            ));
+            return Err(ProxyError::NoUpstreams);
         }
         let store = self.store.unwrap_or_else(|| Arc::new(MemoryStore::new()));
         let reader = Registry::builder()
@@ -159,14 +157,14 @@ impl Proxy {
             )
             .tool(ReadArtifact::new(Arc::clone(&store)))
             .build()
-            .map_err(|error| ProxyError(error.to_string()))?;
+            .map_err(|error| ProxyError::Reader(Box::new(error)))?;
         let spec = reader
             .get(READ_ARTIFACT)
             .map(|tool| tool.spec().clone())
-            .ok_or_else(|| ProxyError("read_artifact is missing".to_owned()))?;
+            .ok_or_else(|| ProxyError::Reader("read_artifact is missing".into()))?;
         let mut reader_listing = Dialect::Mcp
             .render(&spec)
-            .map_err(|error| ProxyError(error.to_string()))?;
+            .map_err(|error| ProxyError::Reader(Box::new(error)))?;
         reader_listing["_meta"] =
             serde_json::json!({ crate::mcp::caps::MAX_RESULT_META_KEY: self.max_result_chars });
         Ok(Arc::new(Settings {
@@ -201,7 +199,9 @@ impl Proxy {
         // A client that closes its end of stdout is gone: what it asked for is cancelled.
         let link = link::lines(read, write, crate::mcp::wire::MAX_MESSAGE_BYTES)
             .gone_when(crate::mcp::transport::stdout_gone());
-        session::run(settings, link).await.map_err(ProxyError)
+        session::run(settings, link)
+            .await
+            .map_err(|why| ProxyError::NoneStarted { why })
     }
 
     /// Serves one client over newline-delimited JSON on `read` and `write` until `read` ends;
@@ -218,7 +218,9 @@ impl Proxy {
     {
         let settings = self.settings()?;
         let link = link::lines(read, write, crate::mcp::wire::MAX_MESSAGE_BYTES);
-        session::run(settings, link).await.map_err(ProxyError)
+        session::run(settings, link)
+            .await
+            .map_err(|why| ProxyError::NoneStarted { why })
     }
 
     /// Serves clients over streamable HTTP: each client session gets servers of its own.
@@ -241,10 +243,37 @@ impl Proxy {
     }
 }
 
-/// Why a proxy could not serve.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct ProxyError(pub(crate) String);
+/// Why a proxy (or [`McpServer::serve_http`](crate::mcp::McpServer::serve_http)) could not
+/// serve, a variant a caller can match.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProxyError {
+    /// The proxy was given no server to relay to.
+    #[error("a proxy needs at least one server to relay to")]
+    NoUpstreams,
+    /// No server could be started; the client's `initialize` was answered with the same words.
+    #[error("{why}")]
+    NoneStarted {
+        /// For each server, why it did not start (its command, its exit status, its last
+        /// stderr lines).
+        why: String,
+    },
+    /// The proxy's own `read_artifact` could not be set up with the proxy's cap.
+    #[error("the proxy's read_artifact could not be set up ({0})")]
+    Reader(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The HTTP address could not be listened on.
+    #[error("cannot listen on {addr} ({source})")]
+    Listen {
+        /// The address asked for.
+        addr: std::net::SocketAddr,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The HTTP listener stopped with a failure while it served.
+    #[error("the HTTP listener failed ({0})")]
+    Listener(#[source] tokio::task::JoinError),
+}
 
 /// What the proxy does with one `tools/call` answer an upstream sends: the line read as a
 /// message, its result fitted to `cap` chars (the full output kept in memory), and the answer

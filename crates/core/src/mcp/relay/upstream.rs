@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::link::{self, Link};
 use super::peer::{Incoming, Peer, Side};
 use crate::mcp::child::{self, Process};
-use crate::mcp::client::{McpClientError, ServerConfig, expand_config};
+use crate::mcp::client::{ConfigError, McpClientError, ServerConfig, expand_config};
 use crate::mcp::wire;
 use crate::tool::DisplayDuration;
 
@@ -119,14 +119,15 @@ impl Upstream {
             },
             #[cfg(not(feature = "mcp-http"))]
             (None, Some(_)) => {
-                return Err(McpClientError::Config(format!(
-                    "server `{name}` is at a URL, and this build has no HTTP client (feature `mcp-http`)"
-                )));
+                return Err(McpClientError::Config(ConfigError::NoHttp {
+                    server: name.clone(),
+                }));
             }
-            _ => {
-                return Err(McpClientError::Config(format!(
-                    "server `{name}` needs either a `command` or a `url`"
-                )));
+            (command, _) => {
+                return Err(McpClientError::Config(ConfigError::Target {
+                    server: name.clone(),
+                    both: command.is_some(),
+                }));
             }
         };
         Ok(Upstream {
