@@ -7,60 +7,15 @@
 use std::hint::black_box;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use serde_json::json;
-use toolsmith::history::{self, Block, CompactPolicy, Message, Role};
 
-/// 2,000 tool turns (assistant call + user result of 10 KB) and 3,000 chat exchanges.
-fn session() -> Vec<Message> {
-    let result: String = (0..400)
-        .map(|i| format!("{i:>6}\tfn line_{i}() {{ let x = {i}; }}\n"))
-        .collect();
-    let result = &result[..10_000];
-    let mut messages = Vec::with_capacity(10_000);
-    for t in 0..5_000 {
-        if t % 5 < 2 {
-            let id = format!("toolu_{t}");
-            messages.push(Message::from_blocks(
-                Role::Assistant,
-                vec![
-                    Block::text("Let me look."),
-                    Block::tool_use(&id, "read_file", json!({ "path": t })),
-                ],
-            ));
-            messages.push(Message::from_blocks(
-                Role::User,
-                vec![Block::tool_result(&id, result, false)],
-            ));
-        } else {
-            messages.push(Message::assistant(format!(
-                "Here is what I found in step {t}."
-            )));
-            messages.push(Message::user("Go on."));
-        }
-    }
-    // A valid session does not start with the assistant.
-    messages.insert(0, Message::user("Start."));
-    messages.pop();
-    messages
-}
-
-/// The same session with every 50th tool result lost and every 70th message's blocks reversed.
-fn damaged(session: &[Message]) -> Vec<Message> {
-    let mut messages = session.to_vec();
-    let mut results = 0;
-    for message in &mut messages {
-        if message.tool_results().next().is_some() {
-            results += 1;
-            if results % 50 == 0 {
-                *message = Message::user("(the tool results were lost)");
-            }
-        }
-    }
-    messages
-}
+// The inputs the benches measure, made in one place.
+#[path = "inputs/mod.rs"]
+mod inputs;
+use inputs::{damaged, session};
+use toolsmith::history::{self, CompactPolicy};
 
 fn bench_history(c: &mut Criterion) {
-    let session = session();
+    let session = session(10_000);
     assert_eq!(session.len(), 10_000);
     assert_eq!(
         session

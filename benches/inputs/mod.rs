@@ -1,5 +1,5 @@
-//! The inputs the benches measure, each made in one place: a build log, and JSON documents of
-//! four shapes. Each bench binary uses some of them.
+//! The inputs the benches measure, each made in one place: a build log, JSON documents of four
+//! shapes, and an agent's session. Each bench binary uses some of them.
 #![allow(dead_code)]
 
 use std::fmt::Write as _;
@@ -95,4 +95,55 @@ pub(crate) fn deep_arrays(bytes: usize) -> String {
         write!(out, "{i},{},{}", i + 1, i * 3).unwrap();
         out.push_str(&"]".repeat(10));
     })
+}
+
+/// An agent's session of `messages` messages: two turns in five a tool call and its 10 KB
+/// result, the others a chat exchange; it starts with the user.
+pub(crate) fn session(messages: usize) -> Vec<toolsmith::history::Message> {
+    use toolsmith::history::{Block, Message, Role};
+    let result: String = (0..400)
+        .map(|i| format!("{i:>6}\tfn line_{i}() {{ let x = {i}; }}\n"))
+        .collect();
+    let result = &result[..10_000];
+    let mut out = Vec::with_capacity(messages + 1);
+    for t in 0..messages / 2 {
+        if t % 5 < 2 {
+            let id = format!("toolu_{t}");
+            out.push(Message::from_blocks(
+                Role::Assistant,
+                vec![
+                    Block::text("Let me look."),
+                    Block::tool_use(&id, "read_file", serde_json::json!({ "path": t })),
+                ],
+            ));
+            out.push(Message::from_blocks(
+                Role::User,
+                vec![Block::tool_result(&id, result, false)],
+            ));
+        } else {
+            out.push(Message::assistant(format!(
+                "Here is what I found in step {t}."
+            )));
+            out.push(Message::user("Go on."));
+        }
+    }
+    // A valid session does not start with the assistant.
+    out.insert(0, Message::user("Start."));
+    out.pop();
+    out
+}
+
+/// `session` with every 50th tool result lost: the pairing to repair.
+pub(crate) fn damaged(session: &[toolsmith::history::Message]) -> Vec<toolsmith::history::Message> {
+    let mut messages = session.to_vec();
+    let mut results = 0;
+    for message in &mut messages {
+        if message.tool_results().next().is_some() {
+            results += 1;
+            if results % 50 == 0 {
+                *message = toolsmith::history::Message::user("(the tool results were lost)");
+            }
+        }
+    }
+    messages
 }

@@ -10,15 +10,12 @@
 #[path = "../../../benches/inputs/mod.rs"]
 mod inputs;
 
-use std::borrow::Cow;
-
 use std::hint::black_box;
 
 use serde_json::json;
-use toolsmith::history::{self, Block, CompactPolicy, Message, Role};
-use toolsmith::tool::ToolAnnotations;
+use toolsmith::history::{self, CompactPolicy, Message};
 use toolsmith::trim::{FullOutput, TrimStyle, fit, fit_json};
-use toolsmith::{Registry, Tool, ToolCall, ToolContext, ToolError, ToolOutput};
+use toolsmith::{Registry, ToolCall, ToolError};
 
 /// The size of the texts and documents cut.
 const MIB: usize = 1 << 20;
@@ -58,7 +55,7 @@ fn input(case: &str) -> Option<Input> {
         "fit_json_deep_arrays_1mib" => Input::Json(inputs::deep_arrays(MIB)),
         "turn_execute_100_noops" => {
             let registry = Registry::builder()
-                .tool(Noop)
+                .tool(noop())
                 .max_calls_per_turn(100)
                 .max_calls_per_tool(100)
                 .build()
@@ -76,38 +73,15 @@ fn input(case: &str) -> Option<Input> {
             let answer = json!({ "jsonrpc": "2.0", "id": 7, "result": result });
             Input::Relay(serde_json::to_vec(&answer).expect("JSON"))
         }
-        "history_repair_compact_1000" => Input::History(damaged_session(1_000)),
+        "history_repair_compact_1000" => Input::History(inputs::damaged(&inputs::session(1_000))),
         _ => return None,
     })
 }
 
-/// Arguments of [`Noop`].
-#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-struct NoopArgs {}
-
-/// Returns `ok` at once: what a call costs the registry, and nothing else.
-#[derive(Debug)]
-struct Noop;
-
-#[async_trait::async_trait]
-impl Tool for Noop {
-    type Args = NoopArgs;
-
-    fn name(&self) -> Cow<'static, str> {
-        "noop".into()
-    }
-
-    fn description(&self) -> Cow<'static, str> {
-        "Does nothing.".into()
-    }
-
-    fn annotations(&self) -> ToolAnnotations {
-        ToolAnnotations::new().with_read_only(true)
-    }
-
-    async fn call(&self, _args: NoopArgs, _cx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        Ok("ok".into())
-    }
+/// Does nothing: what a call costs the registry, and nothing else.
+#[toolsmith::tool(read_only)]
+async fn noop() -> Result<String, ToolError> {
+    Ok("ok".into())
 }
 
 /// One thread, so the count is the same on every run.
@@ -116,39 +90,6 @@ fn runtime() -> tokio::runtime::Runtime {
         .enable_all()
         .build()
         .expect("a Tokio runtime")
-}
-
-/// A session of `messages` messages, two in five a tool turn with a 10 KB result, with every
-/// tenth result lost and the pairing to repair.
-fn damaged_session(messages: usize) -> Vec<Message> {
-    let result: String = (0..400)
-        .map(|i| format!("{i:>6}\tfn line_{i}() {{ let x = {i}; }}\n"))
-        .collect();
-    let result = &result[..10_000];
-    let mut out = vec![Message::user("Start.")];
-    let mut t = 0;
-    while out.len() < messages {
-        if t % 5 < 2 {
-            let id = format!("toolu_{t}");
-            out.push(Message::from_blocks(
-                Role::Assistant,
-                vec![
-                    Block::text("Let me look."),
-                    Block::tool_use(&id, "read_file", json!({ "path": t })),
-                ],
-            ));
-            out.push(if t % 10 == 0 {
-                Message::user("(the tool results were lost)")
-            } else {
-                Message::from_blocks(Role::User, vec![Block::tool_result(&id, result, false)])
-            });
-        } else {
-            out.push(Message::assistant(format!("Here is step {t}.")));
-            out.push(Message::user("Go on."));
-        }
-        t += 1;
-    }
-    out
 }
 
 /// The counted part: one run of the case's hot path. Callgrind counts this function and what
