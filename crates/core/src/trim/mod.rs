@@ -22,6 +22,18 @@
 //!
 //! One [marker](FullOutput) takes the place of what was dropped: between head and tail, at the
 //! end when only a head is kept, at the start when only a tail is.
+//!
+//! What the module publishes, and for whom:
+//!
+//! - **Fitting**, for anyone with a text and an allowance: [`fit`], [`fit_with`] (with a
+//!   [`Continuation`]: where the full output is, or the next page), [`Trimmed`]; [`TrimStyle`],
+//!   [`Render`], [`Salience`]; [`fit_json`] and [`JsonFit`] for JSON cut to JSON.
+//! - **The marker**, for a reader of a cut result (an agent, a test, the CLI): [`find_marker`],
+//!   [`parse_marker`], [`Marker`], [`Cut`], [`LineSpan`], [`MarkedFull`], [`FullOutput`].
+//! - **Numbers as markers write them**, so a tool's own words count the same way: [`grouped`]
+//!   (`12,345`) and [`line_count`] (the lines a marker counts).
+//!
+//! A stream's capture, its spool and the positional cut's parts are the crate's own.
 
 mod bytes;
 mod capture;
