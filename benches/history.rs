@@ -118,8 +118,12 @@ fn bench_history(c: &mut Criterion) {
     });
     // The floor of "read and write back" into owned JSON values: one deep copy of the same
     // values, nothing converted.
-    group.bench_function("responses_copy_only", |b| b.iter(|| black_box(items.clone())));
-    group.bench_function("gemini_copy_only", |b| b.iter(|| black_box(contents.clone())));
+    group.bench_function("responses_copy_only", |b| {
+        b.iter(|| black_box(items.clone()))
+    });
+    group.bench_function("gemini_copy_only", |b| {
+        b.iter(|| black_box(contents.clone()))
+    });
     group.finish();
 }
 
