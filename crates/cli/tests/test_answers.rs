@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
+mod common;
 mod fixture;
+use common::alive;
 use fixture::fixture;
 
 fn initialize(id: Value) -> Value {
@@ -453,18 +455,8 @@ fn a_client_that_goes_away_ends_the_proxy_and_its_server_at_once() {
     };
     assert!(status.success(), "exit {status}");
     // The server is killed with the proxy (a zombie until it is reaped counts as ended).
-    let running = |pid: u32| {
-        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-            !stat
-                .rsplit(')')
-                .next()
-                .unwrap_or("")
-                .trim_start()
-                .starts_with('Z')
-        })
-    };
     let gone = (0..250).any(|_| {
-        let dead = !running(pid);
+        let dead = !alive(pid);
         if !dead {
             std::thread::sleep(Duration::from_millis(20));
         }

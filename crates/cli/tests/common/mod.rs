@@ -1,5 +1,6 @@
 //! What the MCP tests share: a call through rmcp's client, a result's text, and whether a
-//! process still runs.
+//! process still runs. Each test binary uses some of it.
+#![allow(dead_code)]
 
 use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult};
 use rmcp::service::{Peer, RoleClient};
