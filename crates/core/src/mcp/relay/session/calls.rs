@@ -1,0 +1,141 @@
+//! Tool calls: sent to their server and fitted to the cap, or `read_artifact` answered here.
+
+use super::super::fit;
+use super::super::peer::Outcome;
+use super::{CALL_TOOL, SEARCH_TOOLS, Session, failed, ok};
+use crate::artifacts::ArtifactId;
+use crate::artifacts::READ_ARTIFACT;
+use crate::mcp::wire;
+use crate::mcp::wire::INVALID_PARAMS;
+use crate::registry::ToolCall;
+use crate::sync::lock;
+use serde_json::Value;
+use serde_json::json;
+use std::sync::Arc;
+use std::sync::Mutex;
+
+impl Session {
+    /// A tool call: `read_artifact` answered here, any other tool sent to its server and its
+    /// result fitted to the cap.
+    pub(super) async fn call_tool(
+        &self,
+        mut params: Value,
+        sent: &Arc<Mutex<Option<(usize, Value)>>>,
+    ) -> Outcome {
+        let mut name = params["name"].as_str().unwrap_or_default().to_owned();
+        if name == READ_ARTIFACT {
+            return ok(&self.read_artifact(&params).await);
+        }
+        if self.settings.tool_search && name == SEARCH_TOOLS {
+            return ok(&self.search(&params["arguments"]).await);
+        }
+        if self.settings.tool_search && name == CALL_TOOL {
+            // A found tool, called through the tool every client lists.
+            let arguments = params["arguments"].clone();
+            name = arguments["name"].as_str().unwrap_or_default().to_owned();
+            if name == SEARCH_TOOLS || name == CALL_TOOL || name == READ_ARTIFACT {
+                return ok(&fit::error_result(format!(
+                    "call_tool calls the servers' tools; call `{name}` itself"
+                )));
+            }
+            params["name"] = Value::String(name.clone());
+            params["arguments"] = arguments
+                .get("arguments")
+                .cloned()
+                .unwrap_or_else(|| json!({}));
+        }
+        let route = match self.tool_route(&name).await {
+            Some(route) => route,
+            None => return failed(INVALID_PARAMS, format!("Unknown tool: `{name}`")),
+        };
+        params["name"] = Value::String(route.name.clone());
+        let live = match self.live(route.index).await {
+            Ok(live) => live,
+            Err(why) => {
+                return ok(&fit::error_result(format!(
+                    "{why}; the next call tries to start it again"
+                )));
+            }
+        };
+        let pending = live
+            .peer
+            .request("tools/call", Some(wire::raw(&params)))
+            .await;
+        let upstream_id = pending.id.clone();
+        *lock(sent) = Some((route.index, upstream_id.clone()));
+        let server = &self.slots[route.index].upstream.name;
+        let answer = match tokio::time::timeout(self.settings.timeout, pending.answer()).await {
+            Ok(answer) => answer,
+            Err(_) => {
+                live.peer.forget(&upstream_id);
+                let reason = format!(
+                    "timed out after {}",
+                    crate::tool::DisplayDuration(self.settings.timeout)
+                );
+                let cancel = json!({ "requestId": upstream_id, "reason": reason });
+                live.peer
+                    .notify("notifications/cancelled", Some(wire::raw(&cancel)))
+                    .await;
+                return ok(&fit::error_result(format!(
+                    "the call to `{name}` {reason}; the MCP server `{server}` was told to cancel it"
+                )));
+            }
+        };
+        match answer {
+            Ok(result) => {
+                match fit::tool_result(
+                    &result,
+                    route.output_schema.as_deref(),
+                    &self.settings.fitting,
+                )
+                .await
+                {
+                    Ok(fitted) => ok(&fitted),
+                    Err(why) => ok(&fit::error_result(format!(
+                        "the MCP server `{server}` sent an answer to `{}` that cannot be read: {why}",
+                        route.name
+                    ))),
+                }
+            }
+            Err(_) if live.peer.is_closed() => ok(&fit::error_result(format!(
+                "the MCP server `{server}` ended while running `{}`; the next call starts it again",
+                route.name
+            ))),
+            Err(error) => Err(error),
+        }
+    }
+    /// `read_artifact`: media come back as the content they were; text is paged within the cap.
+    pub(super) async fn read_artifact(&self, params: &Value) -> Value {
+        let arguments = params
+            .get("arguments")
+            .cloned()
+            .unwrap_or_else(|| json!({}));
+        if let Some(id) = arguments["id"]
+            .as_str()
+            .and_then(|id| ArtifactId::parse(id).ok())
+        {
+            let store = Arc::clone(&self.settings.fitting.store);
+            let read_id = id.clone();
+            let media = tokio::task::spawn_blocking(move || {
+                crate::artifacts::read_media(store.as_ref(), &read_id)
+            })
+            .await
+            .ok()
+            .flatten();
+            if let Some(media) = media {
+                return json!({ "content": [fit::media_block(media, &id)] });
+            }
+        }
+        let call = ToolCall::new("proxy-read", READ_ARTIFACT, arguments);
+        let mut results = self.settings.reader.turn().execute([call]).await;
+        let result = results.pop();
+        let (text, is_error) = result.map_or_else(
+            || ("the artifact could not be read".to_owned(), true),
+            |result| {
+                let is_error = result.is_error();
+                (result.content, is_error)
+            },
+        );
+        json!({ "content": [{ "type": "text", "text": text }], "isError": is_error })
+    }
+}

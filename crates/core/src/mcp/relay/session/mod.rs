@@ -1,0 +1,425 @@
+//! One client's session with the proxy.
+//!
+//! The client's `initialize` starts the upstreams, each initialized with the client's own
+//! params (its capabilities, its name), so each server sees the client it really serves. Then
+//! every message goes through as it came, with three exceptions: listings gain the cap (and a
+//! server's name where names collide), results are fitted to the cap, and the ids of requests
+//! are mapped between the two sides. Requests a server sends (sampling, elicitation, roots)
+//! go to the client and their answers back; notifications go through in order, before the
+//! answer they preceded.
+
+use crate::sync::lock;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+
+use super::fit::{self, Fitting};
+use super::link::Link;
+use super::peer::{INTERNAL_ERROR, Incoming, Outcome, Peer, Side};
+use super::upstream::{Connecting, Live, Upstream};
+use crate::mcp::caps;
+use crate::mcp::structure::OutputSchema;
+use crate::mcp::wire::{self, Raw};
+use crate::mcp::wire::{INVALID_PARAMS, INVALID_REQUEST, missing_params};
+use crate::registry::Registry;
+
+mod calls;
+mod listing;
+mod search;
+mod upstreams;
+
+/// JSON-RPC's "method not found".
+const METHOD_NOT_FOUND: i64 = -32601;
+/// The most pages of one listing read from a server, and the most items kept (tools: the cap
+/// on tools): a server that hands out cursors forever, or lists without end, is read this far
+/// and no further.
+const MAX_PAGES: usize = caps::MAX_LIST_PAGES;
+const MAX_ITEMS: usize = 10_000;
+
+/// What every session of a proxy shares.
+#[derive(Debug)]
+pub(crate) struct Settings {
+    pub(crate) upstreams: Vec<Upstream>,
+    pub(crate) fitting: Fitting,
+    pub(crate) timeout: Duration,
+    pub(crate) connecting: Connecting,
+    /// Runs `read_artifact` calls over the proxy's store, within the cap.
+    pub(crate) reader: Registry,
+    /// `read_artifact` as `tools/list` lists it.
+    pub(crate) reader_listing: Value,
+    /// Whether the servers' tools wait for `search_tools` to find them.
+    pub(crate) tool_search: bool,
+}
+
+/// The name of the proxy's tool search, and of its tool that calls what a search found.
+const SEARCH_TOOLS: &str = crate::registry::SEARCH_TOOLS;
+const CALL_TOOL: &str = "call_tool";
+
+/// The servers' tools as a search finds them: their listings (as the client would get them),
+/// indexed.
+#[derive(Debug)]
+struct Searchable {
+    index: crate::search::ToolIndex,
+    tools: Vec<Value>,
+}
+
+/// One server of the session.
+#[derive(Debug)]
+struct Slot {
+    upstream: Upstream,
+    live: tokio::sync::Mutex<Option<Arc<Live>>>,
+    /// Why the server could not be started when the session began, if it could not.
+    failure: Mutex<Option<String>>,
+}
+
+/// Where a listed name goes.
+#[derive(Debug, Clone)]
+struct Route {
+    index: usize,
+    name: String,
+    /// The tool's `outputSchema`, compiled, when it states one.
+    output_schema: Option<Arc<OutputSchema>>,
+}
+
+#[derive(Debug, Default)]
+struct Routes {
+    tools: HashMap<String, Route>,
+    tools_listed: bool,
+    prompts: HashMap<String, Route>,
+    resources: HashMap<String, usize>,
+    templates: Vec<(String, usize)>,
+}
+
+/// A request of the client's being worked on: the task, and where it was sent.
+#[derive(Debug)]
+struct InFlight {
+    task: tokio::task::AbortHandle,
+    sent: Arc<Mutex<Option<(usize, Value)>>>,
+}
+
+#[derive(Debug)]
+struct Session {
+    settings: Arc<Settings>,
+    client: Arc<Peer>,
+    slots: Vec<Slot>,
+    /// The client's `initialize` params, once it sent them.
+    params: OnceLock<Value>,
+    /// Whether the client's `initialize` was read: the requests read after it wait for its
+    /// answer rather than being refused.
+    initialize_read: AtomicBool,
+    /// `true` once `initialize` was answered.
+    ready: tokio::sync::watch::Sender<bool>,
+    /// Held by every request's task: once the client's input ended, the session waits for all
+    /// of them to be answered (the receiver sees the channel close).
+    working: Mutex<Option<tokio::sync::mpsc::Sender<()>>>,
+    /// Why no server could be started, when that was the answer to `initialize`.
+    none_started: Mutex<Option<String>>,
+    /// Whether the client sent `notifications/initialized`.
+    initialized: AtomicBool,
+    routes: Mutex<Routes>,
+    in_flight: Mutex<HashMap<String, InFlight>>,
+    /// A server's request relayed to the client: `(server, its id)` → the id the client saw.
+    relayed: Mutex<HashMap<(usize, String), Value>>,
+    /// With tool search: the servers' tools, indexed (rebuilt when a server's list changes).
+    searchable: Mutex<Option<Arc<Searchable>>>,
+    /// With tool search: the tools the session's searches found, in the order found.
+    loaded: Mutex<crate::registry::Loaded>,
+    me: Weak<Session>,
+}
+
+fn key(id: &Value) -> String {
+    id.to_string()
+}
+
+/// Raw JSON read as a value (`null` when it cannot be).
+fn value(raw: &RawValue) -> Value {
+    serde_json::from_str(raw.get()).unwrap_or(Value::Null)
+}
+
+/// A result the relay made.
+fn ok(result: &Value) -> Outcome {
+    Ok(wire::raw(result))
+}
+
+/// An error answer the relay made.
+fn failed(code: i64, why: impl Into<String>) -> Outcome {
+    Err(wire::raw(&wire::error(code, why)))
+}
+
+/// An error object as raw JSON, for `?` in what returns an [`Outcome`].
+fn raw_error(error: Value) -> Raw {
+    wire::raw(&error)
+}
+
+/// Serves one client over `link` until it goes away; then every server of the session is
+/// stopped. When the client's input ends while it can still read, every request read is
+/// answered first.
+///
+/// # Errors
+///
+/// Why no server could be started, when the client's `initialize` was answered with that.
+pub(crate) async fn run(settings: Arc<Settings>, link: Link) -> Result<(), String> {
+    let slots = settings
+        .upstreams
+        .iter()
+        .map(|upstream| Slot {
+            upstream: upstream.clone(),
+            live: tokio::sync::Mutex::new(None),
+            failure: Mutex::new(None),
+        })
+        .collect();
+    let (client, from_client) = Peer::unstarted("the client", link);
+    let (working, mut all_answered) = tokio::sync::mpsc::channel::<()>(1);
+    let session = Arc::new_cyclic(|me| Session {
+        settings,
+        client,
+        slots,
+        params: OnceLock::new(),
+        initialize_read: AtomicBool::new(false),
+        ready: tokio::sync::watch::Sender::new(false),
+        working: Mutex::new(Some(working)),
+        none_started: Mutex::new(None),
+        initialized: AtomicBool::new(false),
+        routes: Mutex::default(),
+        in_flight: Mutex::default(),
+        relayed: Mutex::default(),
+        searchable: Mutex::default(),
+        loaded: Mutex::default(),
+        me: me.clone(),
+    });
+    // The client's messages are handled by the task that reads them, once the session they
+    // go to exists.
+    let handler = Arc::downgrade(&session);
+    let on_client = move |_, incoming| -> BoxFuture<'static, ()> {
+        let handler = handler.clone();
+        Box::pin(async move {
+            if let Some(session) = handler.upgrade() {
+                session.on_client(incoming).await;
+            }
+        })
+    };
+    session
+        .client
+        .dispatch(from_client, Side::Client, on_client);
+    session.client.closed.cancelled().await;
+    // The client's input ended. If it can still read, what it asked for is finished and
+    // answered; then the servers stop.
+    lock(&session.working).take();
+    if !session.client.is_gone() {
+        tokio::select! {
+            _ = all_answered.recv() => {}
+            () = session.client.gone() => {}
+        }
+    }
+    // The client is gone: what it asked for stops, and so do the servers.
+    for (_, flight) in lock(&session.in_flight).drain() {
+        flight.task.abort();
+    }
+    for slot in &session.slots {
+        slot.live.lock().await.take();
+    }
+    lock(&session.none_started).take().map_or(Ok(()), Err)
+}
+
+impl Session {
+    fn arc(&self) -> Arc<Session> {
+        self.me
+            .upgrade()
+            .expect("a session is alive while it handles messages")
+    }
+
+    async fn on_client(&self, incoming: Incoming) {
+        match incoming {
+            Incoming::Request { id, method, params } => {
+                let params = params.as_deref().map(value);
+                let message = json!({ "id": id, "method": method, "params": params });
+                let message = match params {
+                    None => json!({ "id": id, "method": method }),
+                    Some(_) => message,
+                };
+                if let Some((id, why)) = missing_params(&message) {
+                    self.client.answer(&id, failed(INVALID_PARAMS, why)).await;
+                    return;
+                }
+                if method == "ping" {
+                    self.client.answer(&id, ok(&json!({}))).await;
+                    return;
+                }
+                if method == "initialize" {
+                    self.initialize_read.store(true, Ordering::SeqCst);
+                } else if !self.initialize_read.load(Ordering::SeqCst) {
+                    let why = "the session is not initialized; send `initialize` first";
+                    self.client.answer(&id, failed(INVALID_REQUEST, why)).await;
+                    return;
+                }
+                let Some(working) = lock(&self.working).clone() else {
+                    return;
+                };
+                let session = self.arc();
+                let sent = Arc::new(Mutex::new(None));
+                let task_sent = Arc::clone(&sent);
+                let task_id = id.clone();
+                // Recorded before the task can finish: it removes its record under the lock.
+                let mut in_flight = lock(&self.in_flight);
+                let task = tokio::spawn(async move {
+                    let _working = working;
+                    if method != "initialize" {
+                        // Read after `initialize`: it goes on once `initialize` is answered.
+                        let _ = session.ready.subscribe().wait_for(|ready| *ready).await;
+                    }
+                    let outcome = session.request(&method, params, &task_sent).await;
+                    lock(&session.in_flight).remove(&key(&task_id));
+                    session.client.answer(&task_id, outcome).await;
+                });
+                in_flight.insert(
+                    key(&id),
+                    InFlight {
+                        task: task.abort_handle(),
+                        sent,
+                    },
+                );
+            }
+            Incoming::Notification { method, params } => match method.as_str() {
+                "notifications/cancelled" => self.cancelled(params.as_deref().map(value)).await,
+                "notifications/initialized" => {
+                    self.initialized.store(true, Ordering::SeqCst);
+                    self.broadcast(&method, params).await;
+                }
+                _ => self.broadcast(&method, params).await,
+            },
+        }
+    }
+
+    /// The client cancelled a request: its task stops, and the server working on it is told.
+    async fn cancelled(&self, params: Option<Value>) {
+        let Some(id) = params.as_ref().and_then(|p| p.get("requestId")) else {
+            return;
+        };
+        let Some(flight) = lock(&self.in_flight).remove(&key(id)) else {
+            return;
+        };
+        flight.task.abort();
+        let sent = lock(&flight.sent).take();
+        if let Some((index, upstream_id)) = sent
+            && let Some(live) = self.slots[index].live.lock().await.clone()
+        {
+            live.peer.forget(&upstream_id);
+            let mut forwarded = params.clone().unwrap_or_else(|| json!({}));
+            forwarded["requestId"] = upstream_id;
+            live.peer
+                .notify("notifications/cancelled", Some(wire::raw(&forwarded)))
+                .await;
+        }
+    }
+
+    /// Sends a notification of the client's to every server that is up, as it came.
+    async fn broadcast(&self, method: &str, params: Option<Raw>) {
+        for slot in &self.slots {
+            let live = slot.live.lock().await.clone();
+            if let Some(live) = live {
+                live.peer.notify(method, params.clone()).await;
+            }
+        }
+    }
+
+    /// Works out the answer to one request of the client's.
+    async fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        sent: &Arc<Mutex<Option<(usize, Value)>>>,
+    ) -> Outcome {
+        let params_or_empty = || params.clone().unwrap_or_else(|| json!({}));
+        let made = |outcome: Result<Value, Value>| match outcome {
+            Ok(result) => ok(&result),
+            Err(error) => Err(raw_error(error)),
+        };
+        match method {
+            "initialize" => made(self.initialize(params_or_empty()).await),
+            "tools/list" => made(self.list_tools().await),
+            "tools/call" => self.call_tool(params_or_empty(), sent).await,
+            "prompts/list" => made(self.list("prompts/list", "prompts", "prompts").await),
+            "resources/list" => made(self.list("resources/list", "resources", "resources").await),
+            "resources/templates/list" => made(
+                self.list("resources/templates/list", "resourceTemplates", "resources")
+                    .await,
+            ),
+            "prompts/get" => {
+                let mut params = params_or_empty();
+                let name = params["name"].as_str().unwrap_or_default().to_owned();
+                let route = self.prompt_route(&name).await.map_err(raw_error)?;
+                params["name"] = Value::String(route.name);
+                self.forward(route.index, method, Some(params), sent).await
+            }
+            "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
+                let uri = params_or_empty()["uri"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                let index = self.resource_route(&uri).await.map_err(raw_error)?;
+                let outcome = self.forward(index, method, params, sent).await?;
+                if method == "resources/read" {
+                    match serde_json::from_str(outcome.get()) {
+                        Ok(read) => ok(&fit::resource_contents(read, &self.settings.fitting).await),
+                        Err(error) => failed(
+                            INTERNAL_ERROR,
+                            format!(
+                                "the MCP server `{}` sent a resource that cannot be read: {error}",
+                                self.slots[index].upstream.name
+                            ),
+                        ),
+                    }
+                } else {
+                    Ok(outcome)
+                }
+            }
+            "completion/complete" => {
+                let mut params = params_or_empty();
+                let reference = params["ref"].clone();
+                let index = match reference["type"].as_str() {
+                    Some("ref/prompt") => {
+                        let name = reference["name"].as_str().unwrap_or_default();
+                        let route = self.prompt_route(name).await.map_err(raw_error)?;
+                        params["ref"]["name"] = Value::String(route.name);
+                        route.index
+                    }
+                    _ => {
+                        let uri = reference["uri"].as_str().unwrap_or_default();
+                        self.resource_route(uri).await.map_err(raw_error)?
+                    }
+                };
+                self.forward(index, method, Some(params), sent).await
+            }
+            "logging/setLevel" => {
+                for index in self.serving("logging").await {
+                    // A server that refuses a level is not the client's failure.
+                    let _ = self.forward(index, method, params.clone(), sent).await;
+                }
+                ok(&json!({}))
+            }
+            // A task's result is a tool's result, fitted as any other.
+            "tasks/result" if self.slots.len() == 1 => {
+                let outcome = self.forward(0, method, params, sent).await?;
+                match fit::tool_result(&outcome, None, &self.settings.fitting).await {
+                    Ok(fitted) => ok(&fitted),
+                    Err(why) => ok(&fit::error_result(format!(
+                        "the MCP server `{}` sent a task result that cannot be read: {why}",
+                        self.slots[0].upstream.name
+                    ))),
+                }
+            }
+            _ if self.slots.len() == 1 => self.forward(0, method, params, sent).await,
+            _ => failed(
+                METHOD_NOT_FOUND,
+                format!(
+                    "method not found: `{method}` (this proxy relays to several servers and cannot tell which one it is for)"
+                ),
+            ),
+        }
+    }
+}
