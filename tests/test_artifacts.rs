@@ -634,3 +634,79 @@ fn a_symlink_planted_in_the_store_is_not_read() {
     let id = store.put("kept\n").unwrap();
     assert_eq!(store.read_page(&id, page(0, None)).unwrap().text, "kept\n");
 }
+
+/// One suite, both stores: an owner's part reads only what it kept; a session's part goes with
+/// it, a principal's stays for its next session.
+fn owners_are_kept_apart(store: &dyn ArtifactStore) {
+    use toolsmith::artifacts::Owner;
+    let own = store.put("the store's own\n").unwrap();
+    let alice = Owner::principal("alice").unwrap();
+    let bob = Owner::principal("bob").unwrap();
+    let session = Owner::session("0123456789abcdef0123456789abcdef").unwrap();
+
+    let alices = store.scoped(&alice).unwrap();
+    let kept = alices.put("alice's\n").unwrap();
+    assert_eq!(
+        alices.read_page(&kept, page(0, None)).unwrap().text,
+        "alice's\n"
+    );
+    let in_session = {
+        let sessions = store.scoped(&session).unwrap();
+        let id = sessions.put("the session's\n").unwrap();
+        assert_eq!(
+            sessions.read_page(&id, page(0, None)).unwrap().text,
+            "the session's\n"
+        );
+        // Another owner, and the store itself, answer as for an id that never was.
+        for other in [store.scoped(&bob).unwrap(), alices.clone()] {
+            assert!(matches!(
+                other.read_page(&id, page(0, None)),
+                Err(ArtifactError::NotFound(_))
+            ));
+        }
+        assert!(matches!(
+            store.read_page(&id, page(0, None)),
+            Err(ArtifactError::NotFound(_))
+        ));
+        assert!(matches!(
+            sessions.read_page(&own, page(0, None)),
+            Err(ArtifactError::NotFound(_))
+        ));
+        id
+    };
+    // The session ended: its part is gone, even to a new handle of the same session.
+    let again = store.scoped(&session).unwrap();
+    assert!(matches!(
+        again.read_page(&in_session, page(0, None)),
+        Err(ArtifactError::NotFound(_))
+    ));
+    // The principal's part outlives its handle.
+    drop(alices);
+    let later = store.scoped(&alice).unwrap();
+    assert_eq!(
+        later.read_page(&kept, page(0, None)).unwrap().text,
+        "alice's\n"
+    );
+    assert!(matches!(
+        store.scoped(&bob).unwrap().read_page(&kept, page(0, None)),
+        Err(ArtifactError::NotFound(_))
+    ));
+}
+
+#[test]
+fn a_dir_store_keeps_owners_apart_and_removes_a_sessions_part_with_it() {
+    let root = tempfile::tempdir().unwrap();
+    let store = DirStore::open(root.path().join("artifacts")).unwrap();
+    owners_are_kept_apart(&store);
+    let owners = root.path().join("artifacts/owners");
+    let mut parts = names_in(&owners);
+    parts.retain(|name| !name.starts_with('.'));
+    assert_eq!(parts, ["principal-alice", "principal-bob"]);
+    // The root's retention never counts (or removes) an owner's part.
+    assert_eq!(store.prune().unwrap(), 0);
+}
+
+#[test]
+fn a_memory_store_keeps_owners_apart() {
+    owners_are_kept_apart(&MemoryStore::new());
+}

@@ -10,7 +10,8 @@ use std::time::{Duration, SystemTime};
 
 use super::page::read_page_from;
 use super::{
-    ArtifactError, ArtifactId, ArtifactPage, ArtifactStore, ArtifactWriter, PageRequest, Retention,
+    ArtifactError, ArtifactId, ArtifactPage, ArtifactStore, ArtifactWriter, Owner, PageRequest,
+    Retention,
 };
 use crate::trim::grouped;
 
@@ -28,6 +29,8 @@ const CAPPED_SUFFIX: &str = ".capped.txt";
 const TEMP_PREFIX: &str = ".partial-";
 /// Partial files older than this were left by a writer that died; a rescan removes them.
 const STALE_PARTIAL: Duration = Duration::from_secs(60 * 60);
+/// The directory under a store's that holds its owners' parts: `owners/<kind>-<name>/`.
+const OWNERS_DIR: &str = "owners";
 /// The smallest per-artifact cap: room for a head and a tail worth reading.
 const MIN_ARTIFACT_BYTES: u64 = 1024;
 
@@ -362,6 +365,24 @@ impl ArtifactStore for DirStore {
 
     fn location(&self) -> Option<&Path> {
         Some(self.path())
+    }
+
+    /// A directory of the owner's under this store's (`owners/<kind>-<name>/`, verified as
+    /// this store's own is), with this store's retention and cap applied to it alone. A
+    /// session's directory is removed with the last handle of the store returned.
+    fn scoped(&self, owner: &Owner) -> Result<Arc<dyn ArtifactStore>, ArtifactError> {
+        let dir = self.shared.dir.join(OWNERS_DIR).join(owner.segment());
+        prepare_dir(&self.shared.dir.join(OWNERS_DIR), true)?;
+        let mut part = DirStore::builder(dir)
+            .retention(self.retention)
+            .max_artifact_bytes(self.max_artifact_bytes)
+            .open()?;
+        if !owner.is_kept()
+            && let Some(shared) = Arc::get_mut(&mut part.shared)
+        {
+            shared.remove_on_drop = true;
+        }
+        Ok(Arc::new(part))
     }
 }
 

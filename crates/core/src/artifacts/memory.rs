@@ -5,12 +5,16 @@ use std::io::{self, Write};
 use std::sync::{Arc, Mutex};
 
 use super::page::read_page_from;
-use super::{ArtifactError, ArtifactId, ArtifactPage, ArtifactStore, ArtifactWriter, PageRequest};
+use super::{
+    ArtifactError, ArtifactId, ArtifactPage, ArtifactStore, ArtifactWriter, Owner, PageRequest,
+};
 
 /// Artifacts in memory, for tests and short-lived agents. Clones share the same artifacts.
 #[derive(Debug, Clone, Default)]
 pub struct MemoryStore {
     artifacts: Arc<Mutex<HashMap<ArtifactId, Arc<[u8]>>>>,
+    /// The principals' parts, kept while the store is ([`ArtifactStore::scoped`]).
+    principals: Arc<Mutex<HashMap<String, MemoryStore>>>,
 }
 
 impl MemoryStore {
@@ -56,6 +60,17 @@ impl ArtifactStore for MemoryStore {
             .cloned()
             .ok_or_else(|| ArtifactError::NotFound(id.clone()))?;
         read_page_from(&bytes[..], page, false)
+    }
+
+    /// A session's part is a store of its own, gone with it; a principal's is kept in this
+    /// store, for the principal's next session.
+    fn scoped(&self, owner: &Owner) -> Result<Arc<dyn ArtifactStore>, ArtifactError> {
+        if !owner.is_kept() {
+            return Ok(Arc::new(MemoryStore::new()));
+        }
+        let mut principals = crate::sync::lock(&self.principals);
+        let part = principals.entry(owner.name().to_owned()).or_default();
+        Ok(Arc::new(part.clone()))
     }
 }
 

@@ -9,6 +9,7 @@ mod dir;
 mod id;
 mod media;
 mod memory;
+mod owner;
 mod page;
 mod retention;
 mod spool;
@@ -20,6 +21,7 @@ use std::path::PathBuf;
 pub use dir::{DirStore, DirStoreBuilder};
 pub use id::ArtifactId;
 pub use memory::MemoryStore;
+pub use owner::Owner;
 pub use retention::Retention;
 
 /// The name of the built-in artifact reader, as markers and compacted history cite it (the
@@ -54,6 +56,16 @@ pub enum ArtifactError {
         /// What to do about it, e.g. ``run `chmod 700 <dir>` ``.
         fix: String,
     },
+    /// A name that cannot name an owner of artifacts.
+    #[error(
+        "`{0}` cannot name an owner of artifacts: use 1 to 64 of A-Z a-z 0-9 _ . - (not starting with a dot)"
+    )]
+    InvalidOwner(String),
+    /// The store cannot keep owners' artifacts apart ([`ArtifactStore::scoped`]).
+    #[error(
+        "this artifact store cannot keep each client's artifacts apart; use a DirStore or a MemoryStore"
+    )]
+    Unscoped,
 }
 
 /// What part of an artifact to read.
@@ -156,6 +168,21 @@ pub trait ArtifactStore: Send + Sync + fmt::Debug + 'static {
     /// from reading. By default `None` (the store keeps them elsewhere).
     fn location(&self) -> Option<&std::path::Path> {
         None
+    }
+
+    /// The part of this store that belongs to `owner`: what it keeps there, only it reads — an
+    /// id kept by another owner, or by the store itself, is not found there. A session's part
+    /// is removed once the last handle of the store returned is dropped; a principal's stays,
+    /// under the store's retention, for its next session (in this process or another on the
+    /// same store). A gateway serves each client from its owner's part.
+    ///
+    /// # Errors
+    ///
+    /// [`ArtifactError::Unscoped`] from a store that cannot keep owners apart (the default);
+    /// [`ArtifactError::Io`] when the owner's part cannot be made.
+    fn scoped(&self, owner: &Owner) -> Result<std::sync::Arc<dyn ArtifactStore>, ArtifactError> {
+        let _ = owner;
+        Err(ArtifactError::Unscoped)
     }
 }
 
