@@ -54,12 +54,14 @@ run() {
     return "${PIPESTATUS[0]}"
 }
 
-proxy_url=$(start proxy proxy --artifacts "$work/artifacts" --http 127.0.0.1:0 -- "$node" fixture-server.mjs)
+# The suite sends no token: the endpoints take requests without one, on loopback, for its run.
+proxy_url=$(start proxy proxy --artifacts "$work/artifacts" --http 127.0.0.1:0 --allow-unauthenticated \
+    -- "$node" fixture-server.mjs)
 mkdir -p "$work/root"
 printf '{"mcpServers": {"fixture": {"command": "%s", "args": ["%s"]}}}\n' \
     "$PWD/$node" "$PWD/fixture-server.mjs" > "$work/fixture.json"
 serve_url=$(start serve serve --root "$work/root" --artifacts "$work/serve-artifacts" \
-    --config "$work/fixture.json" --http 127.0.0.1:0)
+    --config "$work/fixture.json" --http 127.0.0.1:0 --allow-unauthenticated)
 status=0
 run "toolsmith proxy in front of the SDK fixture" "$proxy_url" "" || status=1
 run "toolsmith serve (the standard tools, and the fixture's through the MCP client)" "$serve_url" conformance-serve.yml || status=1

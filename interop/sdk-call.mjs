@@ -2,13 +2,15 @@
 // HTTP. The SDK checks each result against the protocol's schema (and a structure against the
 // tool's output schema); prints the tools listed and the results as one JSON object.
 //
-//   node sdk-call.mjs URL TOOL ARGUMENTS_JSON [TOOL ARGUMENTS_JSON]...
+//   node sdk-call.mjs URL TOOL ARGUMENTS_JSON [TOOL ARGUMENTS_JSON]...   (PROXY_TOKEN: the bearer token)
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
 const [url, ...calls] = process.argv.slice(2);
 const client = new Client({ name: "sdk-call", version: "1.0.0" }, { capabilities: {} });
-await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+const token = process.env.PROXY_TOKEN;
+const requestInit = token ? { headers: { Authorization: `Bearer ${token}` } } : {};
+await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit }));
 const tools = (await client.listTools()).tools;
 const results = [];
 for (let i = 0; i + 1 < calls.length; i += 2) {

@@ -175,19 +175,35 @@ pub(crate) enum Split {
 #[derive(Debug, clap::Args)]
 pub(crate) struct Http {
     /// Serve over MCP's streamable HTTP at this address (`127.0.0.1:8080`; port 0 picks one),
-    /// endpoint `/mcp`, instead of stdio. An address beyond loopback needs --token-env.
+    /// endpoint `/mcp`, instead of stdio. Clients need a token: --token-env or --tokens, or
+    /// one is made and printed.
     #[arg(long, value_name = "ADDR")]
     pub(crate) http: Option<String>,
     /// The environment variable holding the token clients must send as
-    /// `Authorization: Bearer TOKEN` (16 chars or more).
+    /// `Authorization: Bearer TOKEN` (16 chars or more). No server or command started sees it.
     #[arg(long, value_name = "VAR", requires = "http")]
     pub(crate) token_env: Option<String>,
+    /// A JSON file of tokens, each naming its principal: `{"TOKEN": "alice", …}` (readable by
+    /// you alone). A principal's sessions share its artifacts; no other principal reads them.
+    #[arg(long, value_name = "FILE", requires = "http")]
+    pub(crate) tokens: Option<PathBuf>,
+    /// Take requests without a token. Anyone who can reach the address can then run the
+    /// servers' tools and read every artifact of every session.
+    #[arg(long, requires = "http", conflicts_with_all = ["token_env", "tokens"])]
+    pub(crate) allow_unauthenticated: bool,
     /// A web origin allowed beside loopback ones (`https://app.example.com`); repeatable.
     #[arg(long, value_name = "ORIGIN", requires = "http")]
     pub(crate) allow_origin: Vec<String>,
     /// A `Host` allowed beside loopback ones and the listening address; repeatable.
     #[arg(long, value_name = "HOST", requires = "http")]
     pub(crate) allow_host: Vec<String>,
+    /// The most client sessions at once; at the limit, the least recently used idle one ends.
+    #[arg(long, default_value_t = 256, requires = "http")]
+    pub(crate) max_sessions: usize,
+    /// Seconds a session may sit idle (nothing asked, nothing in flight) before it ends and
+    /// its servers stop.
+    #[arg(long, default_value_t = 1800, value_name = "SECONDS", requires = "http")]
+    pub(crate) session_idle_timeout: u64,
 }
 
 /// How many images and audio clips a result shows, and how large each may be.

@@ -196,6 +196,11 @@ async fn run(command: Command) -> Result<ExitCode, Failure> {
                 }
                 _ => (approve.policy(), None),
             };
+            // Before any server starts: the token is withheld from every child.
+            let listening = match &http.http {
+                Some(_) => Some(proxy::http_options(&http)?),
+                None => None,
+            };
             let servers = match &config {
                 Some(path) => match wiring::connect_servers(path).await {
                     Ok(servers) => servers,
@@ -221,12 +226,12 @@ async fn run(command: Command) -> Result<ExitCode, Failure> {
             if let Some(asker) = asker {
                 server = server.with_client_approver(asker);
             }
-            if http.http.is_some() {
-                let listening = server
-                    .serve_http(proxy::http_options(&http)?)
+            if let Some(listening) = listening {
+                let server = server
+                    .serve_http(listening.options.clone())
                     .await
                     .map_err(|error| fail(error.to_string()))?;
-                proxy::announce(listening.local_addr());
+                proxy::announce(server.local_addr(), &listening);
                 proxy::stopped().await;
             } else {
                 server.serve_stdio().await?;

@@ -66,17 +66,21 @@ pub(crate) async fn run(options: ProxyArgs) -> Result<(), Failure> {
         .tool_search(options.tool_search)
         .timeout(Duration::from_secs(options.timeout.max(1)))
         .init_timeout(Duration::from_secs(options.init_timeout.max(1)));
-    match &options.http.http {
+    let listening = match &options.http.http {
+        Some(_) => Some(http_options(&options.http)?),
+        None => None,
+    };
+    match listening {
         None => proxy
             .serve_stdio()
             .await
             .map_err(|error| fail(error.to_string())),
-        Some(_) => {
+        Some(listening) => {
             let server = proxy
-                .serve_http(http_options(&options.http)?)
+                .serve_http(listening.options.clone())
                 .await
                 .map_err(|error| fail(error.to_string()))?;
-            announce(server.local_addr());
+            announce(server.local_addr(), &listening);
             stopped().await;
             Ok(())
         }
@@ -112,9 +116,10 @@ fn server_name(program: &str, args: &[String]) -> String {
         .unwrap_or(program_name)
 }
 
-/// The listener's options from the command line: the address, the token's variable, the
-/// origins and hosts allowed.
-pub(crate) fn http_options(http: &Http) -> Result<toolsmith::mcp::HttpOptions, Failure> {
+/// The listener's options from the command line: the address, the tokens (a variable's, a
+/// file's, or one made now), the origins and hosts allowed, the session limits. The tokens are
+/// withheld from every process started from now on.
+pub(crate) fn http_options(http: &Http) -> Result<Listening, Failure> {
     let Some(addr) = &http.http else {
         return Err(fail("--http needs an address, like 127.0.0.1:8080"));
     };
@@ -123,13 +128,13 @@ pub(crate) fn http_options(http: &Http) -> Result<toolsmith::mcp::HttpOptions, F
             "--http {addr}: not an address; write an IP and a port, like 127.0.0.1:8080"
         ))
     })?;
-    if !addr.ip().is_loopback() && http.token_env.is_none() {
-        return Err(fail(format!(
-            "--http {addr}: listening beyond this machine needs a token; set one in a variable \
-             and name it with --token-env"
-        )));
-    }
-    let mut options = toolsmith::mcp::HttpOptions::new(addr);
+    let mut options = toolsmith::mcp::HttpOptions::new(addr)
+        .with_max_sessions(http.max_sessions.max(1))
+        .with_session_idle_timeout(std::time::Duration::from_secs(
+            http.session_idle_timeout.max(1),
+        ));
+    let mut secrets = Vec::new();
+    let mut made = None;
     if let Some(variable) = &http.token_env {
         let token = std::env::var(variable).map_err(|_| {
             fail(format!(
@@ -137,13 +142,37 @@ pub(crate) fn http_options(http: &Http) -> Result<toolsmith::mcp::HttpOptions, F
                  must send"
             ))
         })?;
-        if token.len() < 16 {
+        check_token(&token, &format!("--token-env {variable}"))?;
+        toolsmith::process::withhold_variable(variable);
+        secrets.push(token.clone());
+        options = options.with_bearer_token(token);
+    }
+    if let Some(file) = &http.tokens {
+        for (token, principal) in read_tokens(file)? {
+            secrets.push(token.clone());
+            options = options.with_principal_token(token, principal);
+        }
+    }
+    if http.allow_unauthenticated {
+        if !addr.ip().is_loopback() {
             return Err(fail(format!(
-                "--token-env {variable}: the token is {} chars; use 16 or more",
-                token.len()
+                "--http {addr}: listening beyond this machine needs a token; drop \
+                 --allow-unauthenticated and set one with --token-env or --tokens"
             )));
         }
-        options = options.with_bearer_token(token);
+    } else if secrets.is_empty() {
+        let token = toolsmith::artifacts::ArtifactId::generate()
+            .map_err(|error| fail(format!("no token could be made: {error}")))?
+            .to_string();
+        options = options.with_bearer_token(token.clone());
+        made = Some(token.clone());
+        secrets.push(token);
+    }
+    // A token that is also the value of another variable stays out of children too.
+    for (name, value) in std::env::vars_os() {
+        if secrets.iter().any(|secret| value == secret.as_str()) {
+            toolsmith::process::withhold_variable(name);
+        }
     }
     for origin in &http.allow_origin {
         options = options.with_allowed_origin(origin);
@@ -151,12 +180,95 @@ pub(crate) fn http_options(http: &Http) -> Result<toolsmith::mcp::HttpOptions, F
     for host in &http.allow_host {
         options = options.with_allowed_host(host);
     }
-    Ok(options)
+    Ok(Listening {
+        options,
+        made,
+        open: http.allow_unauthenticated,
+    })
 }
 
-/// Says where the endpoint is, on stderr (the first line a script can read).
-pub(crate) fn announce(addr: std::net::SocketAddr) {
+/// The listener's options, and the token made for it when none was given.
+pub(crate) struct Listening {
+    pub(crate) options: toolsmith::mcp::HttpOptions,
+    made: Option<String>,
+    /// Whether it takes requests without a token.
+    open: bool,
+}
+
+fn check_token(token: &str, whence: &str) -> Result<(), Failure> {
+    if token.chars().count() < 16 {
+        return Err(fail(format!(
+            "{whence}: the token is {} chars; use 16 or more",
+            token.chars().count()
+        )));
+    }
+    if !token.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(fail(format!(
+            "{whence}: a token is visible ASCII without spaces (it travels in an HTTP header)"
+        )));
+    }
+    Ok(())
+}
+
+/// The tokens of a `--tokens` file, each with its principal: a JSON object, the file readable
+/// by its owner alone.
+fn read_tokens(file: &std::path::Path) -> Result<Vec<(String, String)>, Failure> {
+    let shown = file.display();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let meta = std::fs::metadata(file)
+            .map_err(|error| fail(format!("--tokens {shown}: cannot read it ({error})")))?;
+        if meta.permissions().mode() & 0o077 != 0 {
+            return Err(fail(format!(
+                "--tokens {shown}: other users can read it; run `chmod 600 {shown}`"
+            )));
+        }
+    }
+    let text = std::fs::read_to_string(file)
+        .map_err(|error| fail(format!("--tokens {shown}: cannot read it ({error})")))?;
+    let map: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&text)
+        .map_err(|error| {
+            fail(format!(
+                "--tokens {shown}: not a JSON object of tokens to principals, like \
+                 {{\"TOKEN\": \"alice\"}} ({error})"
+            ))
+        })?;
+    if map.is_empty() {
+        return Err(fail(format!("--tokens {shown}: it holds no token")));
+    }
+    map.into_iter()
+        .map(|(token, principal)| {
+            let Some(principal) = principal.as_str() else {
+                return Err(fail(format!(
+                    "--tokens {shown}: a token's principal is a string, like \"alice\""
+                )));
+            };
+            check_token(&token, &format!("--tokens {shown}"))?;
+            toolsmith::artifacts::Owner::principal(principal)
+                .map_err(|error| fail(format!("--tokens {shown}: {error}")))?;
+            Ok((token, principal.to_owned()))
+        })
+        .collect()
+}
+
+/// Says where the endpoint is, on stderr (the first line a script can read), and the token
+/// made for it, if one was.
+pub(crate) fn announce(addr: std::net::SocketAddr, listening: &Listening) {
     eprintln!("toolsmith: listening on http://{addr}/mcp");
+    if let Some(token) = &listening.made {
+        eprintln!(
+            "toolsmith: clients send `Authorization: Bearer {token}` (a token made for this run; \
+             set your own with --token-env or --tokens)"
+        );
+    }
+    if listening.open {
+        eprintln!(
+            "toolsmith: warning: --allow-unauthenticated: any program of any user of this \
+             machine can run the servers' tools and read every session's artifacts through \
+             http://{addr}/mcp"
+        );
+    }
 }
 
 /// Waits for Ctrl-C or SIGTERM.

@@ -612,6 +612,9 @@ async fn first_line_then_drain<R: tokio::io::AsyncRead + Unpin + Send + 'static>
     line
 }
 
+/// The token the SDK clients of these tests send, and the gateways under test take.
+const TOKEN: &str = "a-token-of-24-characters";
+
 async fn listening(mut command: Command, on_stderr: bool) -> (Child, String) {
     command.kill_on_drop(true).stdin(Stdio::null());
     if on_stderr {
@@ -1082,7 +1085,10 @@ async fn client_calls(
     calls: &[(&str, Value)],
 ) -> (Vec<Value>, Vec<Value>) {
     let mut command = Command::new(program);
-    command.arg(interop().join(script)).arg(url);
+    command
+        .arg(interop().join(script))
+        .arg(url)
+        .env("PROXY_TOKEN", TOKEN);
     for (name, arguments) in calls {
         command.arg(name).arg(arguments.to_string());
     }
@@ -1155,8 +1161,9 @@ async fn a_success_stays_a_success_for_both_official_sdk_clients() {
     proxy
         .args(["proxy", "--max-result-chars", "8000", "--artifacts"])
         .arg(dir.path().join("artifacts"))
-        .args(["--http", "127.0.0.1:0", "--"])
-        .args(filesystem(&[&files]));
+        .args(["--http", "127.0.0.1:0", "--token-env", "PROXY_TOKEN", "--"])
+        .args(filesystem(&[&files]))
+        .env("PROXY_TOKEN", TOKEN);
     let (_proxy, url) = listening(proxy, true).await;
     let calls = [
         ("read_text_file", json!({ "path": big })),
@@ -1228,7 +1235,8 @@ async fn a_success_stays_a_success_for_both_official_sdk_clients() {
         .arg(&files)
         .arg("--artifacts")
         .arg(dir.path().join("artifacts"))
-        .args(["--http", "127.0.0.1:0"]);
+        .args(["--http", "127.0.0.1:0", "--token-env", "PROXY_TOKEN"])
+        .env("PROXY_TOKEN", TOKEN);
     let (_serve, url) = listening(serve, true).await;
     let calls = [
         ("issues", json!({ "count": 3 })),

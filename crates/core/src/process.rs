@@ -41,6 +41,22 @@ use nix::unistd::Pid;
 /// The environment variable every process of a tree carries.
 pub const TAG_VARIABLE: &str = "TOOLSMITH_CALL";
 
+fn withheld() -> &'static std::sync::Mutex<Vec<std::ffi::OsString>> {
+    static WITHHELD: OnceLock<std::sync::Mutex<Vec<std::ffi::OsString>>> = OnceLock::new();
+    WITHHELD.get_or_init(Default::default)
+}
+
+/// Keeps the variable `name` of this process's environment out of every process a tree starts
+/// from now on: a secret this process holds (a gateway's token) never reaches a tool's command
+/// or a server it runs, where a model could read it in a result.
+pub fn withhold_variable(name: impl Into<std::ffi::OsString>) {
+    let name = name.into();
+    let mut withheld = crate::sync::lock(withheld());
+    if !withheld.contains(&name) {
+        withheld.push(name);
+    }
+}
+
 /// The processes started for one owner: their process group and every process carrying the
 /// owner's tag. Killed, all of them, by [`kill`](Self::kill) or when dropped (unless
 /// [disarmed](Self::disarm)).
@@ -83,9 +99,12 @@ impl ProcessTree {
     }
 
     /// Makes `command` start the tree: in a process group of its own, with the tag in its
-    /// environment.
+    /// environment and without the variables [withheld](withhold_variable).
     pub fn prepare(&self, command: &mut tokio::process::Command) {
         command.env(TAG_VARIABLE, &self.tag).process_group(0);
+        for name in crate::sync::lock(withheld()).iter() {
+            command.env_remove(name);
+        }
     }
 
     /// Records the tree's leader, the child `prepare`d command started: its group is the tree's.

@@ -202,7 +202,7 @@ impl McpServer {
         self,
         options: super::HttpOptions,
     ) -> Result<super::HttpServer, super::ProxyError> {
-        let sessions = super::relay::http_server::over_streams(move |stream| {
+        let sessions = super::relay::http::over_streams(move |stream| {
             let mut server = self.clone();
             // Each client session sets its own log level.
             server.log_level = Arc::new(AtomicU8::new(0));

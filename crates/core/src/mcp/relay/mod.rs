@@ -27,7 +27,7 @@ mod fit;
 #[cfg(feature = "mcp-http")]
 mod http_client;
 #[cfg(feature = "mcp-http")]
-pub(crate) mod http_server;
+pub(crate) mod http;
 pub(crate) mod link;
 mod peer;
 mod session;
@@ -40,7 +40,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::tool::MediaLimits;
 #[cfg(feature = "mcp-http")]
-pub use http_server::{HttpOptions, HttpServer};
+pub use http::{HttpOptions, HttpServer};
 pub use upstream::{Prefix, Upstream};
 
 use crate::artifacts::{ArtifactStore, MemoryStore, READ_ARTIFACT};
@@ -149,24 +149,7 @@ impl Proxy {
             return Err(ProxyError::NoUpstreams);
         }
         let store = self.store.unwrap_or_else(|| Arc::new(MemoryStore::new()));
-        let reader = Registry::builder()
-            .budget(
-                BudgetPolicy::default()
-                    .with_batch_budget_chars(self.max_result_chars)
-                    .with_per_result_max_chars(Some(self.max_result_chars)),
-            )
-            .tool(ReadArtifact::new(Arc::clone(&store)))
-            .build()
-            .map_err(|error| ProxyError::Reader(Box::new(error)))?;
-        let spec = reader
-            .get(READ_ARTIFACT)
-            .map(|tool| tool.spec().clone())
-            .ok_or_else(|| ProxyError::Reader("read_artifact is missing".into()))?;
-        let mut reader_listing = Dialect::Mcp
-            .render(&spec)
-            .map_err(|error| ProxyError::Reader(Box::new(error)))?;
-        reader_listing["_meta"] =
-            serde_json::json!({ crate::mcp::caps::MAX_RESULT_META_KEY: self.max_result_chars });
+        let (reader, reader_listing) = reader(&store, self.max_result_chars)?;
         Ok(Arc::new(Settings {
             upstreams: self.upstreams,
             fitting: fit::Fitting {
@@ -232,8 +215,24 @@ impl Proxy {
     #[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
     pub async fn serve_http(self, options: HttpOptions) -> Result<HttpServer, ProxyError> {
         let settings = self.settings()?;
-        let sessions: http_server::Sessions = Arc::new(move |link| {
-            let settings = Arc::clone(&settings);
+        // A store that cannot keep clients apart is refused before a client comes.
+        let probe = crate::artifacts::ArtifactId::generate()
+            .and_then(|id| crate::artifacts::Owner::session(id.as_str()))
+            .and_then(|owner| settings.fitting.store.scoped(&owner));
+        drop(probe.map_err(ProxyError::Artifacts)?);
+        let sessions: http::Sessions = Arc::new(move |link, owner| {
+            // Each client reads only the artifacts of its own session (or principal).
+            let settings = settings.scoped(&owner).or_else(|error| {
+                tracing::warn!(
+                    "the artifacts of {owner} cannot be kept apart ({error}); its session keeps \
+                     them in memory until it ends"
+                );
+                settings.alone()
+            });
+            let Ok(settings) = settings else {
+                // Its streams end unanswered rather than wait.
+                return Box::pin(async {});
+            };
             Box::pin(async move {
                 // The client was told in its `initialize` answer; the server goes on.
                 let _ = session::run(settings, link).await;
@@ -241,6 +240,31 @@ impl Proxy {
         });
         HttpServer::start(options, sessions).await
     }
+}
+
+/// `read_artifact` over `store`, within `cap`: the registry that runs it, and its listing.
+fn reader(
+    store: &Arc<dyn ArtifactStore>,
+    cap: usize,
+) -> Result<(Registry, serde_json::Value), ProxyError> {
+    let reader = Registry::builder()
+        .budget(
+            BudgetPolicy::default()
+                .with_batch_budget_chars(cap)
+                .with_per_result_max_chars(Some(cap)),
+        )
+        .tool(ReadArtifact::new(Arc::clone(store)))
+        .build()
+        .map_err(|error| ProxyError::Reader(Box::new(error)))?;
+    let spec = reader
+        .get(READ_ARTIFACT)
+        .map(|tool| tool.spec().clone())
+        .ok_or_else(|| ProxyError::Reader("read_artifact is missing".into()))?;
+    let mut listing = Dialect::Mcp
+        .render(&spec)
+        .map_err(|error| ProxyError::Reader(Box::new(error)))?;
+    listing["_meta"] = serde_json::json!({ crate::mcp::caps::MAX_RESULT_META_KEY: cap });
+    Ok((reader, listing))
 }
 
 /// Why a proxy (or [`McpServer::serve_http`](crate::mcp::McpServer::serve_http)) could not
@@ -251,6 +275,10 @@ pub enum ProxyError {
     /// The proxy was given no server to relay to.
     #[error("a proxy needs at least one server to relay to")]
     NoUpstreams,
+    /// The artifact store cannot serve each client apart, or a principal's name cannot name
+    /// one's artifacts.
+    #[error("{0}")]
+    Artifacts(crate::artifacts::ArtifactError),
     /// No server could be started; the client's `initialize` was answered with the same words.
     #[error("{why}")]
     NoneStarted {

@@ -56,6 +56,46 @@ pub(crate) struct Settings {
     pub(crate) tool_search: bool,
 }
 
+impl Settings {
+    /// The same settings, the artifacts kept in `owner`'s part of the store (and read from it
+    /// alone).
+    pub(crate) fn scoped(
+        &self,
+        owner: &crate::artifacts::Owner,
+    ) -> Result<Arc<Settings>, super::ProxyError> {
+        let store = self
+            .fitting
+            .store
+            .scoped(owner)
+            .map_err(super::ProxyError::Artifacts)?;
+        self.over(store)
+    }
+
+    /// The same settings, the artifacts kept in memory for this session alone.
+    pub(crate) fn alone(&self) -> Result<Arc<Settings>, super::ProxyError> {
+        self.over(Arc::new(crate::artifacts::MemoryStore::new()))
+    }
+
+    fn over(
+        &self,
+        store: Arc<dyn crate::artifacts::ArtifactStore>,
+    ) -> Result<Arc<Settings>, super::ProxyError> {
+        let (reader, reader_listing) = super::reader(&store, self.fitting.cap)?;
+        Ok(Arc::new(Settings {
+            upstreams: self.upstreams.clone(),
+            fitting: Fitting {
+                store,
+                ..self.fitting.clone()
+            },
+            timeout: self.timeout,
+            connecting: self.connecting,
+            reader,
+            reader_listing,
+            tool_search: self.tool_search,
+        }))
+    }
+}
+
 /// The name of the proxy's tool search, and of its tool that calls what a search found.
 const SEARCH_TOOLS: &str = crate::registry::SEARCH_TOOLS;
 const CALL_TOOL: &str = "call_tool";

@@ -1,0 +1,307 @@
+//! The endpoint's sessions: each bound to the credential that opened it, named by an id of 128
+//! random bits matched exactly, expired once idle, and the least recently used idle one
+//! evicted when a new client comes at the limit.
+
+use crate::sync::lock;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc;
+
+use super::super::link::{Link, QUEUE};
+use super::Sessions;
+use crate::artifacts::{ArtifactId, Owner};
+use crate::mcp::wire::{self, Received};
+
+/// Messages of a session waiting for a stream to carry them, at most; older notifications go
+/// first when more come.
+const MAX_QUEUED: usize = 1_024;
+
+/// Which credential a request carried: its index among the endpoint's tokens, `None` when the
+/// endpoint takes requests without one.
+pub(super) type Credential = Option<usize>;
+
+/// One client session: where its messages go, the streams that carry what it sends back, and
+/// whose it is.
+pub(super) struct LiveSession {
+    pub(super) to_session: mpsc::Sender<Received>,
+    pub(super) router: Arc<Mutex<Router>>,
+    credential: Credential,
+    _task: AbortOnDrop,
+}
+
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Which stream carries each message the session sends, and when the session last worked.
+pub(super) struct Router {
+    /// The streams of requests waiting for their answers, by request id.
+    waiting: HashMap<String, mpsc::Sender<String>>,
+    /// The order the waiting requests came in (the newest last).
+    order: Vec<String>,
+    /// Progress tokens of waiting requests, to their request ids.
+    tokens: HashMap<String, String>,
+    /// The client's GET stream, if open.
+    listening: Option<mpsc::Sender<String>>,
+    /// What no stream could carry yet.
+    queue: VecDeque<String>,
+    /// When the last request came or the last answer went: the idle clock starts there, and
+    /// runs only while no request waits.
+    last_active: Instant,
+}
+
+impl Router {
+    fn new() -> Self {
+        Router {
+            waiting: HashMap::new(),
+            order: Vec::new(),
+            tokens: HashMap::new(),
+            listening: None,
+            queue: VecDeque::new(),
+            last_active: Instant::now(),
+        }
+    }
+
+    /// How long the session has been idle at `now`; `None` while a request waits for its
+    /// answer (an open GET stream alone is not work).
+    fn idle(&self, now: Instant) -> Option<Duration> {
+        self.waiting
+            .is_empty()
+            .then(|| now.saturating_duration_since(self.last_active))
+    }
+
+    /// A request of the client's, waiting for its answer on `stream`.
+    pub(super) fn wait(&mut self, request: String, token: String, stream: mpsc::Sender<String>) {
+        self.last_active = Instant::now();
+        self.waiting.insert(request.clone(), stream);
+        self.order.push(request.clone());
+        if token != "null" {
+            self.tokens.insert(token, request);
+        }
+    }
+
+    /// The client's GET stream: what was queued goes first. `false` when one is open already.
+    pub(super) fn listen(&mut self, stream: mpsc::Sender<String>) -> bool {
+        if self
+            .listening
+            .as_ref()
+            .is_some_and(|open| !open.is_closed())
+        {
+            return false;
+        }
+        while let Some(queued) = self.queue.pop_front() {
+            if stream.try_send(queued).is_err() {
+                break;
+            }
+        }
+        self.listening = Some(stream);
+        true
+    }
+
+    /// Ends every stream: the session is over.
+    fn close(&mut self) {
+        self.waiting.clear();
+        self.order.clear();
+        self.tokens.clear();
+        self.listening = None;
+    }
+
+    /// Sends a message of the session's (one line of JSON) to the stream it belongs on.
+    fn route(&mut self, line: String) {
+        let Received::Message(message) = wire::parse(line.as_bytes()) else {
+            return;
+        };
+        if message.method.is_none()
+            && let Some(id) = &message.id
+        {
+            let id = id.to_string();
+            if let Some(stream) = self.waiting.remove(&id) {
+                self.last_active = Instant::now();
+                self.order.retain(|waiting| *waiting != id);
+                self.tokens.retain(|_, request| *request != id);
+                // The answer ends the response (its sender dropped once it is sent), however
+                // full the stream is.
+                if let Err(mpsc::error::TrySendError::Full(line)) = stream.try_send(line) {
+                    tokio::spawn(async move { stream.send(line).await });
+                }
+            }
+            return;
+        }
+        let token = message.params_value()["progressToken"].to_string();
+        let message = line;
+        let related = self
+            .tokens
+            .get(&token)
+            .cloned()
+            .or_else(|| self.order.last().cloned());
+        if let Some(id) = related
+            && let Some(stream) = self.waiting.get(&id)
+            && stream.try_send(message.clone()).is_ok()
+        {
+            return;
+        }
+        if let Some(stream) = &self.listening
+            && stream.try_send(message.clone()).is_ok()
+        {
+            return;
+        }
+        if self.queue.len() >= MAX_QUEUED {
+            self.queue.pop_front();
+        }
+        self.queue.push_back(message);
+    }
+}
+
+/// Why a session could not be opened.
+pub(super) enum Refused {
+    /// At the limit, every session busy.
+    Full(usize),
+    /// No random id could be made.
+    NoId(String),
+}
+
+/// The sessions of one endpoint.
+pub(super) struct Table {
+    live: Mutex<HashMap<String, Arc<LiveSession>>>,
+    max: usize,
+    idle_timeout: Duration,
+}
+
+impl Table {
+    pub(super) fn new(max: usize, idle_timeout: Duration) -> Self {
+        Table {
+            live: Mutex::default(),
+            max: max.max(1),
+            idle_timeout,
+        }
+    }
+
+    /// The session `id`, if it is open and was opened with `credential`: an id compared
+    /// exactly, as issued, and a session of another credential answered as one that never was.
+    pub(super) fn get(&self, id: &str, credential: Credential) -> Option<Arc<LiveSession>> {
+        lock(&self.live)
+            .get(id)
+            .filter(|live| live.credential == credential)
+            .cloned()
+    }
+
+    /// Ends the session `id` of `credential`; `false` when there is none.
+    pub(super) fn remove(&self, id: &str, credential: Credential) -> bool {
+        let mut live = lock(&self.live);
+        if live.get(id).is_some_and(|s| s.credential == credential) {
+            live.remove(id);
+            return true;
+        }
+        false
+    }
+
+    /// Ends every session.
+    pub(super) fn clear(&self) {
+        let ended = std::mem::take(&mut *lock(&self.live));
+        drop(ended);
+    }
+
+    /// A new session of `credential`, running `sessions` for the owner `owner_of` names from its
+    /// id. At the limit, the least recently used idle session is evicted to make room.
+    pub(super) fn open(
+        &self,
+        sessions: &Sessions,
+        credential: Credential,
+        owner_of: impl FnOnce(&str) -> Owner,
+    ) -> Result<(String, Arc<LiveSession>), Refused> {
+        let id = ArtifactId::generate()
+            .map(|id| id.to_string())
+            .map_err(|error| Refused::NoId(error.to_string()))?;
+        let evicted;
+        {
+            let mut live = lock(&self.live);
+            evicted = if live.len() >= self.max {
+                let now = Instant::now();
+                let oldest = live
+                    .iter()
+                    .filter_map(|(id, session)| Some((lock(&session.router).idle(now)?, id)))
+                    .max_by_key(|(idle, _)| *idle)
+                    .map(|(_, id)| id.clone());
+                let Some(oldest) = oldest else {
+                    return Err(Refused::Full(live.len()));
+                };
+                tracing::warn!(
+                    session = %oldest,
+                    "{} sessions are open, the most this server takes: the least recently used \
+                     idle one ended to make room for a new client",
+                    live.len()
+                );
+                live.remove(&oldest)
+            } else {
+                None
+            };
+        }
+        // Ended outside the lock: its task's drop stops its servers.
+        drop(evicted);
+        let (to_session, incoming) = mpsc::channel(QUEUE);
+        let (outgoing, mut from_session) = mpsc::channel::<String>(QUEUE);
+        let router = Arc::new(Mutex::new(Router::new()));
+        let routing = Arc::clone(&router);
+        let closing = Arc::clone(&router);
+        let run = sessions(
+            Link {
+                incoming: incoming.into(),
+                outgoing: outgoing.into(),
+            },
+            owner_of(&id),
+        );
+        let task = tokio::spawn(async move {
+            let routes = async move {
+                while let Some(message) = from_session.recv().await {
+                    lock(&routing).route(message);
+                }
+            };
+            tokio::join!(run, routes);
+            // The session ended: a request it left unanswered ends its stream rather than wait.
+            lock(&closing).close();
+        });
+        let session = Arc::new(LiveSession {
+            to_session,
+            router,
+            credential,
+            _task: AbortOnDrop(task.abort_handle()),
+        });
+        lock(&self.live).insert(id.clone(), Arc::clone(&session));
+        Ok((id, session))
+    }
+
+    /// Ends every session idle longer than the timeout at `now`; returns how many.
+    pub(super) fn expire(&self, now: Instant) -> usize {
+        let expired: Vec<(String, Arc<LiveSession>)> = {
+            let mut live = lock(&self.live);
+            let ids: Vec<String> = live
+                .iter()
+                .filter(|(_, session)| {
+                    lock(&session.router)
+                        .idle(now)
+                        .is_some_and(|idle| idle >= self.idle_timeout)
+                })
+                .map(|(id, _)| id.clone())
+                .collect();
+            ids.into_iter()
+                .filter_map(|id| live.remove(&id).map(|session| (id, session)))
+                .collect()
+        };
+        for (id, _) in &expired {
+            tracing::info!(session = %id, "session ended: idle for {}", crate::tool::DisplayDuration(self.idle_timeout));
+        }
+        expired.len()
+    }
+
+    /// How often the sweeper looks for idle sessions: a quarter of the timeout, between 50 ms
+    /// and 30 s.
+    pub(super) fn sweep_every(&self) -> Duration {
+        (self.idle_timeout / 4).clamp(Duration::from_millis(50), Duration::from_secs(30))
+    }
+}
