@@ -1488,3 +1488,108 @@ async fn a_servers_log_messages_reach_the_registrys_subscribers_in_order_before_
     }
     server.shutdown().await;
 }
+
+/// The gateway's two clients (`gateway-client.mjs`, the official TypeScript SDK's client),
+/// through `toolsmith proxy --http` with `auth` (its arguments and environment).
+async fn two_clients(dir: &std::path::Path, auth: &[&str], tokens: (&str, &str)) -> Value {
+    let mut proxy = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+    proxy
+        .args(["proxy", "--max-result-chars", "2000", "--artifacts"])
+        .arg(dir.join("artifacts"))
+        .args(["--http", "127.0.0.1:0"])
+        .args(auth)
+        .arg("--")
+        .args(fixture())
+        .env("PROXY_TOKEN", TOKEN);
+    let (_proxy, url) = listening(proxy, true).await;
+    let mut client = Command::new(node());
+    client
+        .arg(interop().join("gateway-client.mjs"))
+        .arg(&url)
+        .env("TOKEN_A", tokens.0)
+        .env("TOKEN_B", tokens.1);
+    report_of(client).await
+}
+
+/// What every gateway answers, whoever its clients are: the SDK servers' statuses for what
+/// they refuse, and ids matched exactly.
+fn answers_as_the_sdk_servers_do(report: &Value) {
+    let status = &report["status"];
+    assert_eq!(status["ownSession"], 200, "{report}");
+    assert_eq!(status["lowercaseScheme"], 200, "{report}");
+    assert_eq!(status["upperCasedId"], 404, "{report}");
+    assert_eq!(status["longerId"], 404, "{report}");
+    assert_eq!(status["noAccept"], 406, "{report}");
+    assert_eq!(status["jsonOnlyAccept"], 406, "{report}");
+    assert_eq!(status["textBody"], 415, "{report}");
+    assert_eq!(status["getWithoutEventStream"], 406, "{report}");
+    assert_eq!(status["afterDelete"], 404, "{report}");
+    let session = report["session"].as_str().unwrap();
+    assert!(
+        session.len() >= 32 && session.bytes().all(|b| b.is_ascii_graphic()),
+        "{session}"
+    );
+    assert_eq!(report["ownRead"]["isError"], false, "{report}");
+    assert!(
+        report["cut"].as_str().unwrap().contains("[toolsmith:"),
+        "{report}"
+    );
+}
+
+/// An id from elsewhere, answered as an id that never was.
+fn answered_as_unknown(read: &Value, report: &Value) {
+    let id = report["id"].as_str().unwrap();
+    let unknown = &report["unknownRead"];
+    assert_eq!(read["isError"], unknown["isError"], "{report}");
+    assert_eq!(
+        read["text"].as_str().unwrap().replace(id, "ID"),
+        unknown["text"]
+            .as_str()
+            .unwrap()
+            .replace("0123456789abcdef0123456789abcdef", "ID"),
+        "{report}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_principals_sessions_and_artifacts_are_its_own() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.json");
+    let (alice, bob) = ("alice-token-0000000001", "bob-token-000000000002");
+    std::fs::write(
+        &tokens,
+        json!({ alice: "alice", bob: "bob" }).to_string(),
+    )
+    .unwrap();
+    std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let report = two_clients(
+        dir.path(),
+        &["--tokens", tokens.to_str().unwrap()],
+        (alice, bob),
+    )
+    .await;
+    answers_as_the_sdk_servers_do(&report);
+    // Bob reaches neither Alice's session nor her artifacts.
+    assert_eq!(report["status"]["otherTokensSession"], 404, "{report}");
+    assert_eq!(report["status"]["otherTokensDelete"], 404, "{report}");
+    answered_as_unknown(&report["otherRead"], &report);
+    // Alice's artifacts outlive her session: her next session reads them.
+    assert_eq!(report["laterRead"], report["ownRead"], "{report}");
+    assert!(dir.path().join("artifacts/owners/principal-alice").is_dir());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sessions_artifacts_are_its_own_and_go_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    // Both clients hold the one token: sessions, not principals, keep them apart.
+    let report = two_clients(dir.path(), &["--token-env", "PROXY_TOKEN"], (TOKEN, TOKEN)).await;
+    answers_as_the_sdk_servers_do(&report);
+    answered_as_unknown(&report["otherRead"], &report);
+    // Ended with DELETE: its artifacts went with it.
+    answered_as_unknown(&report["laterRead"], &report);
+    let session = report["session"].as_str().unwrap();
+    let owners = dir.path().join("artifacts/owners");
+    assert!(owners.is_dir());
+    assert!(!owners.join(format!("session-{session}")).exists());
+}
