@@ -202,7 +202,12 @@ pub(crate) struct Http {
     pub(crate) max_sessions: usize,
     /// Seconds a session may sit idle (nothing asked, nothing in flight) before it ends and
     /// its servers stop.
-    #[arg(long, default_value_t = 1800, value_name = "SECONDS", requires = "http")]
+    #[arg(
+        long,
+        default_value_t = 1800,
+        value_name = "SECONDS",
+        requires = "http"
+    )]
     pub(crate) session_idle_timeout: u64,
 }
 

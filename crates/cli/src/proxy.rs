@@ -227,8 +227,8 @@ fn read_tokens(file: &std::path::Path) -> Result<Vec<(String, String)>, Failure>
     }
     let text = std::fs::read_to_string(file)
         .map_err(|error| fail(format!("--tokens {shown}: cannot read it ({error})")))?;
-    let map: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&text)
-        .map_err(|error| {
+    let map: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(&text).map_err(|error| {
             fail(format!(
                 "--tokens {shown}: not a JSON object of tokens to principals, like \
                  {{\"TOKEN\": \"alice\"}} ({error})"

@@ -1557,11 +1557,7 @@ async fn a_principals_sessions_and_artifacts_are_its_own() {
     let dir = tempfile::tempdir().unwrap();
     let tokens = dir.path().join("tokens.json");
     let (alice, bob) = ("alice-token-0000000001", "bob-token-000000000002");
-    std::fs::write(
-        &tokens,
-        json!({ alice: "alice", bob: "bob" }).to_string(),
-    )
-    .unwrap();
+    std::fs::write(&tokens, json!({ alice: "alice", bob: "bob" }).to_string()).unwrap();
     std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).unwrap();
     let report = two_clients(
         dir.path(),
@@ -1592,4 +1588,88 @@ async fn a_sessions_artifacts_are_its_own_and_go_with_it() {
     let owners = dir.path().join("artifacts/owners");
     assert!(owners.is_dir());
     assert!(!owners.join(format!("session-{session}")).exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_token_stays_with_the_gateway() {
+    let dir = tempfile::tempdir().unwrap();
+    // serve without a token: one is made and printed after the address.
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+    serve
+        .args(["serve", "--root"])
+        .arg(dir.path())
+        .args(["--http", "127.0.0.1:0"])
+        .kill_on_drop(true)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .env("ALSO_THE_TOKEN", "never-set-yet");
+    let mut child = serve.spawn().unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut next = async || {
+        tokio::time::timeout(PATIENCE, lines.next_line())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap()
+    };
+    let url = next().await.rsplit(' ').next().unwrap().to_owned();
+    let told = next().await;
+    let made = told
+        .split("Bearer ")
+        .nth(1)
+        .and_then(|rest| rest.split('`').next())
+        .unwrap_or_else(|| panic!("{told}"))
+        .to_owned();
+    assert_eq!(made.len(), 32, "{told}");
+    // Without it, refused; with it (as the SDK sends it), served — and the commands the
+    // standard tools run do not see it.
+    let mut client = Command::new(node());
+    client
+        .arg(interop().join("sdk-call.mjs"))
+        .arg(&url)
+        .args(["run_command", r#"{"command": "env"}"#]);
+    let refused = client.output().await.unwrap();
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("401"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    client.env("PROXY_TOKEN", &made);
+    let report = report_of(client).await;
+    let env = report["results"][0]["content"][0]["text"].as_str().unwrap();
+    assert!(env.contains("ALSO_THE_TOKEN=never-set-yet"), "{env:.2000}");
+    assert!(!env.contains(&made), "{env:.2000}");
+    drop(child);
+
+    // proxy with --token-env: neither the variable nor another holding the same token reaches
+    // the server it starts.
+    let seen = dir.path().join("env.txt");
+    let mut proxy = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+    proxy
+        .args([
+            "proxy",
+            "--http",
+            "127.0.0.1:0",
+            "--token-env",
+            "PROXY_TOKEN",
+            "--",
+        ])
+        .args(["sh", "-c", r#"env > "$0"; exec "$1" "$2""#])
+        .arg(&seen)
+        .args(fixture())
+        .env("PROXY_TOKEN", TOKEN)
+        .env("A_COPY_OF_IT", TOKEN)
+        .env("SOMETHING_ELSE", "kept");
+    let (_proxy, url) = listening(proxy, true).await;
+    let (_, results) = sdk_calls(&url, &[("test_simple_text", json!({}))]).await;
+    assert_eq!(
+        results[0]["content"][0]["text"],
+        "This is a simple text response for testing."
+    );
+    let env = std::fs::read_to_string(&seen).unwrap();
+    assert!(env.contains("SOMETHING_ELSE=kept"), "{env}");
+    assert!(!env.contains(TOKEN), "{env}");
+    assert!(!env.contains("PROXY_TOKEN"), "{env}");
 }

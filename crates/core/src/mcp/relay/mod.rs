@@ -25,9 +25,9 @@
 
 mod fit;
 #[cfg(feature = "mcp-http")]
-mod http_client;
-#[cfg(feature = "mcp-http")]
 pub(crate) mod http;
+#[cfg(feature = "mcp-http")]
+mod http_client;
 pub(crate) mod link;
 mod peer;
 mod session;

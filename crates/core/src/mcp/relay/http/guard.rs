@@ -229,10 +229,17 @@ mod tests {
         let credentials = Credentials::new(&options);
         for scheme in ["Bearer", "bearer", "BEARER"] {
             let given = headers(&[("authorization", &format!("{scheme} token-of-bob-000002"))]);
-            let credential = credentials.check(&given).unwrap_or_else(|_| panic!("{scheme}"));
+            let credential = credentials
+                .check(&given)
+                .unwrap_or_else(|_| panic!("{scheme}"));
             assert_eq!(credentials.principal(credential), Some("bob"));
         }
-        for refused in ["Basic token-of-bob-000002", "Bearer", "Bearer ", "token-of-bob-000002"] {
+        for refused in [
+            "Basic token-of-bob-000002",
+            "Bearer",
+            "Bearer ",
+            "token-of-bob-000002",
+        ] {
             let given = headers(&[("authorization", refused)]);
             assert!(credentials.check(&given).is_err(), "{refused}");
         }
@@ -247,7 +254,10 @@ mod tests {
         assert!(
             media_types(
                 &Method::POST,
-                &headers(&[("content-type", "Application/JSON; charset=utf-8"), ("accept", "*/*")])
+                &headers(&[
+                    ("content-type", "Application/JSON; charset=utf-8"),
+                    ("accept", "*/*")
+                ])
             )
             .is_ok()
         );
@@ -256,12 +266,24 @@ mod tests {
                 .err()
                 .map(|response| response.status().as_u16())
         };
-        assert_eq!(status(Method::POST, &[json, ("accept", "application/json")]), Some(406));
+        assert_eq!(
+            status(Method::POST, &[json, ("accept", "application/json")]),
+            Some(406)
+        );
         assert_eq!(status(Method::POST, &[json]), Some(406));
-        assert_eq!(status(Method::POST, &[("content-type", "text/plain"), both]), Some(415));
+        assert_eq!(
+            status(Method::POST, &[("content-type", "text/plain"), both]),
+            Some(415)
+        );
         assert_eq!(status(Method::POST, &[both]), Some(415));
-        assert_eq!(status(Method::GET, &[("accept", "application/json")]), Some(406));
-        assert_eq!(status(Method::GET, &[("accept", "text/event-stream")]), None);
+        assert_eq!(
+            status(Method::GET, &[("accept", "application/json")]),
+            Some(406)
+        );
+        assert_eq!(
+            status(Method::GET, &[("accept", "text/event-stream")]),
+            None
+        );
         assert_eq!(status(Method::DELETE, &[]), None);
     }
 }

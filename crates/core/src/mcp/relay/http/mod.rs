@@ -242,9 +242,7 @@ impl HttpServer {
             credentials: Credentials::new(&options),
             table: Table::new(options.max_sessions, options.session_idle_timeout),
             bodies: Arc::new(Semaphore::new(
-                options
-                    .max_body_bytes_in_flight
-                    .min(Semaphore::MAX_PERMITS),
+                options.max_body_bytes_in_flight.min(Semaphore::MAX_PERMITS),
             )),
             shed: Notify::new(),
             options,
@@ -455,12 +453,10 @@ impl Endpoint {
         match *request.method() {
             Method::POST => self.post(request, session, credential).await,
             Method::GET => self.get(session, credential),
-            Method::DELETE => {
-                match session.filter(|id| self.table.remove(id, credential)) {
-                    Some(_) => full(StatusCode::OK, ""),
-                    None => full(StatusCode::NOT_FOUND, "no such session"),
-                }
-            }
+            Method::DELETE => match session.filter(|id| self.table.remove(id, credential)) {
+                Some(_) => full(StatusCode::OK, ""),
+                None => full(StatusCode::NOT_FOUND, "no such session"),
+            },
             _ => {
                 let mut response = full(StatusCode::METHOD_NOT_ALLOWED, "use POST, GET or DELETE");
                 response.headers_mut().insert(
@@ -682,4 +678,3 @@ fn sse(messages: mpsc::Receiver<String>) -> Response<Body> {
     );
     response
 }
-

@@ -305,3 +305,88 @@ impl Table {
         (self.idle_timeout / 4).clamp(Duration::from_millis(50), Duration::from_secs(30))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Sessions that hold their link and never answer.
+    fn silent() -> Sessions {
+        Arc::new(|link: Link, _owner: Owner| {
+            Box::pin(async move {
+                let _link = link;
+                std::future::pending::<()>().await;
+            })
+        })
+    }
+
+    fn open(table: &Table, credential: Credential) -> String {
+        let owner = |id: &str| Owner::session(id).unwrap();
+        match table.open(&silent(), credential, owner) {
+            Ok((id, _)) => id,
+            Err(_) => panic!("the session opens"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_session_answers_its_own_credential_and_its_exact_id_only() {
+        let table = Table::new(4, Duration::from_secs(60));
+        let id = open(&table, Some(0));
+        assert_eq!(id.len(), 32);
+        assert!(table.get(&id, Some(0)).is_some());
+        assert!(table.get(&id, Some(1)).is_none());
+        assert!(table.get(&id, None).is_none());
+        assert!(table.get(&id.to_uppercase(), Some(0)).is_none());
+        assert!(table.get(&format!(" {id}"), Some(0)).is_none());
+        assert!(!table.remove(&id, Some(1)));
+        assert!(table.remove(&id, Some(0)));
+        assert!(table.get(&id, Some(0)).is_none());
+    }
+
+    #[tokio::test]
+    async fn idle_sessions_expire_but_not_while_a_request_waits() {
+        let idle = Duration::from_secs(60);
+        let table = Table::new(4, idle);
+        let quiet = open(&table, None);
+        let working = open(&table, None);
+        let (stream, _answers) = mpsc::channel(1);
+        lock(&table.get(&working, None).unwrap().router).wait("1".into(), "null".into(), stream);
+        // A GET stream alone is not work.
+        let (listening, _events) = mpsc::channel(1);
+        assert!(lock(&table.get(&quiet, None).unwrap().router).listen(listening));
+        let later = Instant::now() + idle * 2;
+        assert_eq!(table.expire(later), 1);
+        assert!(table.get(&quiet, None).is_none());
+        assert!(table.get(&working, None).is_some());
+        // Answered: its idle clock starts then.
+        let live = table.get(&working, None).unwrap();
+        lock(&live.router).route(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#.into());
+        assert_eq!(table.expire(Instant::now() + idle / 2), 0);
+        assert_eq!(table.expire(Instant::now() + idle * 2), 1);
+    }
+
+    #[tokio::test]
+    async fn at_the_limit_the_least_recently_used_idle_session_makes_room() {
+        let table = Table::new(2, Duration::from_secs(60));
+        let oldest = open(&table, None);
+        std::thread::sleep(Duration::from_millis(5));
+        let newer = open(&table, None);
+        let third = open(&table, None);
+        assert!(table.get(&oldest, None).is_none());
+        assert!(table.get(&newer, None).is_some());
+        assert!(table.get(&third, None).is_some());
+        // Every session busy: refused, nothing evicted.
+        let mut streams = Vec::new();
+        for id in [&newer, &third] {
+            let (stream, answers) = mpsc::channel(1);
+            streams.push(answers);
+            lock(&table.get(id, None).unwrap().router).wait("1".into(), "null".into(), stream);
+        }
+        let owner = |id: &str| Owner::session(id).unwrap();
+        assert!(matches!(
+            table.open(&silent(), None, owner),
+            Err(Refused::Full(2))
+        ));
+        assert!(table.get(&newer, None).is_some() && table.get(&third, None).is_some());
+    }
+}
