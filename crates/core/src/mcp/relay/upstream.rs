@@ -208,6 +208,13 @@ pub(crate) async fn start(
 ) -> Result<Live, String> {
     let name = &upstream.name;
     let label = format!("the MCP server `{name}`");
+    // Servers start a few at a time, however many sessions open at once: a start is a process
+    // (often a runtime: Node, Python) loading, and 50 at once on 2 cores take longer each than
+    // in turns. The wait is not counted against the server's time to answer `initialize`.
+    let _starting = match &upstream.target {
+        Target::Command { .. } => starting().acquire().await.ok(),
+        _ => None,
+    };
     let (link, mut process) = match &upstream.target {
         Target::Command {
             program,
@@ -273,6 +280,15 @@ pub(crate) async fn start(
         peer,
         initialized: answer,
         _process: process,
+    })
+}
+
+/// The servers starting at once, at most: twice the cores (4 at least).
+fn starting() -> &'static tokio::sync::Semaphore {
+    static STARTING: std::sync::OnceLock<tokio::sync::Semaphore> = std::sync::OnceLock::new();
+    STARTING.get_or_init(|| {
+        let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
+        tokio::sync::Semaphore::new((2 * cores).max(4))
     })
 }
 
