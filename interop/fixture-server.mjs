@@ -46,6 +46,7 @@ const TOOLS = [
   { name: "test_tool_with_logging", description: "Logs three messages while it runs.", inputSchema: empty },
   { name: "test_tool_with_progress", description: "Reports progress 0, 50 and 100 of 100.", inputSchema: empty },
   { name: "test_error_handling", description: "Always fails.", inputSchema: empty },
+  { name: "whoami", description: "Returns the server process's id and how long it has run, in seconds.", inputSchema: empty },
   {
     name: "test_sampling",
     description: "Asks the client's model.",
@@ -200,6 +201,8 @@ function newServer() {
           await sleep(50);
         }
         return text("Tool with progress executed successfully");
+      case "whoami":
+        return text(JSON.stringify({ pid: process.pid, uptime: process.uptime() }));
       case "test_error_handling":
         return { content: [{ type: "text", text: "This tool intentionally returns an error for testing" }], isError: true };
       case "test_sampling": {

@@ -2,7 +2,9 @@
 // token: whose sessions and artifacts are whose, and how the endpoint answers what the SDK
 // servers refuse. Prints one JSON report.
 //
-//   node gateway-client.mjs URL      (TOKEN_A, TOKEN_B: the two clients' bearer tokens)
+//   node gateway-client.mjs URL      (TOKEN_A, TOKEN_B: the two clients' bearer tokens;
+//                                     CUT_TOOL, CUT_ARGUMENTS: the call whose result is cut,
+//                                     by default big_text of 20,000 lines)
 import http from "node:http";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -38,7 +40,9 @@ const ping = JSON.stringify({ jsonrpc: "2.0", id: 7, method: "ping" });
 const json = { "content-type": "application/json", accept: "application/json, text/event-stream" };
 
 const first = await connect(a);
-const cut = text(await first.client.callTool({ name: "big_text", arguments: { lines: 20000 } }));
+const cutTool = process.env.CUT_TOOL ?? "big_text";
+const cutArguments = JSON.parse(process.env.CUT_ARGUMENTS ?? '{"lines": 20000}');
+const cut = text(await first.client.callTool({ name: cutTool, arguments: cutArguments }));
 const id = cut.text.match(/[0-9a-f]{32}/)[0];
 const session = first.transport.sessionId;
 const report = { id, session, cut: cut.text.slice(-400) };

@@ -250,6 +250,23 @@ pub(crate) struct Proxy {
     pub(crate) tool_search: bool,
     #[command(flatten)]
     pub(crate) http: Http,
+    /// With --http: start each server once and share it among every client session (for
+    /// servers that keep nothing per client; sessions then open in milliseconds). The
+    /// servers get no client's roots, sampling or elicitation, their logs and resource
+    /// updates are not relayed; results and artifacts stay each session's own.
+    #[arg(long, requires = "http")]
+    pub(crate) share_upstreams: bool,
+    /// With --http and servers per session: keep this many processes of each server started
+    /// ahead of the sessions that will take them, so a session opens without waiting for a
+    /// runtime to load.
+    #[arg(
+        long,
+        default_value_t = 0,
+        value_name = "COUNT",
+        requires = "http",
+        conflicts_with = "share_upstreams"
+    )]
+    pub(crate) warm_upstreams: usize,
     /// Where full outputs of cut results are kept (as for the other commands). Default:
     /// `toolsmith/artifacts` in your cache directory.
     #[arg(long)]

@@ -64,6 +64,8 @@ pub(crate) async fn run(options: ProxyArgs) -> Result<(), Failure> {
         .media_limits(options.media.limits())
         .artifacts(store)
         .tool_search(options.tool_search)
+        .share_upstreams(options.share_upstreams)
+        .warm_upstreams(options.warm_upstreams)
         .timeout(Duration::from_secs(options.timeout.max(1)))
         .init_timeout(Duration::from_secs(options.init_timeout.max(1)));
     let listening = match &options.http.http {

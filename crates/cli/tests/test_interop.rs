@@ -1673,3 +1673,118 @@ async fn the_token_stays_with_the_gateway() {
     assert!(!env.contains(TOKEN), "{env}");
     assert!(!env.contains("PROXY_TOKEN"), "{env}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shared_servers_serve_every_session_and_keep_each_ones_progress_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut proxy = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+    proxy
+        .args(["proxy", "--artifacts"])
+        .arg(dir.path().join("artifacts"))
+        .args(["--http", "127.0.0.1:0", "--token-env", "PROXY_TOKEN"])
+        .arg("--share-upstreams")
+        .arg("--")
+        .args(fixture())
+        .env("PROXY_TOKEN", TOKEN);
+    let (_proxy, url) = listening(proxy, true).await;
+    let mut client = Command::new(node());
+    client
+        .arg(interop().join("shared-client.mjs"))
+        .arg(&url)
+        .env("PROXY_TOKEN", TOKEN);
+    let report = report_of(client).await;
+    // One process served all three sessions.
+    let pids: Vec<u64> = report["pids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|said| {
+            serde_json::from_str::<Value>(said.as_str().unwrap()).unwrap()["pid"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(pids.len(), 3, "{report}");
+    assert!(pids.iter().all(|pid| *pid == pids[0]), "{report}");
+    // Each session saw its own progress, though their SDKs picked the same tokens.
+    for progress in report["progress"].as_array().unwrap() {
+        assert_eq!(progress["seen"], json!([0, 50, 100]), "{report}");
+        assert_eq!(
+            progress["text"], "Tool with progress executed successfully",
+            "{report}"
+        );
+    }
+    // A server's request of a client is refused, saying why, and the session goes on.
+    let sampling = report["sampling"].to_string();
+    assert!(sampling.contains("shares the server"), "{report}");
+    assert_eq!(report["setLevel"], "answered", "{report}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_takes_a_server_started_ahead_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut proxy = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+    proxy
+        .args(["proxy", "--artifacts"])
+        .arg(dir.path().join("artifacts"))
+        .args(["--http", "127.0.0.1:0", "--token-env", "PROXY_TOKEN"])
+        .args(["--warm-upstreams", "1"])
+        .arg("--")
+        .args(fixture())
+        .env("PROXY_TOKEN", TOKEN);
+    let (_proxy, url) = listening(proxy, true).await;
+    // The waiting server has run a while before any client came.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let whoami = async || {
+        let mut client = Command::new(node());
+        client
+            .arg(interop().join("sdk-call.mjs"))
+            .arg(&url)
+            .args(["whoami", "{}"])
+            .env("PROXY_TOKEN", TOKEN);
+        let report = report_of(client).await;
+        let said = report["results"][0]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        serde_json::from_str::<Value>(&said).unwrap()
+    };
+    let first = whoami().await;
+    assert!(first["uptime"].as_f64().unwrap() >= 2.5, "{first}");
+    // Each session has a server of its own: the next took the one started in its place.
+    let second = whoami().await;
+    assert_ne!(first["pid"], second["pid"], "{first} {second}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serves_sessions_keep_their_artifacts_apart_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+    serve
+        .args(["serve", "--budget", "2000", "--root"])
+        .arg(dir.path())
+        .arg("--artifacts")
+        .arg(dir.path().join("artifacts"))
+        .args(["--http", "127.0.0.1:0", "--token-env", "PROXY_TOKEN"])
+        .env("PROXY_TOKEN", TOKEN);
+    let (_serve, url) = listening(serve, true).await;
+    let mut client = Command::new(node());
+    client
+        .arg(interop().join("gateway-client.mjs"))
+        .arg(&url)
+        .env("TOKEN_A", TOKEN)
+        .env("TOKEN_B", TOKEN)
+        .env("CUT_TOOL", "run_command")
+        .env("CUT_ARGUMENTS", r#"{"command": "seq 1 20000"}"#);
+    let report = report_of(client).await;
+    answers_as_the_sdk_servers_do(&report);
+    answered_as_unknown(&report["otherRead"], &report);
+    answered_as_unknown(&report["laterRead"], &report);
+    let session = report["session"].as_str().unwrap();
+    assert!(dir.path().join("artifacts/owners").is_dir());
+    assert!(
+        !dir.path()
+            .join(format!("artifacts/owners/session-{session}"))
+            .exists()
+    );
+}

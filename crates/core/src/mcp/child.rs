@@ -55,6 +55,11 @@ impl LastWords {
 }
 
 impl Process {
+    /// Whether the process has exited (a server waiting in a warm pool that died there).
+    pub(crate) fn has_exited(&mut self) -> bool {
+        !matches!(self.child.try_wait(), Ok(None))
+    }
+
     /// Why the server stopped talking, in words: its exit status once it exited (waiting up to
     /// a second for it) and the last lines it wrote on stderr.
     pub(crate) async fn why_it_ended(&mut self) -> String {

@@ -191,19 +191,41 @@ impl McpServer {
 
     /// Serves clients over MCP's streamable HTTP, as [`HttpOptions`](super::HttpOptions) say (an address, a bearer
     /// token, the origins allowed): each client session is a session of its own over the same
-    /// registry. Returns once listening; the server runs until dropped or shut down.
+    /// registry, its artifacts kept in its own part of the registry's store
+    /// ([`ArtifactStore::scoped`](crate::artifacts::ArtifactStore::scoped): the session's, or
+    /// its principal's), so no client reads another's. Returns once listening; the server runs
+    /// until dropped or shut down.
     ///
     /// # Errors
     ///
-    /// [`ProxyError`](super::ProxyError) when the address cannot be listened on.
+    /// [`ProxyError`](super::ProxyError) when the address cannot be listened on, or the
+    /// registry's store cannot keep clients apart.
     #[cfg(feature = "mcp-http")]
     #[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
     pub async fn serve_http(
         self,
         options: super::HttpOptions,
     ) -> Result<super::HttpServer, super::ProxyError> {
-        let sessions = super::relay::http::over_streams(move |stream| {
+        // A store that cannot keep clients apart is refused before a client comes.
+        if let Some(store) = self.registry.artifacts() {
+            let probe = crate::artifacts::ArtifactId::generate()
+                .and_then(|id| crate::artifacts::Owner::session(id.as_str()))
+                .and_then(|owner| store.scoped(&owner));
+            drop(probe.map_err(super::ProxyError::Artifacts)?);
+        }
+        let sessions = super::relay::http::over_streams(move |stream, owner| {
             let mut server = self.clone();
+            if let Some(store) = server.registry.artifacts() {
+                // Each client reads only the artifacts of its own session (or principal).
+                let store = store.scoped(&owner).unwrap_or_else(|error| {
+                    tracing::warn!(
+                        "the artifacts of {owner} cannot be kept apart ({error}); its session \
+                         keeps them in memory until it ends"
+                    );
+                    Arc::new(crate::artifacts::MemoryStore::new())
+                });
+                server.registry = server.registry.over_store(store);
+            }
             // Each client session sets its own log level.
             server.log_level = Arc::new(AtomicU8::new(0));
             Box::pin(async move {

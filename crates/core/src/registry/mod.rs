@@ -193,6 +193,44 @@ impl Registry {
         self.inner.artifacts.as_ref()
     }
 
+    /// The same registry keeping its artifacts in `store` (and its `read_artifact` reading
+    /// them there): what a gateway gives each session, so a session reads only its own. The
+    /// events, the state and the calls' counts per turn are the registry's.
+    #[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
+    pub(crate) fn over_store(&self, store: Arc<dyn ArtifactStore>) -> Registry {
+        let reader = std::any::type_name::<ReadArtifact>();
+        let tools = self
+            .inner
+            .tools
+            .iter()
+            .map(|tool| {
+                if tool.spec().type_name == Some(reader) {
+                    crate::tool::into_dyn(ReadArtifact::new(Arc::clone(&store)))
+                } else {
+                    Arc::clone(tool)
+                }
+            })
+            .collect();
+        let inner = &self.inner;
+        Registry {
+            inner: Arc::new(Inner {
+                tools,
+                by_name: inner.by_name.clone(),
+                budget: inner.budget.clone(),
+                max_calls_per_turn: inner.max_calls_per_turn,
+                max_calls_per_tool: inner.max_calls_per_tool,
+                default_timeout: inner.default_timeout,
+                size_hint_timeout: inner.size_hint_timeout,
+                artifacts: Some(store),
+                events: inner.events.clone(),
+                state: Arc::clone(&inner.state),
+                approval: inner.approval.clone(),
+                deferred: inner.deferred.clone(),
+                media: inner.media,
+            }),
+        }
+    }
+
     /// Subscribes to the registry's [events](Event): calls started and finished, progress,
     /// warnings. A subscriber that falls more than 1,024 events behind misses the oldest
     /// (`RecvError::Lagged`); nothing waits for a slow subscriber.

@@ -77,6 +77,8 @@ pub struct Proxy {
     init_timeout: Duration,
     max_message_bytes: usize,
     tool_search: bool,
+    share_upstreams: bool,
+    warm_upstreams: usize,
 }
 
 impl Proxy {
@@ -92,6 +94,8 @@ impl Proxy {
             init_timeout: Duration::from_secs(30),
             max_message_bytes: 256 << 20,
             tool_search: false,
+            share_upstreams: false,
+            warm_upstreams: 0,
         }
     }
 
@@ -101,6 +105,34 @@ impl Proxy {
     /// the client told with `notifications/tools/list_changed`.
     pub fn tool_search(mut self, on: bool) -> Self {
         self.tool_search = on;
+        self
+    }
+
+    /// Over HTTP, starts each server once and shares it among every client session, instead
+    /// of starting servers for each session (the default). A session then opens as fast as
+    /// an `initialize` is answered, however many open at once, and the machine runs one
+    /// process per server.
+    ///
+    /// For servers that keep nothing per client. What is no longer a session's own: a shared
+    /// server is initialized by the proxy, without the client's capabilities (roots,
+    /// sampling, elicitation: what it asks of a client is refused, saying why) or name; its
+    /// logs and resource updates are not relayed (they cannot be told apart by session, and
+    /// could carry one client's data to another), `logging/setLevel` is answered and not
+    /// sent, and `resources/subscribe` is refused. Progress still reaches the session whose
+    /// request it is about, and `list_changed` every session. Results and their artifacts
+    /// stay each session's own.
+    pub fn share_upstreams(mut self, on: bool) -> Self {
+        self.share_upstreams = on;
+        self
+    }
+
+    /// Over HTTP with servers per session (the default), keeps `count` processes of each
+    /// command server started ahead of the sessions that will take them (none by default): a
+    /// session opening takes one whose runtime has loaded, and another starts in its place.
+    /// Each waits as any server does, for the `initialize` of the client it will serve.
+    /// Ignored with [`share_upstreams`](Proxy::share_upstreams), and for servers at a URL.
+    pub fn warm_upstreams(mut self, count: usize) -> Self {
+        self.warm_upstreams = count;
         self
     }
 
@@ -150,6 +182,11 @@ impl Proxy {
         }
         let store = self.store.unwrap_or_else(|| Arc::new(MemoryStore::new()));
         let (reader, reader_listing) = reader(&store, self.max_result_chars)?;
+        let shared = self
+            .share_upstreams
+            .then(|| session::shared::Shared::new(&self.upstreams));
+        let warm = (!self.share_upstreams && self.warm_upstreams > 0)
+            .then(|| Arc::new(upstream::Warm::new(self.warm_upstreams)));
         Ok(Arc::new(Settings {
             upstreams: self.upstreams,
             fitting: fit::Fitting {
@@ -165,6 +202,8 @@ impl Proxy {
             reader,
             reader_listing,
             tool_search: self.tool_search,
+            shared,
+            warm,
         }))
     }
 
@@ -206,7 +245,9 @@ impl Proxy {
             .map_err(|why| ProxyError::NoneStarted { why })
     }
 
-    /// Serves clients over streamable HTTP: each client session gets servers of its own.
+    /// Serves clients over streamable HTTP: each client session gets servers of its own, or
+    /// shares them with every other session ([`share_upstreams`](Proxy::share_upstreams)),
+    /// which are then started at once.
     ///
     /// # Errors
     ///
@@ -220,6 +261,15 @@ impl Proxy {
             .and_then(|id| crate::artifacts::Owner::session(id.as_str()))
             .and_then(|owner| settings.fitting.store.scoped(&owner));
         drop(probe.map_err(ProxyError::Artifacts)?);
+        if let Some(shared) = settings.shared.clone() {
+            let connecting = settings.connecting;
+            tokio::spawn(async move { shared.start_all(connecting).await });
+        }
+        if let Some(warm) = &settings.warm {
+            for upstream in &settings.upstreams {
+                warm.fill(upstream);
+            }
+        }
         let sessions: http::Sessions = Arc::new(move |link, owner| {
             // Each client reads only the artifacts of its own session (or principal).
             let settings = settings.scoped(&owner).or_else(|error| {

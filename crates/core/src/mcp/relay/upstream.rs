@@ -198,21 +198,91 @@ pub(crate) struct Connecting {
     pub(crate) max_message_bytes: usize,
 }
 
-/// Starts `upstream` and initializes it with the client's `initialize` params; what it sends
-/// (requests, notifications) goes to `on_incoming`, in order.
+/// A server process started, not yet spoken to: its process, its stdout and its stdin.
+type Spawned = (
+    Process,
+    tokio::process::ChildStdout,
+    tokio::process::ChildStdin,
+);
+
+/// Server processes started ahead of the sessions that will speak to them: a session takes a
+/// waiting one (its runtime already loaded) and another is started in its place.
+#[derive(Debug)]
+pub(crate) struct Warm {
+    size: usize,
+    waiting:
+        std::sync::Mutex<std::collections::HashMap<String, std::collections::VecDeque<Spawned>>>,
+}
+
+impl Warm {
+    /// A pool keeping `size` processes of each command server waiting.
+    pub(crate) fn new(size: usize) -> Warm {
+        Warm {
+            size,
+            waiting: std::sync::Mutex::default(),
+        }
+    }
+
+    /// Starts processes of `upstream` (a command) until `size` wait; a start that fails is
+    /// logged, and the sessions start their own.
+    pub(crate) fn fill(&self, upstream: &Upstream) {
+        let Target::Command {
+            program,
+            args,
+            env,
+            cwd,
+        } = &upstream.target
+        else {
+            return;
+        };
+        let mut waiting = crate::sync::lock(&self.waiting);
+        let queue = waiting.entry(upstream.name.clone()).or_default();
+        queue.retain_mut(|(process, _, _)| !process.has_exited());
+        while queue.len() < self.size {
+            match child::spawn(program, args, env, cwd.as_deref()) {
+                Ok(spawned) => queue.push_back(spawned),
+                Err(error) => {
+                    tracing::warn!(server = %upstream.name, "cannot start `{program}` ahead of a session: {error}");
+                    return;
+                }
+            }
+        }
+    }
+
+    /// A waiting process of `upstream` that is still running, if there is one.
+    fn take(&self, upstream: &Upstream) -> Option<Spawned> {
+        let mut waiting = crate::sync::lock(&self.waiting);
+        let queue = waiting.get_mut(&upstream.name)?;
+        while let Some(mut spawned) = queue.pop_front() {
+            if !spawned.0.has_exited() {
+                return Some(spawned);
+            }
+        }
+        None
+    }
+}
+
+/// Starts `upstream` (a process from `warm` when one waits there) and initializes it with the
+/// client's `initialize` params; what it sends (requests, notifications) goes to
+/// `on_incoming`, in order.
 pub(crate) async fn start(
     upstream: &Upstream,
     params: &Value,
     limits: Connecting,
+    warm: Option<&Warm>,
     on_incoming: impl Fn(Arc<Peer>, Incoming) -> BoxFuture<'static, ()> + Send + Sync + 'static,
 ) -> Result<Live, String> {
     let name = &upstream.name;
     let label = format!("the MCP server `{name}`");
+    let waiting = warm.and_then(|warm| warm.take(upstream));
+    if let Some(warm) = warm {
+        warm.fill(upstream);
+    }
     // Servers start a few at a time, however many sessions open at once: a start is a process
     // (often a runtime: Node, Python) loading, and 50 at once on 2 cores take longer each than
     // in turns. The wait is not counted against the server's time to answer `initialize`.
     let _starting = match &upstream.target {
-        Target::Command { .. } => starting().acquire().await.ok(),
+        Target::Command { .. } if waiting.is_none() => starting().acquire().await.ok(),
         _ => None,
     };
     let (link, mut process) = match &upstream.target {
@@ -222,15 +292,17 @@ pub(crate) async fn start(
             env,
             cwd,
         } => {
-            let (process, stdout, stdin) = child::spawn(program, args, env, cwd.as_deref())
-                .map_err(|source| {
+            let (process, stdout, stdin) = match waiting {
+                Some(spawned) => spawned,
+                None => child::spawn(program, args, env, cwd.as_deref()).map_err(|source| {
                     McpClientError::Spawn {
                         server: name.clone(),
                         command: program.clone(),
                         source,
                     }
                     .to_string()
-                })?;
+                })?,
+            };
             (
                 link::lines(stdout, stdin, limits.max_message_bytes),
                 Some(process),

@@ -51,10 +51,10 @@ type Body = BoxBody<Bytes, Infallible>;
 /// server): each HTTP session runs `run` over one end of an in-memory pipe, its messages
 /// passed as they are.
 pub(crate) fn over_streams(
-    run: impl Fn(tokio::io::DuplexStream) -> BoxFuture<'static, ()> + Send + Sync + 'static,
+    run: impl Fn(tokio::io::DuplexStream, Owner) -> BoxFuture<'static, ()> + Send + Sync + 'static,
 ) -> Sessions {
     let run = Arc::new(run);
-    Arc::new(move |outer: Link, _owner: Owner| {
+    Arc::new(move |outer: Link, owner: Owner| {
         let run = Arc::clone(&run);
         Box::pin(async move {
             let (ours, theirs) = tokio::io::duplex(1 << 16);
@@ -94,7 +94,7 @@ pub(crate) fn over_streams(
                 }
             };
             // The session ends when the client's side ends: the service's input closes with it.
-            tokio::join!(inbound, outbound, run(theirs));
+            tokio::join!(inbound, outbound, run(theirs, owner));
         })
     })
 }

@@ -31,6 +31,7 @@ use crate::registry::Registry;
 mod calls;
 mod listing;
 mod search;
+pub(crate) mod shared;
 mod upstreams;
 
 /// JSON-RPC's "method not found".
@@ -54,6 +55,10 @@ pub(crate) struct Settings {
     pub(crate) reader_listing: Value,
     /// Whether the servers' tools wait for `search_tools` to find them.
     pub(crate) tool_search: bool,
+    /// The servers every session shares, when they are shared.
+    pub(crate) shared: Option<Arc<shared::Shared>>,
+    /// Server processes started ahead of the sessions that will take them.
+    pub(crate) warm: Option<Arc<super::upstream::Warm>>,
 }
 
 impl Settings {
@@ -92,6 +97,8 @@ impl Settings {
             reader,
             reader_listing,
             tool_search: self.tool_search,
+            shared: self.shared.clone(),
+            warm: self.warm.clone(),
         }))
     }
 }
@@ -257,8 +264,13 @@ pub(crate) async fn run(settings: Arc<Settings>, link: Link) -> Result<(), Strin
         }
     }
     // The client is gone: what it asked for stops, and so do the servers.
-    for (_, flight) in lock(&session.in_flight).drain() {
+    let flights: Vec<InFlight> = lock(&session.in_flight).drain().map(|(_, f)| f).collect();
+    for flight in flights {
         flight.task.abort();
+        // A shared server goes on: it is told what no one waits for any more.
+        if session.settings.shared.is_some() {
+            session.cancel_sent(&flight, None).await;
+        }
     }
     for slot in &session.slots {
         slot.live.lock().await.take();
@@ -344,12 +356,18 @@ impl Session {
             return;
         };
         flight.task.abort();
+        self.cancel_sent(&flight, params).await;
+    }
+
+    /// Tells the server a request of `flight` went to that it is cancelled (with the client's
+    /// own `params`, if it cancelled it).
+    async fn cancel_sent(&self, flight: &InFlight, params: Option<Value>) {
         let sent = lock(&flight.sent).take();
         if let Some((index, upstream_id)) = sent
-            && let Some(live) = self.slots[index].live.lock().await.clone()
+            && let Some(live) = self.current(index).await
         {
             live.peer.forget(&upstream_id);
-            let mut forwarded = params.clone().unwrap_or_else(|| json!({}));
+            let mut forwarded = params.unwrap_or_else(|| json!({}));
             forwarded["requestId"] = upstream_id;
             live.peer
                 .notify("notifications/cancelled", Some(wire::raw(&forwarded)))
@@ -357,14 +375,33 @@ impl Session {
         }
     }
 
-    /// Sends a notification of the client's to every server that is up, as it came.
+    /// Server `index`, if it is up (the shared one, when servers are shared).
+    async fn current(&self, index: usize) -> Option<Arc<Live>> {
+        match &self.settings.shared {
+            Some(shared) => shared.current(index).await,
+            None => self.slots[index].live.lock().await.clone(),
+        }
+    }
+
+    /// Sends a notification of the client's to every server that is up, as it came. A shared
+    /// server is not told one client's news (`initialized`, `roots/list_changed`).
     async fn broadcast(&self, method: &str, params: Option<Raw>) {
+        if self.settings.shared.is_some() {
+            return;
+        }
         for slot in &self.slots {
             let live = slot.live.lock().await.clone();
             if let Some(live) = live {
                 live.peer.notify(method, params.clone()).await;
             }
         }
+    }
+
+    /// With shared servers: the progress token of a request's `params` rewritten, so the
+    /// server's progress comes back to this session alone, until the route is dropped.
+    fn route_progress(&self, params: Option<&mut Value>) -> Option<shared::ProgressRoute> {
+        let shared = self.settings.shared.as_ref()?;
+        shared.route_progress(self.me.clone(), params?)
     }
 
     /// Works out the answer to one request of the client's.
@@ -395,6 +432,13 @@ impl Session {
                 let route = self.prompt_route(&name).await.map_err(raw_error)?;
                 params["name"] = Value::String(route.name);
                 self.forward(route.index, method, Some(params), sent).await
+            }
+            "resources/subscribe" | "resources/unsubscribe" if self.settings.shared.is_some() => {
+                failed(
+                    METHOD_NOT_FOUND,
+                    "this gateway shares its servers among its clients, and a resource's \
+                     updates cannot be sent to one of them: subscriptions are not served",
+                )
             }
             "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
                 let uri = params_or_empty()["uri"]
@@ -435,6 +479,8 @@ impl Session {
                 };
                 self.forward(index, method, Some(params), sent).await
             }
+            // A shared server's level is every session's: it is not one client's to set.
+            "logging/setLevel" if self.settings.shared.is_some() => ok(&json!({})),
             "logging/setLevel" => {
                 for index in self.serving("logging").await {
                     // A server that refuses a level is not the client's failure.

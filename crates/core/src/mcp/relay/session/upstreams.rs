@@ -34,6 +34,9 @@ impl Session {
             .map(|(index, _)| self.live(index));
         let started = join_all(starting).await;
         let answer = self.started(started);
+        if let Some(shared) = &self.settings.shared {
+            shared.join(self.me.clone());
+        }
         self.ready.send_replace(true);
         answer
     }
@@ -125,6 +128,9 @@ impl Session {
 
     /// The live session of server `index`, started (again) when it is not up.
     pub(super) async fn live(&self, index: usize) -> Result<Arc<Live>, String> {
+        if let Some(shared) = &self.settings.shared {
+            return shared.live(index, self.settings.connecting).await;
+        }
         let slot = &self.slots[index];
         let mut live = slot.live.lock().await;
         if let Some(up) = live.as_ref()
@@ -151,6 +157,7 @@ impl Session {
             &slot.upstream,
             &params,
             self.settings.connecting,
+            self.settings.warm.as_deref(),
             on_incoming,
         )
         .await
@@ -188,6 +195,8 @@ impl Session {
         params: Option<Value>,
         sent: &Arc<Mutex<Option<(usize, Value)>>>,
     ) -> Outcome {
+        let mut params = params;
+        let _progress = self.route_progress(params.as_mut());
         let live = self
             .live(index)
             .await

@@ -1,0 +1,225 @@
+//! Servers shared by every session of a gateway ([`Proxy::share_upstreams`]): each started
+//! once, initialized with the proxy's own `initialize`, its requests from every session sent
+//! over one connection (ids are the connection's own, so they never meet), and what it sends
+//! routed to the session it is for.
+//!
+//! What is no longer a session's own, and how each is handled:
+//!
+//! - **Progress** goes to the session whose request carries the token: tokens are rewritten on
+//!   the way in (each session's own tokens may collide) and back on the way out.
+//! - **`list_changed`** goes to every session (any of them may list).
+//! - **Logs and resource updates** cannot be told apart by session, and could carry one
+//!   client's data to another: they are not relayed. `logging/setLevel` is answered and not
+//!   sent; `resources/subscribe` is refused.
+//! - **Roots, sampling and elicitation** are a client's: the server is initialized without
+//!   them, and a request for one is refused, saying why.
+//!
+//! [`Proxy::share_upstreams`]: super::super::Proxy::share_upstreams
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+
+use futures_util::future::BoxFuture;
+use serde_json::{Value, json};
+
+use super::super::peer::{Incoming, Peer};
+use super::super::upstream::{self, Connecting, Live, Upstream};
+use super::{METHOD_NOT_FOUND, Session, key, value};
+use crate::mcp::wire;
+use crate::sync::lock;
+
+/// The protocol version a shared server is asked for: each client is then answered with what
+/// the server chose.
+const PROTOCOL_VERSION: &str = "2025-06-18";
+
+/// The servers every session of a proxy shares.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    slots: Vec<tokio::sync::Mutex<Option<Arc<Live>>>>,
+    upstreams: Vec<Upstream>,
+    /// The sessions that initialized, told when a server's lists change.
+    sessions: Mutex<Vec<Weak<Session>>>,
+    /// A progress token as the server saw it → the session it is for, and the token the
+    /// client sent.
+    progress: Mutex<HashMap<String, (Weak<Session>, Value)>>,
+    next_token: AtomicU64,
+    me: Weak<Shared>,
+}
+
+/// A progress token rewritten for a shared server; dropped when its request is answered.
+#[derive(Debug)]
+pub(super) struct ProgressRoute {
+    shared: Arc<Shared>,
+    key: String,
+}
+
+impl Drop for ProgressRoute {
+    fn drop(&mut self) {
+        lock(&self.shared.progress).remove(&self.key);
+    }
+}
+
+impl Shared {
+    pub(crate) fn new(upstreams: &[Upstream]) -> Arc<Shared> {
+        Arc::new_cyclic(|me| Shared {
+            slots: upstreams
+                .iter()
+                .map(|_| tokio::sync::Mutex::new(None))
+                .collect(),
+            upstreams: upstreams.to_vec(),
+            sessions: Mutex::default(),
+            progress: Mutex::default(),
+            next_token: AtomicU64::new(0),
+            me: me.clone(),
+        })
+    }
+
+    /// Starts every server that is not up, so the first client does not wait for them; why a
+    /// server could not be started is logged (each session tries it again).
+    pub(crate) async fn start_all(&self, connecting: Connecting) {
+        let starting = (0..self.slots.len()).map(|index| self.live(index, connecting));
+        for (index, started) in futures_util::future::join_all(starting)
+            .await
+            .into_iter()
+            .enumerate()
+        {
+            if let Err(why) = started {
+                tracing::warn!(server = %self.upstreams[index].name, "{why}");
+            }
+        }
+    }
+
+    /// Server `index`, started (again) when it is not up.
+    pub(super) async fn live(
+        &self,
+        index: usize,
+        connecting: Connecting,
+    ) -> Result<Arc<Live>, String> {
+        let mut live = self.slots[index].lock().await;
+        if let Some(up) = live.as_ref()
+            && !up.peer.is_closed()
+        {
+            return Ok(Arc::clone(up));
+        }
+        *live = None;
+        let params = json!({
+            "protocolVersion": PROTOCOL_VERSION,
+            "capabilities": {},
+            "clientInfo": { "name": "toolsmith-proxy", "version": crate::VERSION },
+        });
+        let shared = self.me.clone();
+        let on_incoming = move |peer: Arc<Peer>, incoming: Incoming| -> BoxFuture<'static, ()> {
+            let shared = shared.clone();
+            Box::pin(async move {
+                if let Some(shared) = shared.upgrade() {
+                    shared.on_upstream(peer, incoming).await;
+                }
+            })
+        };
+        let started = upstream::start(
+            &self.upstreams[index],
+            &params,
+            connecting,
+            None,
+            on_incoming,
+        )
+        .await
+        .map(Arc::new)?;
+        started.peer.notify("notifications/initialized", None).await;
+        *live = Some(Arc::clone(&started));
+        Ok(started)
+    }
+
+    /// Server `index`, if it is up.
+    pub(super) async fn current(&self, index: usize) -> Option<Arc<Live>> {
+        self.slots[index].lock().await.clone()
+    }
+
+    /// Tells the shared servers' list changes to `session` from now on.
+    pub(super) fn join(&self, session: Weak<Session>) {
+        let mut sessions = lock(&self.sessions);
+        sessions.retain(|session| session.strong_count() > 0);
+        sessions.push(session);
+    }
+
+    /// Rewrites the progress token of a request of `session`'s, if it has one, so the
+    /// server's progress comes back to it alone.
+    pub(super) fn route_progress(
+        &self,
+        session: Weak<Session>,
+        params: &mut Value,
+    ) -> Option<ProgressRoute> {
+        let token = params.get_mut("_meta")?.get_mut("progressToken")?;
+        let serial = self.next_token.fetch_add(1, Ordering::Relaxed);
+        let routed = Value::String(format!("toolsmith-{serial}"));
+        let original = std::mem::replace(token, routed.clone());
+        let route_key = key(&routed);
+        lock(&self.progress).insert(route_key.clone(), (session, original));
+        Some(ProgressRoute {
+            shared: self.me.upgrade()?,
+            key: route_key,
+        })
+    }
+
+    /// A request or notification of a shared server's.
+    async fn on_upstream(&self, peer: Arc<Peer>, incoming: Incoming) {
+        match incoming {
+            Incoming::Notification { method, params } => {
+                let params = params.as_deref().map(value).unwrap_or(Value::Null);
+                match method.as_str() {
+                    "notifications/progress" => {
+                        let routed = params
+                            .get("progressToken")
+                            .and_then(|token| lock(&self.progress).get(&key(token)).cloned());
+                        let Some((session, original)) = routed else {
+                            return;
+                        };
+                        let Some(session) = session.upgrade() else {
+                            return;
+                        };
+                        let mut forwarded = params;
+                        forwarded["progressToken"] = original;
+                        session
+                            .client
+                            .notify(&method, Some(wire::raw(&forwarded)))
+                            .await;
+                    }
+                    "notifications/tools/list_changed"
+                    | "notifications/prompts/list_changed"
+                    | "notifications/resources/list_changed" => {
+                        let sessions: Vec<Arc<Session>> = lock(&self.sessions)
+                            .iter()
+                            .filter_map(Weak::upgrade)
+                            .collect();
+                        for session in sessions {
+                            if method == "notifications/tools/list_changed" {
+                                lock(&session.routes).tools_listed = false;
+                            }
+                            let params = (!params.is_null()).then(|| wire::raw(&params));
+                            session.client.notify(&method, params).await;
+                        }
+                    }
+                    _ => tracing::debug!(
+                        "a shared server's `{method}` is not relayed: it cannot be told which \
+                         session it is for"
+                    ),
+                }
+            }
+            Incoming::Request { id, method, .. } => {
+                let answer = if method == "ping" {
+                    Ok(wire::raw(&json!({})))
+                } else {
+                    Err(wire::raw(&wire::error(
+                        METHOD_NOT_FOUND,
+                        format!(
+                            "`{method}` is a client's to answer, and this gateway shares the \
+                             server among its clients: it cannot ask one of them"
+                        ),
+                    )))
+                };
+                peer.answer(&id, answer).await;
+            }
+        }
+    }
+}
