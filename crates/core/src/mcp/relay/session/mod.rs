@@ -61,6 +61,8 @@ pub(crate) struct Settings {
     pub(crate) warm: Option<Arc<super::upstream::Warm>>,
 }
 
+// What a gateway's sessions need, with the HTTP front.
+#[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
 impl Settings {
     /// The same settings, the artifacts kept in `owner`'s part of the store (and read from it
     /// alone).

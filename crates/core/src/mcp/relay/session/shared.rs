@@ -77,6 +77,7 @@ impl Shared {
 
     /// Starts every server that is not up, so the first client does not wait for them; why a
     /// server could not be started is logged (each session tries it again).
+    #[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
     pub(crate) async fn start_all(&self, connecting: Connecting) {
         let starting = (0..self.slots.len()).map(|index| self.live(index, connecting));
         for (index, started) in futures_util::future::join_all(starting)
