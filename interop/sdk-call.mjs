@@ -3,6 +3,7 @@
 // tool's output schema); prints the tools listed and the results as one JSON object.
 //
 //   node sdk-call.mjs URL TOOL ARGUMENTS_JSON [TOOL ARGUMENTS_JSON]...   (PROXY_TOKEN: the bearer token)
+//   (`{{artifact}}` in ARGUMENTS_JSON: the last artifact id the results before it named)
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
@@ -13,8 +14,15 @@ const requestInit = token ? { headers: { Authorization: `Bearer ${token}` } } : 
 await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit }));
 const tools = (await client.listTools()).tools;
 const results = [];
+// `{{artifact}}` in a call's arguments stands for the last artifact id the results before it
+// named: a session reads what it made.
+let artifact = "";
 for (let i = 0; i + 1 < calls.length; i += 2) {
-  results.push(await client.callTool({ name: calls[i], arguments: JSON.parse(calls[i + 1]) }));
+  const args = JSON.parse(calls[i + 1].replaceAll("{{artifact}}", artifact));
+  const result = await client.callTool({ name: calls[i], arguments: args });
+  results.push(result);
+  const named = JSON.stringify(result.content).match(/artifact ([0-9a-f]{32})/g);
+  if (named) artifact = named[named.length - 1].slice("artifact ".length);
 }
 await client.close();
 // Exits once the whole report is written: a pipe takes it in pieces.

@@ -19,7 +19,7 @@ async function connect() {
 
 const clients = await Promise.all([connect(), connect(), connect()]);
 const text = (result) => result.content.map((block) => block.text ?? "").join("");
-const report = {};
+const report = { subscribe: clients[0].getServerCapabilities()?.resources?.subscribe ?? false };
 report.pids = await Promise.all(
   clients.map(async (client) => text(await client.callTool({ name: "whoami", arguments: {} }))),
 );

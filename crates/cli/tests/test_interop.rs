@@ -1395,10 +1395,12 @@ async fn images_and_audio_pass_through_the_mcp_client_and_serve_as_they_came() {
             ("get-tiny-image", json!({})),
             ("get-annotated-message", annotated),
             ("test_audio_content", json!({})),
-            ("read_artifact", json!({ "id": id })),
             ("big_image", json!({ "bytes": 200_000 })),
+            ("read_artifact", json!({ "id": "{{artifact}}" })),
             ("issues", json!({ "count": 3 })),
             ("issues", json!({ "count": 5_000 })),
+            // An artifact made outside the session is not the session's to read.
+            ("read_artifact", json!({ "id": id })),
         ],
     )
     .await;
@@ -1422,17 +1424,21 @@ async fn images_and_audio_pass_through_the_mcp_client_and_serve_as_they_came() {
     let text = served[6]["content"][0]["text"].as_str().unwrap();
     assert!(text.contains("[toolsmith: output truncated"), "{text:.300}");
     // Over the limit again: a note in the text, and the server's `_meta` as it stated it.
-    let note = served[4]["content"][0]["text"].as_str().unwrap();
+    let note = served[3]["content"][0]["text"].as_str().unwrap();
     assert!(
         note.starts_with("[toolsmith: image (image/png, 200,000 bytes of base64) left out"),
         "{note}"
     );
-    assert_eq!(served[4]["_meta"], json!({ "fixture/bytes": 200_000 }));
+    assert_eq!(served[3]["_meta"], json!({ "fixture/bytes": 200_000 }));
     for (result, expected) in served.iter().zip(&expected) {
         assert_eq!(&media_of(result), expected, "{result}");
     }
-    assert_eq!(media_of(&served[3])[0]["data"], "A".repeat(200_000));
-    assert_eq!(media_of(&served[3])[0]["type"], "image");
+    // The session reads back what it left out as the same image.
+    assert_eq!(media_of(&served[4])[0]["data"], "A".repeat(200_000));
+    assert_eq!(media_of(&served[4])[0]["type"], "image");
+    assert_eq!(served[7]["isError"], true, "{}", served[7]);
+    let unknown = served[7]["content"][0]["text"].as_str().unwrap();
+    assert!(unknown.contains("was not found"), "{unknown}");
     server.shutdown();
     for server in &servers {
         server.shutdown().await;
@@ -1674,19 +1680,25 @@ async fn the_token_stays_with_the_gateway() {
     assert!(!env.contains("PROXY_TOKEN"), "{env}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn shared_servers_serve_every_session_and_keep_each_ones_progress_its_own() {
-    let dir = tempfile::tempdir().unwrap();
+/// `toolsmith proxy --http` over the fixture server with `flags`, its artifacts under `dir`,
+/// clients needing [`TOKEN`]: the process and its URL.
+async fn fixture_gateway(dir: &Path, flags: &[&str]) -> (Child, String) {
     let mut proxy = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
     proxy
         .args(["proxy", "--artifacts"])
-        .arg(dir.path().join("artifacts"))
+        .arg(dir.join("artifacts"))
         .args(["--http", "127.0.0.1:0", "--token-env", "PROXY_TOKEN"])
-        .arg("--share-upstreams")
+        .args(flags)
         .arg("--")
         .args(fixture())
         .env("PROXY_TOKEN", TOKEN);
-    let (_proxy, url) = listening(proxy, true).await;
+    listening(proxy, true).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shared_servers_serve_every_session_and_keep_each_ones_progress_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_proxy, url) = fixture_gateway(dir.path(), &["--share-upstreams"]).await;
     let mut client = Command::new(node());
     client
         .arg(interop().join("shared-client.mjs"))
@@ -1718,21 +1730,14 @@ async fn shared_servers_serve_every_session_and_keep_each_ones_progress_its_own(
     let sampling = report["sampling"].to_string();
     assert!(sampling.contains("shares the server"), "{report}");
     assert_eq!(report["setLevel"], "answered", "{report}");
+    // Subscriptions, refused, are not offered.
+    assert_eq!(report["subscribe"], false, "{report}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_takes_a_server_started_ahead_of_it() {
     let dir = tempfile::tempdir().unwrap();
-    let mut proxy = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
-    proxy
-        .args(["proxy", "--artifacts"])
-        .arg(dir.path().join("artifacts"))
-        .args(["--http", "127.0.0.1:0", "--token-env", "PROXY_TOKEN"])
-        .args(["--warm-upstreams", "1"])
-        .arg("--")
-        .args(fixture())
-        .env("PROXY_TOKEN", TOKEN);
-    let (_proxy, url) = listening(proxy, true).await;
+    let (_proxy, url) = fixture_gateway(dir.path(), &["--warm-upstreams", "1"]).await;
     // The waiting server has run a while before any client came.
     tokio::time::sleep(Duration::from_secs(3)).await;
     let whoami = async || {

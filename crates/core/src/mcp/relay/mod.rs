@@ -118,7 +118,7 @@ impl Proxy {
     /// sampling, elicitation: what it asks of a client is refused, saying why) or name; its
     /// logs and resource updates are not relayed (they cannot be told apart by session, and
     /// could carry one client's data to another), `logging/setLevel` is answered and not
-    /// sent, and `resources/subscribe` is refused. Progress still reaches the session whose
+    /// sent, and subscriptions are not offered (`resources/subscribe` is refused). Progress still reaches the session whose
     /// request it is about, and `list_changed` every session. Results and their artifacts
     /// stay each session's own.
     pub fn share_upstreams(mut self, on: bool) -> Self {

@@ -10,7 +10,7 @@
 //! - **`list_changed`** goes to every session (any of them may list).
 //! - **Logs and resource updates** cannot be told apart by session, and could carry one
 //!   client's data to another: they are not relayed. `logging/setLevel` is answered and not
-//!   sent; `resources/subscribe` is refused.
+//!   sent; subscriptions are not offered, and `resources/subscribe` is refused.
 //! - **Roots, sampling and elicitation** are a client's: the server is initialized without
 //!   them, and a request for one is refused, saying why.
 //!

@@ -111,6 +111,12 @@ impl Session {
         if !result["capabilities"]["tools"].is_object() {
             result["capabilities"]["tools"] = json!({});
         }
+        // A shared server's resource updates are not relayed: subscriptions are not offered.
+        if self.settings.shared.is_some()
+            && let Some(resources) = result["capabilities"]["resources"].as_object_mut()
+        {
+            resources.remove("subscribe");
+        }
         if !failures.is_empty() {
             let note = failures
                 .iter()
