@@ -198,6 +198,30 @@ pub(crate) struct Connecting {
     pub(crate) max_message_bytes: usize,
 }
 
+/// Where a live server is kept: a session's own, or the one every session shares.
+pub(crate) type LiveSlot = tokio::sync::Mutex<Option<Arc<Live>>>;
+
+/// The server in `slot` when it is up; when it is not (never started, or it died), the one
+/// `start` starts, kept there. Those asking at once wait for the one start.
+pub(crate) async fn up_or_start<F>(
+    slot: &LiveSlot,
+    start: impl FnOnce() -> F,
+) -> Result<Arc<Live>, String>
+where
+    F: std::future::Future<Output = Result<Live, String>>,
+{
+    let mut live = slot.lock().await;
+    if let Some(up) = live.as_ref()
+        && !up.peer.is_closed()
+    {
+        return Ok(Arc::clone(up));
+    }
+    *live = None;
+    let started = Arc::new(start().await?);
+    *live = Some(Arc::clone(&started));
+    Ok(started)
+}
+
 /// A server process started, not yet spoken to: its process, its stdout and its stdin.
 type Spawned = (
     Process,

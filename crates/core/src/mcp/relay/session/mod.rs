@@ -121,7 +121,7 @@ struct Searchable {
 #[derive(Debug)]
 struct Slot {
     upstream: Upstream,
-    live: tokio::sync::Mutex<Option<Arc<Live>>>,
+    live: super::upstream::LiveSlot,
     /// Why the server could not be started when the session began, if it could not.
     failure: Mutex<Option<String>>,
 }

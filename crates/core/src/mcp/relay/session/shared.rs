@@ -24,7 +24,7 @@ use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
 use super::super::peer::{Incoming, Peer};
-use super::super::upstream::{self, Connecting, Live, Upstream};
+use super::super::upstream::{self, Connecting, Live, LiveSlot, Upstream};
 use super::{METHOD_NOT_FOUND, Session, key, value};
 use crate::mcp::wire;
 use crate::sync::lock;
@@ -36,7 +36,7 @@ const PROTOCOL_VERSION: &str = "2025-06-18";
 /// The servers every session of a proxy shares.
 #[derive(Debug)]
 pub(crate) struct Shared {
-    slots: Vec<tokio::sync::Mutex<Option<Arc<Live>>>>,
+    slots: Vec<LiveSlot>,
     upstreams: Vec<Upstream>,
     /// The sessions that initialized, told when a server's lists change.
     sessions: Mutex<Vec<Weak<Session>>>,
@@ -97,39 +97,34 @@ impl Shared {
         index: usize,
         connecting: Connecting,
     ) -> Result<Arc<Live>, String> {
-        let mut live = self.slots[index].lock().await;
-        if let Some(up) = live.as_ref()
-            && !up.peer.is_closed()
-        {
-            return Ok(Arc::clone(up));
-        }
-        *live = None;
-        let params = json!({
-            "protocolVersion": PROTOCOL_VERSION,
-            "capabilities": {},
-            "clientInfo": { "name": "toolsmith-proxy", "version": crate::VERSION },
-        });
-        let shared = self.me.clone();
-        let on_incoming = move |peer: Arc<Peer>, incoming: Incoming| -> BoxFuture<'static, ()> {
-            let shared = shared.clone();
-            Box::pin(async move {
-                if let Some(shared) = shared.upgrade() {
-                    shared.on_upstream(peer, incoming).await;
-                }
-            })
-        };
-        let started = upstream::start(
-            &self.upstreams[index],
-            &params,
-            connecting,
-            None,
-            on_incoming,
-        )
+        upstream::up_or_start(&self.slots[index], || async {
+            let params = json!({
+                "protocolVersion": PROTOCOL_VERSION,
+                "capabilities": {},
+                "clientInfo": { "name": "toolsmith-proxy", "version": crate::VERSION },
+            });
+            let shared = self.me.clone();
+            let on_incoming =
+                move |peer: Arc<Peer>, incoming: Incoming| -> BoxFuture<'static, ()> {
+                    let shared = shared.clone();
+                    Box::pin(async move {
+                        if let Some(shared) = shared.upgrade() {
+                            shared.on_upstream(peer, incoming).await;
+                        }
+                    })
+                };
+            let started = upstream::start(
+                &self.upstreams[index],
+                &params,
+                connecting,
+                None,
+                on_incoming,
+            )
+            .await?;
+            started.peer.notify("notifications/initialized", None).await;
+            Ok(started)
+        })
         .await
-        .map(Arc::new)?;
-        started.peer.notify("notifications/initialized", None).await;
-        *live = Some(Arc::clone(&started));
-        Ok(started)
     }
 
     /// Server `index`, if it is up.

@@ -138,42 +138,37 @@ impl Session {
             return shared.live(index, self.settings.connecting).await;
         }
         let slot = &self.slots[index];
-        let mut live = slot.live.lock().await;
-        if let Some(up) = live.as_ref()
-            && !up.peer.is_closed()
-        {
-            return Ok(Arc::clone(up));
-        }
-        *live = None;
-        let params = self
-            .params
-            .get()
-            .cloned()
-            .ok_or_else(|| "the session is not initialized".to_owned())?;
-        let session = self.me.clone();
-        let on_incoming = move |peer: Arc<Peer>, incoming: Incoming| -> BoxFuture<'static, ()> {
-            let session = session.clone();
-            Box::pin(async move {
-                if let Some(session) = session.upgrade() {
-                    session.on_upstream(index, peer, incoming).await;
-                }
-            })
-        };
-        let started = upstream::start(
-            &slot.upstream,
-            &params,
-            self.settings.connecting,
-            self.settings.warm.as_deref(),
-            on_incoming,
-        )
+        upstream::up_or_start(&slot.live, || async {
+            let params = self
+                .params
+                .get()
+                .cloned()
+                .ok_or_else(|| "the session is not initialized".to_owned())?;
+            let session = self.me.clone();
+            let on_incoming =
+                move |peer: Arc<Peer>, incoming: Incoming| -> BoxFuture<'static, ()> {
+                    let session = session.clone();
+                    Box::pin(async move {
+                        if let Some(session) = session.upgrade() {
+                            session.on_upstream(index, peer, incoming).await;
+                        }
+                    })
+                };
+            let started = upstream::start(
+                &slot.upstream,
+                &params,
+                self.settings.connecting,
+                self.settings.warm.as_deref(),
+                on_incoming,
+            )
+            .await?;
+            if self.initialized.load(Ordering::SeqCst) {
+                // Started again mid-session: it is told the client is initialized at once.
+                started.peer.notify("notifications/initialized", None).await;
+            }
+            Ok(started)
+        })
         .await
-        .map(Arc::new)?;
-        if self.initialized.load(Ordering::SeqCst) {
-            // Started again mid-session: it is told the client is initialized at once.
-            started.peer.notify("notifications/initialized", None).await;
-        }
-        *live = Some(Arc::clone(&started));
-        Ok(started)
     }
 
     /// The servers up (or startable) that declared `capability`.
