@@ -103,6 +103,37 @@ fn bench_history(c: &mut Criterion) {
             ))
         })
     });
+    // As an agent holding the items it parsed does it: the items move in and the strings move
+    // back out, nothing large is copied. (The copy of the input is made outside the timing;
+    // everything dropped is dropped inside it, as in the borrowed runs above.)
+    group.bench_function("responses_owned_all_three_and_back", |b| {
+        b.iter_batched(
+            || items.clone(),
+            |items| {
+                let mut messages = history::from_responses_owned(items).unwrap();
+                let violations = history::validate(&messages).len();
+                let repaired = history::repair(&mut messages);
+                let compacted = history::microcompact(&mut messages, &policy);
+                let back = history::into_responses(messages);
+                black_box((violations, repaired, compacted, &back));
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    group.bench_function("gemini_owned_all_three_and_back", |b| {
+        b.iter_batched(
+            || contents.clone(),
+            |contents| {
+                let mut messages = history::from_gemini_owned(contents).unwrap();
+                let violations = history::validate(&messages).len();
+                let repaired = history::repair(&mut messages);
+                let compacted = history::microcompact(&mut messages, &policy);
+                let back = history::into_gemini(messages);
+                black_box((violations, repaired, compacted, &back));
+            },
+            BatchSize::LargeInput,
+        )
+    });
     // The conversions alone, both ways, to tell their share from the work on the history.
     group.bench_function("responses_read_and_write_only", |b| {
         b.iter(|| {
@@ -115,6 +146,26 @@ fn bench_history(c: &mut Criterion) {
             let messages = history::from_gemini(&contents).unwrap();
             black_box(history::to_gemini(&messages))
         })
+    });
+    group.bench_function("responses_owned_read_and_write_only", |b| {
+        b.iter_batched(
+            || items.clone(),
+            |items| {
+                let back = history::into_responses(history::from_responses_owned(items).unwrap());
+                black_box(&back);
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    group.bench_function("gemini_owned_read_and_write_only", |b| {
+        b.iter_batched(
+            || contents.clone(),
+            |contents| {
+                let back = history::into_gemini(history::from_gemini_owned(contents).unwrap());
+                black_box(&back);
+            },
+            BatchSize::LargeInput,
+        )
     });
     // The floor of "read and write back" into owned JSON values: one deep copy of the same
     // values, nothing converted.

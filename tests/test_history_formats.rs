@@ -126,6 +126,62 @@ fn both_formats_convert_back_exactly() {
     }
 }
 
+/// Shapes the documentation's examples do not show: an output that is an object, a number or
+/// absent; a call without arguments; a response without `response`, of several fields, of one
+/// field that is not text; parts and contents with fields of their own, in unusual places.
+/// Both ways, borrowed and owned, each gives back the same JSON text, field order included.
+#[test]
+fn unusual_shapes_convert_back_exactly_borrowed_or_owned() {
+    let items = vec![
+        json!({ "type": "function_call", "call_id": "c1", "name": "a" }),
+        json!({ "output": { "ok": true }, "type": "function_call_output", "call_id": "c1" }),
+        json!({ "type": "function_call", "name": "b", "arguments": "not json", "call_id": "c2" }),
+        json!({ "type": "function_call_output", "call_id": "c2", "output": 42, "status": "done" }),
+        json!({ "type": "function_call", "call_id": "c3", "name": "c", "arguments": "{}" }),
+        json!({ "type": "function_call_output", "call_id": "c3" }),
+        json!({ "role": "assistant", "content": "done" }),
+    ];
+    let contents = vec![
+        json!({ "parts": [{ "functionCall": { "name": "a" } }], "role": "model" }),
+        json!({ "role": "user", "parts": [{ "functionResponse": { "name": "a" } }] }),
+        json!({ "role": "model", "parts": [
+            { "functionCall": { "args": { "x": 1 }, "name": "b", "id": "i1" }, "thoughtSignature": "s" },
+            { "functionCall": { "name": "c", "args": {} } },
+        ], "extra": 1 }),
+        json!({ "role": "user", "parts": [
+            { "functionResponse": { "id": "i1", "name": "b", "response": { "a": 1, "b": "two" } } },
+            { "functionResponse": { "name": "c", "response": { "n": 7 } } },
+            { "text": "and", "thought": true },
+            { "inlineData": { "mimeType": "image/png", "data": "AA==" } },
+        ] }),
+    ];
+    let text = |values: &[Value]| serde_json::to_string(values).unwrap();
+    // The two fields the Responses API requires and these items lack are written, last.
+    let mut expected = items.clone();
+    expected[0]["arguments"] = json!("{}");
+    expected[5]["output"] = json!("");
+    let messages = from_responses(&items).unwrap();
+    assert_eq!(
+        messages,
+        history::from_responses_owned(items.clone()).unwrap()
+    );
+    assert!(history::validate(&messages).is_empty());
+    assert_eq!(text(&to_responses(&messages)), text(&expected));
+    assert_eq!(text(&history::into_responses(messages)), text(&expected));
+    // A call's missing `args` and a response's missing `response` are written, empty.
+    let mut expected = contents.clone();
+    expected[0]["parts"][0]["functionCall"]["args"] = json!({});
+    expected[1]["parts"][0]["functionResponse"]["response"] = json!({ "output": "" });
+    let messages = from_gemini(&contents).unwrap();
+    assert_eq!(
+        messages,
+        history::from_gemini_owned(contents.clone()).unwrap()
+    );
+    assert!(history::validate(&messages).is_empty());
+    assert_eq!(text(&to_gemini(&messages)), text(&expected));
+    assert_eq!(text(&history::into_gemini(messages)), text(&expected));
+}
+
 #[test]
 fn a_broken_responses_history_is_repaired_without_losing_a_real_output() {
     let mut items = responses_fixture();

@@ -65,8 +65,8 @@ impl Shape {
             HistoryFormat::Openai => {
                 Value::Array(history::to_openai(self.system.as_deref(), &messages))
             }
-            HistoryFormat::Responses => Value::Array(history::to_responses(&messages)),
-            HistoryFormat::Gemini => Value::Array(history::to_gemini(&messages)),
+            HistoryFormat::Responses => Value::Array(history::into_responses(messages)),
+            HistoryFormat::Gemini => Value::Array(history::into_gemini(messages)),
         };
         Ok(match self.object {
             None => list,
@@ -126,13 +126,13 @@ pub(crate) fn read_history(
             system = prompt;
             messages
         }
-        HistoryFormat::Responses => history::from_responses(&list).map_err(|error| {
+        HistoryFormat::Responses => history::from_responses_owned(list).map_err(|error| {
             fail(format!(
                 "{input}: Responses item {}",
                 error.to_string().trim_start_matches("OpenAI message ")
             ))
         })?,
-        HistoryFormat::Gemini => history::from_gemini(&list).map_err(|error| {
+        HistoryFormat::Gemini => history::from_gemini_owned(list).map_err(|error| {
             fail(format!(
                 "{input}: Gemini content {}",
                 error.to_string().trim_start_matches("OpenAI message ")

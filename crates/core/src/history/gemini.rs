@@ -9,6 +9,8 @@
 //! and not written back. What a block does not model is kept in it and written back, so
 //! contents that nothing changed convert back to what they were, field for field.
 
+use std::collections::HashMap;
+
 use serde_json::{Map, Value};
 
 use super::message::{
@@ -45,20 +47,56 @@ const MADE_ID: &str = "gemini_made_id";
 /// [`ConversionError`] for a content that is not an object or has no `parts` list, or a part
 /// that is not an object.
 pub fn from_gemini(contents: &[Value]) -> Result<Vec<Message>, ConversionError> {
-    let mut messages: Vec<Message> = Vec::with_capacity(contents.len());
+    read(contents.iter().cloned(), contents.len())
+}
+
+/// [`from_gemini`] of contents the caller owns: every string moves into the messages, so a
+/// large response is not copied. What an agent holding the contents it parsed should call.
+///
+/// ```
+/// use serde_json::json;
+/// use toolsmith::history::{from_gemini_owned, into_gemini};
+///
+/// let contents = vec![
+///     json!({ "role": "model", "parts": [{ "functionCall": { "name": "ls", "args": {} } }] }),
+///     json!({ "role": "user", "parts": [{ "functionResponse": { "name": "ls", "response": { "output": "a\nb" } } }] }),
+/// ];
+/// let messages = from_gemini_owned(contents.clone())?;
+/// assert_eq!(into_gemini(messages), contents);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+///
+/// As [`from_gemini`].
+pub fn from_gemini_owned(contents: Vec<Value>) -> Result<Vec<Message>, ConversionError> {
+    let count = contents.len();
+    read(contents.into_iter(), count)
+}
+
+/// Both readers: each content is taken as it comes (a borrowed one copied just before, so the
+/// copy of a history is never all held at once).
+fn read(
+    contents: impl Iterator<Item = Value>,
+    count: usize,
+) -> Result<Vec<Message>, ConversionError> {
+    let mut messages: Vec<Message> = Vec::with_capacity(count);
     // The calls of the last model content without ids, by name, in order: their made ids.
     let mut unanswered: Vec<(String, String)> = Vec::new();
-    for (index, content) in contents.iter().enumerate() {
+    for (index, content) in contents.enumerate() {
         let error = |problem: &str| ConversionError {
             index,
             problem: problem.to_owned(),
         };
-        let Value::Object(object) = content else {
+        let Value::Object(mut object) = content else {
             return Err(error("a content must be a JSON object"));
         };
-        let Some(Value::Array(parts)) = object.get("parts") else {
-            return Err(error("a content needs a `parts` list"));
+        // The parts move out; the content keeps a placeholder in their place.
+        let parts = match object.get_mut("parts") {
+            Some(Value::Array(parts)) => std::mem::take(parts),
+            _ => return Err(error("a content needs a `parts` list")),
         };
+        object.insert("parts".to_owned(), Value::Null);
         let role = match object.get("role").and_then(Value::as_str) {
             Some("model") => Role::Assistant,
             _ => Role::User,
@@ -67,37 +105,42 @@ pub fn from_gemini(contents: &[Value]) -> Result<Vec<Message>, ConversionError> 
             unanswered.clear();
         }
         let mut blocks = Vec::with_capacity(parts.len());
-        for (k, part) in parts.iter().enumerate() {
-            let Value::Object(fields) = part else {
+        for (k, part) in parts.into_iter().enumerate() {
+            let Value::Object(mut fields) = part else {
                 return Err(error("a part must be a JSON object"));
             };
-            let block = if let Some(Value::String(text)) = fields.get("text") {
+            let block = if let Some(Value::String(text)) = fields.get_mut("text") {
+                let text = std::mem::take(text);
                 // A part of text alone needs nothing kept; any other keeps its other fields.
                 let extra = if fields.len() == 1 {
                     Map::new()
                 } else {
-                    let mut skeleton = part.clone();
-                    skeleton["text"] = Value::Null;
-                    kept(PART, &skeleton)
+                    fields.insert("text".to_owned(), Value::Null);
+                    kept(PART, Value::Object(fields))
                 };
-                Block::Text(TextBlock {
-                    text: text.clone(),
-                    extra,
-                })
-            } else if let Some(Value::Object(call)) = fields.get("functionCall") {
+                Block::Text(TextBlock { text, extra })
+            } else if let Some(Value::Object(call)) = fields.get_mut("functionCall") {
                 let name = call
                     .get("name")
                     .and_then(Value::as_str)
                     .unwrap_or_default()
                     .to_owned();
-                // The part without its arguments (which the block's input holds).
-                let mut skeleton = part.clone();
-                skeleton["functionCall"]["args"] = Value::Null;
-                let mut extra = kept(PART, &skeleton);
-                let id = match call.get("id").and_then(Value::as_str) {
-                    Some(id) => id.to_owned(),
+                let made_id = match call.get("id").and_then(Value::as_str) {
+                    Some(id) => Err(id.to_owned()),
+                    None => Ok(format!("gemini_{index}_{k}")),
+                };
+                // The arguments move into the block's input; the part keeps a placeholder.
+                let input = match call.get_mut("args") {
+                    Some(args) => std::mem::replace(args, Value::Null),
                     None => {
-                        let made = format!("gemini_{index}_{k}");
+                        call.insert("args".to_owned(), Value::Null);
+                        Value::Object(Map::new())
+                    }
+                };
+                let mut extra = kept(PART, Value::Object(fields));
+                let id = match made_id {
+                    Err(id) => id,
+                    Ok(made) => {
                         unanswered.push((name.clone(), made.clone()));
                         extra.insert(MADE_ID.to_owned(), Value::Bool(true));
                         made
@@ -106,38 +149,47 @@ pub fn from_gemini(contents: &[Value]) -> Result<Vec<Message>, ConversionError> 
                 Block::ToolUse(ToolUseBlock {
                     id,
                     name,
-                    input: call
-                        .get("args")
-                        .cloned()
-                        .unwrap_or_else(|| Value::Object(Map::new())),
+                    input,
                     extra,
                 })
-            } else if let Some(Value::Object(response)) = fields.get("functionResponse") {
+            } else if let Some(Value::Object(response)) = fields.get_mut("functionResponse") {
                 let name = response
                     .get("name")
                     .and_then(Value::as_str)
-                    .unwrap_or_default();
-                // The part without its response (which the block's text holds): a large
-                // response is held once. A response of one text field is read as that text,
-                // the field's name kept to write it back.
-                let single = match response.get("response") {
-                    Some(Value::Object(fields)) if fields.len() == 1 => fields
-                        .iter()
-                        .next()
-                        .and_then(|(key, value)| Some((key.clone(), value.as_str()?.to_owned()))),
-                    _ => None,
+                    .unwrap_or_default()
+                    .to_owned();
+                let given_id = response
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+                // The response moves into the block's text: a large response is held once. A
+                // response of one text field is read as that text, the field's name kept in
+                // its place to write it back; any other as its JSON text.
+                let text = match response.get_mut("response") {
+                    Some(Value::Object(fields))
+                        if fields.len() == 1
+                            && fields.values().next().is_some_and(Value::is_string) =>
+                    {
+                        let (key, text) = match std::mem::take(fields).into_iter().next() {
+                            Some((key, Value::String(text))) => (key, text),
+                            _ => Default::default(),
+                        };
+                        response.insert("response".to_owned(), Value::String(key));
+                        text
+                    }
+                    Some(value) => std::mem::replace(value, Value::Null).to_string(),
+                    None => {
+                        response.insert("response".to_owned(), Value::Null);
+                        String::new()
+                    }
                 };
-                let mut skeleton = part.clone();
-                skeleton["functionResponse"]["response"] = single
-                    .as_ref()
-                    .map_or(Value::Null, |(key, _)| Value::String(key.clone()));
-                let mut extra = kept(PART, &skeleton);
-                let id = match response.get("id").and_then(Value::as_str) {
-                    Some(id) => id.to_owned(),
+                let mut extra = kept(PART, Value::Object(fields));
+                let id = match given_id {
+                    Some(id) => id,
                     None => {
                         extra.insert(MADE_ID.to_owned(), Value::Bool(true));
                         // The first call of that name still unanswered, as Gemini pairs them.
-                        match unanswered.iter().position(|(called, _)| called == name) {
+                        match unanswered.iter().position(|(called, _)| *called == name) {
                             Some(at) => unanswered.remove(at).1,
                             None => format!("gemini_{index}_{k}_unpaired"),
                         }
@@ -145,23 +197,17 @@ pub fn from_gemini(contents: &[Value]) -> Result<Vec<Message>, ConversionError> 
                 };
                 Block::ToolResult(ToolResultBlock {
                     tool_use_id: id,
-                    content: Some(ResultContent::Text(match single {
-                        Some((_, text)) => text,
-                        None => response
-                            .get("response")
-                            .map(Value::to_string)
-                            .unwrap_or_default(),
-                    })),
+                    content: Some(ResultContent::Text(text)),
                     is_error: None,
                     extra,
                 })
             } else {
-                Block::Other(part.clone())
+                Block::Other(Value::Object(fields))
             };
             blocks.push(block);
         }
         let mut message = Message::from_blocks(role, blocks);
-        message.extra = kept(CONTENT, &without_parts(object));
+        message.extra = kept(CONTENT, Value::Object(object));
         messages.push(message);
     }
     Ok(messages)
@@ -171,27 +217,48 @@ pub fn from_gemini(contents: &[Value]) -> Result<Vec<Message>, ConversionError> 
 /// what changed changed: a compacted response, a renamed call), and what a repair added (a
 /// response for a call that had none) as a new part. Ids made for pairing are not written.
 pub fn to_gemini(messages: &[Message]) -> Vec<Value> {
-    // A response a repair wrote names its call's function.
-    // (and has an id only when its call had one).
-    let names: std::collections::HashMap<&str, (&str, bool)> = messages
-        .iter()
-        .flat_map(Message::tool_uses)
-        .map(|call| {
-            let made = call.extra.get(MADE_ID) == Some(&Value::Bool(true));
-            (call.id.as_str(), (call.name.as_str(), made))
-        })
+    let names: HashMap<&str, (&str, bool)> = calls(messages)
+        .map(|(id, name, made)| (id, (name, made)))
         .collect();
+    write(&|id| names.get(id).copied(), messages.iter().cloned())
+}
+
+/// [`to_gemini`] of messages the caller no longer needs: every string moves into the contents,
+/// so a large response is not copied.
+pub fn into_gemini(messages: Vec<Message>) -> Vec<Value> {
+    let names: HashMap<String, (String, bool)> = calls(&messages)
+        .map(|(id, name, made)| (id.to_owned(), (name.to_owned(), made)))
+        .collect();
+    let name_of = |id: &str| names.get(id).map(|(name, made)| (name.as_str(), *made));
+    write(&name_of, messages.into_iter())
+}
+
+/// Each call's id, function and whether its id was made here: a response a repair wrote names
+/// its call's function (and has an id only when its call had one).
+fn calls(messages: &[Message]) -> impl Iterator<Item = (&str, &str, bool)> {
+    messages.iter().flat_map(Message::tool_uses).map(|call| {
+        let made = call.extra.get(MADE_ID) == Some(&Value::Bool(true));
+        (call.id.as_str(), call.name.as_str(), made)
+    })
+}
+
+/// A call's function and whether its id was made here, by its id.
+type NameOf<'a> = dyn Fn(&str) -> Option<(&'a str, bool)> + 'a;
+
+/// Both writers, a message at a time (see [`read`]).
+fn write(name_of: &NameOf<'_>, messages: impl Iterator<Item = Message>) -> Vec<Value> {
     messages
-        .iter()
         .map(|message| {
-            let parts: Vec<Value> = match &message.content {
+            let parts: Vec<Value> = match message.content {
                 Content::Text(text) => vec![serde_json::json!({ "text": text })],
-                Content::Blocks(blocks) => {
-                    blocks.iter().map(|block| part_of(block, &names)).collect()
-                }
+                Content::Blocks(blocks) => blocks
+                    .into_iter()
+                    .map(|block| part_of(block, name_of))
+                    .collect(),
             };
-            let mut content = match message.extra.get(CONTENT) {
-                Some(Value::Object(kept)) => kept.clone(),
+            let mut extra = message.extra;
+            let mut content = match extra.swap_remove(CONTENT) {
+                Some(Value::Object(kept)) => kept,
                 _ => {
                     let role = if message.role == Role::Assistant {
                         "model"
@@ -210,37 +277,49 @@ pub fn to_gemini(messages: &[Message]) -> Vec<Value> {
         .collect()
 }
 
-fn part_of(block: &Block, names: &std::collections::HashMap<&str, (&str, bool)>) -> Value {
+fn part_of(block: Block, name_of: &NameOf<'_>) -> Value {
     match block {
-        Block::Other(part) => part.clone(),
+        Block::Other(part) => part,
         Block::Text(text) => {
-            let mut part = original(&text.extra).unwrap_or_default();
-            part.insert("text".to_owned(), text.text.clone().into());
+            let mut part = original(text.extra).unwrap_or_default();
+            part.insert("text".to_owned(), text.text.into());
             Value::Object(part)
         }
         Block::ToolUse(call) => {
-            let mut part = original(&call.extra).unwrap_or_default();
+            let made = call.extra.get(MADE_ID) == Some(&Value::Bool(true));
+            let mut part = original(call.extra).unwrap_or_default();
             let mut inner = taken(&mut part, "functionCall");
-            inner.insert("name".to_owned(), call.name.clone().into());
-            inner.insert("args".to_owned(), call.input.clone());
-            if call.extra.get(MADE_ID) != Some(&Value::Bool(true)) {
-                inner.insert("id".to_owned(), call.id.clone().into());
+            inner.insert("name".to_owned(), call.name.into());
+            inner.insert("args".to_owned(), call.input);
+            if !made {
+                inner.insert("id".to_owned(), call.id.into());
             }
             part.insert("functionCall".to_owned(), Value::Object(inner));
             Value::Object(part)
         }
         Block::ToolResult(result) => {
-            let mut part = original(&result.extra).unwrap_or_default();
+            // Images as Gemini reads them beside a response: inline data parts.
+            let images: Vec<Value> = result
+                .base64_images()
+                .map(|(mime, data)| {
+                    serde_json::json!({ "inlineData": { "mimeType": mime, "data": data } })
+                })
+                .collect();
+            let made_here = result.extra.get(MADE_ID) == Some(&Value::Bool(true));
+            let text = match result.content {
+                Some(ResultContent::Text(text)) => text,
+                _ => result.text().into_owned(),
+            };
+            let mut part = original(result.extra).unwrap_or_default();
             let mut inner = taken(&mut part, "functionResponse");
             // A response of one text field is that field with the text; any other is the
             // block's text read back (it was written from the response, in order), unless the
             // text is no object's any more (compacted, or written by a repair): then
             // `{"output": text}`.
-            let text = result.text();
             let response = match inner.get("response") {
                 Some(Value::String(key)) => {
                     let mut fields = Map::new();
-                    fields.insert(key.clone(), Value::String(text.into_owned()));
+                    fields.insert(key.clone(), Value::String(text));
                     Value::Object(fields)
                 }
                 _ => match serde_json::from_str::<Value>(&text) {
@@ -249,24 +328,16 @@ fn part_of(block: &Block, names: &std::collections::HashMap<&str, (&str, bool)>)
                 },
             };
             inner.insert("response".to_owned(), response);
-            // Images as Gemini reads them beside a response: inline data parts.
-            let images: Vec<Value> = result
-                .base64_images()
-                .map(|(mime, data)| {
-                    serde_json::json!({ "inlineData": { "mimeType": mime, "data": data } })
-                })
-                .collect();
             if !images.is_empty() && !inner.contains_key("parts") {
                 inner.insert("parts".to_owned(), Value::Array(images));
             }
-            let call = names.get(result.tool_use_id.as_str()).copied();
+            let call = name_of(&result.tool_use_id);
             if !inner.contains_key("name") {
                 inner.insert("name".to_owned(), call.map_or("", |(name, _)| name).into());
             }
-            let made = result.extra.get(MADE_ID) == Some(&Value::Bool(true))
-                || call.is_some_and(|(_, made)| made);
+            let made = made_here || call.is_some_and(|(_, made)| made);
             if !made {
-                inner.insert("id".to_owned(), result.tool_use_id.clone().into());
+                inner.insert("id".to_owned(), result.tool_use_id.into());
             }
             part.insert("functionResponse".to_owned(), Value::Object(inner));
             Value::Object(part)
@@ -274,9 +345,9 @@ fn part_of(block: &Block, names: &std::collections::HashMap<&str, (&str, bool)>)
     }
 }
 
-fn kept(key: &str, value: &Value) -> Map<String, Value> {
+fn kept(key: &str, value: Value) -> Map<String, Value> {
     let mut extra = Map::new();
-    extra.insert(key.to_owned(), value.clone());
+    extra.insert(key.to_owned(), value);
     extra
 }
 
@@ -288,25 +359,10 @@ fn taken(part: &mut Map<String, Value>, key: &str) -> Map<String, Value> {
     }
 }
 
-fn original(extra: &Map<String, Value>) -> Option<Map<String, Value>> {
-    match extra.get(PART) {
-        Some(Value::Object(part)) => Some(part.clone()),
+/// The part a block was, taken out of its kept fields.
+fn original(mut extra: Map<String, Value>) -> Option<Map<String, Value>> {
+    match extra.swap_remove(PART) {
+        Some(Value::Object(part)) => Some(part),
         _ => None,
     }
-}
-
-/// A content with its `parts` replaced by a placeholder (their position kept).
-fn without_parts(object: &Map<String, Value>) -> Value {
-    Value::Object(
-        object
-            .iter()
-            .map(|(key, value)| {
-                if key == "parts" {
-                    (key.clone(), Value::Null)
-                } else {
-                    (key.clone(), value.clone())
-                }
-            })
-            .collect(),
-    )
 }

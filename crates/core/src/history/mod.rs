@@ -36,7 +36,7 @@ mod shrink;
 
 pub use clear::{CLEARED_PREFIX, ClearPolicy, ClearReport, clear_tool_uses};
 pub use escalation::{CONTINUATION_TEXT, Escalation, MaxTokensEscalation};
-pub use gemini::{from_gemini, to_gemini};
+pub use gemini::{from_gemini, from_gemini_owned, into_gemini, to_gemini};
 pub use message::{
     Block, Content, Message, ResultContent, Role, TextBlock, ToolResultBlock, ToolUseBlock,
 };
@@ -51,7 +51,7 @@ pub use overflow::{
 pub use pairing::{
     MISSING_RESULT_TEXT, RepairReport, Violation, is_valid, is_valid_tool_use_id, repair, validate,
 };
-pub use responses::{from_responses, to_responses};
+pub use responses::{from_responses, from_responses_owned, into_responses, to_responses};
 
 use crate::tokens::TokenCounter;
 

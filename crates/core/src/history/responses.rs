@@ -47,21 +47,50 @@ const ITEM: &str = "responses_item";
 /// [`ConversionError`] for an item that is not an object, or a `function_call` without
 /// `call_id` or `name`, or a `function_call_output` without `call_id`.
 pub fn from_responses(items: &[Value]) -> Result<Vec<Message>, ConversionError> {
+    read(items.iter().cloned())
+}
+
+/// [`from_responses`] of items the caller owns: every string moves into the messages, so a
+/// large output is not copied. What an agent holding the items it parsed should call.
+///
+/// ```
+/// use serde_json::json;
+/// use toolsmith::history::{from_responses_owned, into_responses};
+///
+/// let items = vec![
+///     json!({ "type": "function_call", "call_id": "call_1", "name": "list", "arguments": "{}" }),
+///     json!({ "type": "function_call_output", "call_id": "call_1", "output": "a\nb" }),
+/// ];
+/// let messages = from_responses_owned(items.clone())?;
+/// assert_eq!(into_responses(messages), items);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+///
+/// As [`from_responses`].
+pub fn from_responses_owned(items: Vec<Value>) -> Result<Vec<Message>, ConversionError> {
+    read(items.into_iter())
+}
+
+/// Both readers: each item is taken as it comes (a borrowed one copied just before, so the copy
+/// of a history is never all held at once).
+fn read(items: impl Iterator<Item = Value>) -> Result<Vec<Message>, ConversionError> {
     let mut messages: Vec<Message> = Vec::new();
-    for (index, item) in items.iter().enumerate() {
+    for (index, item) in items.enumerate() {
         let error = |problem: &str| ConversionError {
             index,
             problem: problem.to_owned(),
         };
-        let Value::Object(object) = item else {
+        let Value::Object(mut object) = item else {
             return Err(error("an item must be a JSON object"));
         };
         let kind = object.get("type").and_then(Value::as_str);
         let (role, block) = match kind {
             Some("function_call") => {
-                let id = string(object, "call_id")
+                let id = string(&object, "call_id")
                     .ok_or_else(|| error("a `function_call` needs `call_id`"))?;
-                let name = string(object, "name")
+                let name = string(&object, "name")
                     .ok_or_else(|| error("a `function_call` needs `name`"))?;
                 let arguments = object
                     .get("arguments")
@@ -75,40 +104,34 @@ pub fn from_responses(items: &[Value]) -> Result<Vec<Message>, ConversionError> 
                         id,
                         name,
                         input,
-                        extra: kept(item),
+                        extra: kept(object),
                     }),
                 )
             }
             Some("function_call_output") => {
-                let id = string(object, "call_id")
+                let id = string(&object, "call_id")
                     .ok_or_else(|| error("a `function_call_output` needs `call_id`"))?;
-                let content = content_of(object.get("output"));
-                // The item without its output (which the block's content holds): a large output
-                // is held once. What kind of JSON it was is kept.
-                let skeleton: Map<String, Value> = object
-                    .iter()
-                    .map(|(key, value)| {
-                        let value = match (key.as_str(), value) {
-                            ("output", Value::String(_)) => Value::String(String::new()),
-                            ("output", Value::Array(_)) => Value::Array(Vec::new()),
-                            ("output", _) => Value::Bool(true),
-                            _ => value.clone(),
-                        };
-                        (key.clone(), value)
-                    })
-                    .collect();
-                let skeleton = Value::Object(skeleton);
+                // The output moves into the block's content; the item keeps a placeholder in its
+                // place that says what kind of JSON it was, so a large output is held once.
+                let content = object.get_mut("output").map(|output| {
+                    let placeholder = match output {
+                        Value::String(_) => Value::String(String::new()),
+                        Value::Array(_) => Value::Array(Vec::new()),
+                        _ => Value::Bool(true),
+                    };
+                    content_of(std::mem::replace(output, placeholder))
+                });
                 (
                     Role::User,
                     Block::ToolResult(ToolResultBlock {
                         tool_use_id: id,
                         content,
                         is_error: None,
-                        extra: kept(&skeleton),
+                        extra: kept(object),
                     }),
                 )
             }
-            _ => (side_of(object), Block::Other(item.clone())),
+            _ => (side_of(&object), Block::Other(Value::Object(object))),
         };
         match messages.last_mut() {
             Some(last) if last.role == role => {
@@ -126,35 +149,45 @@ pub fn from_responses(items: &[Value]) -> Result<Vec<Message>, ConversionError> 
 /// goes back as it was (with what changed — a renamed call, a compacted output — changed), and
 /// what a repair added (an output for a call that had none) as a new item.
 pub fn to_responses(messages: &[Message]) -> Vec<Value> {
-    let mut items = Vec::new();
+    write(messages.iter().cloned(), messages.len())
+}
+
+/// [`to_responses`] of messages the caller no longer needs: every string moves into the items,
+/// so a large output is not copied.
+pub fn into_responses(messages: Vec<Message>) -> Vec<Value> {
+    let count = messages.len();
+    write(messages.into_iter(), count)
+}
+
+/// Both writers, a message at a time (see [`read`]).
+fn write(messages: impl Iterator<Item = Message>, count: usize) -> Vec<Value> {
+    let mut items = Vec::with_capacity(count);
     for message in messages {
-        match &message.content {
+        match message.content {
             Content::Text(text) => items.push(serde_json::json!({
                 "role": role_name(message.role),
                 "content": text,
             })),
             Content::Blocks(blocks) => {
-                for block in blocks {
-                    items.push(item_of(block, message.role));
-                }
+                items.extend(blocks.into_iter().map(|block| item_of(block, message.role)));
             }
         }
     }
     items
 }
 
-fn item_of(block: &Block, role: Role) -> Value {
+fn item_of(block: Block, role: Role) -> Value {
     match block {
-        Block::Other(item) => item.clone(),
+        Block::Other(item) => item,
         Block::Text(text) => serde_json::json!({ "role": role_name(role), "content": text.text }),
         Block::ToolUse(call) => {
-            let mut item = original(&call.extra).unwrap_or_else(|| {
+            let mut item = original(call.extra).unwrap_or_else(|| {
                 let mut fresh = Map::new();
                 fresh.insert("type".to_owned(), "function_call".into());
                 fresh
             });
-            item.insert("call_id".to_owned(), call.id.clone().into());
-            item.insert("name".to_owned(), call.name.clone().into());
+            item.insert("call_id".to_owned(), call.id.into());
+            item.insert("name".to_owned(), call.name.into());
             // The arguments as they were written, unless the input changed.
             let unchanged = item
                 .get("arguments")
@@ -162,8 +195,8 @@ fn item_of(block: &Block, role: Role) -> Value {
                 .and_then(|written| serde_json::from_str::<Value>(written).ok())
                 .is_some_and(|parsed| parsed == call.input);
             if !unchanged {
-                let arguments = match &call.input {
-                    Value::String(text) => text.clone(),
+                let arguments = match call.input {
+                    Value::String(text) => text,
                     other => other.to_string(),
                 };
                 item.insert("arguments".to_owned(), arguments.into());
@@ -171,37 +204,37 @@ fn item_of(block: &Block, role: Role) -> Value {
             Value::Object(item)
         }
         Block::ToolResult(result) => {
-            let mut item = original(&result.extra).unwrap_or_else(|| {
+            let mut item = original(result.extra).unwrap_or_else(|| {
                 let mut fresh = Map::new();
                 fresh.insert("type".to_owned(), "function_call_output".into());
                 fresh
             });
-            item.insert("call_id".to_owned(), result.tool_use_id.clone().into());
+            item.insert("call_id".to_owned(), result.tool_use_id.into());
             // The output from the content: a string as it was, a list of parts as it was, and
             // an output of another JSON kind read back from its text (unless compacted).
             let was_other = item.get("output") == Some(&Value::Bool(true));
-            let output = match &result.content {
+            let output = match result.content {
                 None => Value::String(String::new()),
                 Some(ResultContent::Text(text)) if was_other => {
-                    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.clone()))
+                    serde_json::from_str(&text).unwrap_or(Value::String(text))
                 }
-                Some(ResultContent::Text(text)) => Value::String(text.clone()),
+                Some(ResultContent::Text(text)) => Value::String(text),
                 Some(ResultContent::Blocks(blocks)) => Value::Array(
                     blocks
-                        .iter()
+                        .into_iter()
                         .map(|block| match block {
                             // An image as the Responses API reads one: a data URL.
-                            Block::Other(part) if let Some((mime, data)) = base64_image(part) => {
-                                serde_json::json!({
+                            Block::Other(part) => match base64_image(&part) {
+                                Some((mime, data)) => serde_json::json!({
                                     "type": "input_image",
                                     "image_url": format!("data:{mime};base64,{data}"),
-                                })
-                            }
-                            Block::Other(part) => part.clone(),
+                                }),
+                                None => part,
+                            },
                             Block::Text(text) => {
                                 serde_json::json!({ "type": "input_text", "text": text.text })
                             }
-                            other => serde_json::to_value(other).unwrap_or(Value::Null),
+                            other => serde_json::to_value(&other).unwrap_or(Value::Null),
                         })
                         .collect(),
                 ),
@@ -214,14 +247,11 @@ fn item_of(block: &Block, role: Role) -> Value {
 
 /// A call's output as a result's content: a string as text, a list of parts as blocks kept
 /// whole, anything else as its JSON text.
-fn content_of(output: Option<&Value>) -> Option<ResultContent> {
+fn content_of(output: Value) -> ResultContent {
     match output {
-        Some(Value::String(text)) => Some(ResultContent::Text(text.clone())),
-        Some(Value::Array(parts)) => Some(ResultContent::Blocks(
-            parts.iter().cloned().map(Block::Other).collect(),
-        )),
-        Some(other) => Some(ResultContent::Text(other.to_string())),
-        None => None,
+        Value::String(text) => ResultContent::Text(text),
+        Value::Array(parts) => ResultContent::Blocks(parts.into_iter().map(Block::Other).collect()),
+        other => ResultContent::Text(other.to_string()),
     }
 }
 
@@ -250,15 +280,16 @@ fn string(object: &Map<String, Value>, key: &str) -> Option<String> {
 }
 
 /// A block's kept fields: the item it was.
-fn kept(item: &Value) -> Map<String, Value> {
+fn kept(item: Map<String, Value>) -> Map<String, Value> {
     let mut extra = Map::new();
-    extra.insert(ITEM.to_owned(), item.clone());
+    extra.insert(ITEM.to_owned(), Value::Object(item));
     extra
 }
 
-fn original(extra: &Map<String, Value>) -> Option<Map<String, Value>> {
-    match extra.get(ITEM) {
-        Some(Value::Object(item)) => Some(item.clone()),
+/// The item a block was, taken out of its kept fields.
+fn original(mut extra: Map<String, Value>) -> Option<Map<String, Value>> {
+    match extra.swap_remove(ITEM) {
+        Some(Value::Object(item)) => Some(item),
         _ => None,
     }
 }
