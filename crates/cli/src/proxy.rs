@@ -17,10 +17,13 @@ pub(crate) async fn run(options: ProxyArgs) -> Result<(), Failure> {
             options.max_result_chars
         )));
     }
-    let prefix = if options.prefix_all {
-        Prefix::Always
-    } else {
-        Prefix::OnCollision
+    // `--prefix-all` over what the configuration says; else each server's own mode.
+    let prefix = |upstream: Upstream| {
+        if options.prefix_all {
+            upstream.prefix(Prefix::Always)
+        } else {
+            upstream
+        }
     };
     let upstreams = match (&options.config, options.command.split_first()) {
         (Some(path), _) => {
@@ -29,7 +32,7 @@ pub(crate) async fn run(options: ProxyArgs) -> Result<(), Failure> {
             for (name, server) in &servers {
                 // A server whose settings cannot be read is left out; the others are served.
                 match Upstream::from_config(name, server) {
-                    Ok(upstream) => upstreams.push(upstream.prefix(prefix)),
+                    Ok(upstream) => upstreams.push(prefix(upstream)),
                     Err(error) => eprintln!(
                         "toolsmith proxy: --config {}: {error}; the other servers are served",
                         path.display()
@@ -45,11 +48,9 @@ pub(crate) async fn run(options: ProxyArgs) -> Result<(), Failure> {
             upstreams
         }
         (None, Some((program, args))) => {
-            vec![
-                Upstream::command(server_name(program, args), program)
-                    .args(args)
-                    .prefix(prefix),
-            ]
+            vec![prefix(
+                Upstream::command(server_name(program, args), program).args(args),
+            )]
         }
         (None, None) => {
             return Err(fail(

@@ -82,6 +82,90 @@ pub(crate) fn sanitize_call_id(id: &str) -> String {
     }
 }
 
+/// What a server offers under a name, as [`expose`] is asked to name it.
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+pub(crate) struct Wanted<'a> {
+    /// The server's name.
+    pub(crate) server: &'a str,
+    /// The server's name for it.
+    pub(crate) name: &'a str,
+    /// Whether it gets the server's name in front (`server__name`).
+    pub(crate) prefixed: bool,
+}
+
+/// The separator between a server's name and its tool's.
+const SEPARATOR: &str = "__";
+/// Hex digits of the hash a name made unique ends with.
+const HASH_DIGITS: usize = 8;
+
+/// Names every item so that no two are the same and none is one of `reserved`; with `strict`
+/// (tools), every name is also one every provider accepts (`^[a-zA-Z0-9_-]{1,64}$`). A name
+/// that is already both is kept. One that is not (too long, characters providers refuse, or
+/// taken by an earlier item) is the allowed part of what was wanted, cut to leave room for `_`
+/// and 8 hex digits of a hash of the server's name and the item's own: the same listing gives
+/// the same names, and two names that differ only past their 64th char stay two. `None` for an
+/// item a server listed twice (the same server, the same name): it has one route.
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+pub(crate) fn expose(
+    wanted: &[Wanted<'_>],
+    reserved: &[&str],
+    strict: bool,
+) -> Vec<Option<String>> {
+    use std::collections::HashSet;
+    let mut taken: HashSet<String> = reserved.iter().map(|name| (*name).to_owned()).collect();
+    let mut listed: HashSet<(&str, &str)> = HashSet::new();
+    wanted
+        .iter()
+        .map(|item| {
+            if !listed.insert((item.server, item.name)) {
+                return None;
+            }
+            let whole = if item.prefixed {
+                format!("{}{SEPARATOR}{}", item.server, item.name)
+            } else {
+                item.name.to_owned()
+            };
+            let fits = !whole.is_empty() && (!strict || is_valid_tool_name(&whole));
+            if fits && !taken.contains(&whole) {
+                taken.insert(whole.clone());
+                return Some(whole);
+            }
+            // Made unique: the hash of what the item is, then a counter in the unlikely case
+            // that two hashes meet.
+            let stem_chars = MAX_TOOL_NAME - 1 - HASH_DIGITS;
+            let stem = if strict {
+                replace_disallowed(&whole, stem_chars)
+            } else {
+                whole.chars().take(stem_chars).collect()
+            };
+            let hash = fnv1a(&[item.server.as_bytes(), &[0], item.name.as_bytes()]);
+            let mut made = format!("{stem}_{:0width$x}", hash as u32, width = HASH_DIGITS);
+            let mut again = 1u32;
+            while taken.contains(&made) {
+                again += 1;
+                made = format!(
+                    "{stem}_{:0width$x}",
+                    fnv1a(&[made.as_bytes(), &again.to_le_bytes()]) as u32,
+                    width = HASH_DIGITS
+                );
+            }
+            taken.insert(made.clone());
+            Some(made)
+        })
+        .collect()
+}
+
+/// The 64-bit FNV-1a hash of the parts, one after the other: small, and the same on every
+/// machine and in every version, which a name made from it needs to be.
+fn fnv1a(parts: &[&[u8]]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in parts.iter().flat_map(|part| part.iter()) {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,5 +191,54 @@ mod tests {
         assert_eq!(sanitize_call_id(""), "toolu");
         assert!(is_valid_call_id("toolu_01"));
         assert!(!is_valid_call_id("a b"));
+    }
+
+    fn wanted<'a>(server: &'a str, name: &'a str, prefixed: bool) -> Wanted<'a> {
+        Wanted {
+            server,
+            name,
+            prefixed,
+        }
+    }
+
+    #[test]
+    fn every_item_gets_a_valid_name_of_its_own() {
+        let long_a = format!("{}a", "x".repeat(10_000));
+        let long_b = format!("{}b", "x".repeat(10_000));
+        let items = [
+            wanted("a", "b__c", true),
+            wanted("a__b", "c", true),
+            wanted("s", "read_artifact", false),
+            wanted("s", "../etc/passwd", false),
+            wanted("s", "nul\0byte", false),
+            wanted("s", "new\nline", false),
+            wanted("s", &long_a, false),
+            wanted("s", &long_b, false),
+            wanted("s", "", false),
+            wanted("s", "plain", false),
+            wanted("s", "plain", false),
+        ];
+        let named = expose(&items, &["read_artifact"], true);
+        assert_eq!(
+            named[0].as_deref(),
+            Some("a__b__c"),
+            "the first keeps its name"
+        );
+        assert_eq!(named[9].as_deref(), Some("plain"));
+        assert_eq!(named[10], None, "listed twice by one server: one route");
+        let served: Vec<&str> = named.iter().flatten().map(String::as_str).collect();
+        let unique: std::collections::HashSet<&&str> = served.iter().collect();
+        assert_eq!(unique.len(), served.len(), "{served:?}");
+        for name in &served {
+            assert!(is_valid_tool_name(name), "{name:?}");
+            assert_ne!(*name, "read_artifact");
+        }
+        assert!(named[1].as_deref().unwrap().starts_with("a__b__c_"));
+        assert!(named[6].as_deref().unwrap().starts_with("xxxx"));
+        // The same listing gives the same names.
+        assert_eq!(expose(&items, &["read_artifact"], true), named);
+        // Prompts (not strict) keep characters providers would refuse.
+        let prompts = expose(&[wanted("s", "code review", false)], &[], false);
+        assert_eq!(prompts[0].as_deref(), Some("code review"));
     }
 }

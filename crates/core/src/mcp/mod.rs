@@ -30,7 +30,7 @@ pub use caps::{
 };
 pub use client::{
     ConfigError, McpClient, McpClientBuilder, McpClientError, PREFIX_SEPARATOR, ServerConfig,
-    Unexpanded, expand_config, parse_servers_config,
+    ToolsConfig, Unexpanded, expand_config, parse_servers_config,
 };
 #[cfg(feature = "mcp-http")]
 pub use relay::{HttpOptions, HttpServer};

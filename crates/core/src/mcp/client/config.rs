@@ -31,6 +31,26 @@ pub struct ServerConfig {
     /// Headers sent with every request to `url` (`"Authorization": "Bearer ${TOKEN}"`).
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
+    /// Which of its tools the proxy serves (`"tools": {"allow": ["git_*"], "deny":
+    /// ["git_push"]}`); every one when absent.
+    #[serde(default)]
+    pub tools: ToolsConfig,
+    /// When the proxy puts the server's name in front of its tools' names: `"always"`,
+    /// `"on-collision"` (when absent) or `"never"`.
+    #[serde(default)]
+    pub prefix: Option<String>,
+}
+
+/// Which of a server's tools the proxy serves: globs over the server's own names.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[non_exhaustive]
+pub struct ToolsConfig {
+    /// Only these (every tool when empty).
+    #[serde(default)]
+    pub allow: Vec<String>,
+    /// Never these, even when allowed.
+    #[serde(default)]
+    pub deny: Vec<String>,
 }
 
 /// The shape a configuration file is written in, as errors show it.
@@ -76,6 +96,27 @@ pub enum ConfigError {
         server: String,
         /// Which variable, and why.
         problem: Unexpanded,
+    },
+    /// A server's `prefix` is not one of the modes.
+    #[error(
+        "server `{server}`: `\"prefix\": \"{given}\"` is not a mode; write \"always\", \
+         \"on-collision\" or \"never\""
+    )]
+    Prefix {
+        /// The server's name.
+        server: String,
+        /// What the configuration says.
+        given: String,
+    },
+    /// A pattern of a server's `tools` is not a glob.
+    #[error("server `{server}`: the tool pattern `{pattern}` is not a glob ({why})")]
+    ToolPattern {
+        /// The server's name.
+        server: String,
+        /// The pattern.
+        pattern: String,
+        /// What is wrong with it.
+        why: String,
     },
     /// A server reached over HTTP was given a command's settings (`arg`, `args`, `env`).
     #[error(
@@ -145,6 +186,8 @@ pub fn expand_config(server: &str, config: &ServerConfig) -> Result<ServerConfig
             .transpose()?,
         url: config.url.as_deref().map(expand).transpose()?,
         headers: expand_map(&config.headers)?,
+        tools: config.tools.clone(),
+        prefix: config.prefix.clone(),
     })
 }
 

@@ -22,7 +22,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use builder::McpClientBuilder;
-pub use config::{ConfigError, ServerConfig, Unexpanded, expand_config, parse_servers_config};
+pub use config::{
+    ConfigError, ServerConfig, ToolsConfig, Unexpanded, expand_config, parse_servers_config,
+};
 
 use crate::tool::DynTool;
 use builder::Target;

@@ -23,6 +23,7 @@
 //! cannot be started is left out and named in the instructions the client gets; one that dies
 //! is started again at its next request.
 
+mod filter;
 mod fit;
 #[cfg(feature = "mcp-http")]
 pub(crate) mod http;
@@ -180,6 +181,11 @@ impl Proxy {
         if self.upstreams.is_empty() {
             return Err(ProxyError::NoUpstreams);
         }
+        let filters = self
+            .upstreams
+            .iter()
+            .map(filter::ToolFilter::of)
+            .collect::<Result<Arc<[_]>, _>>()?;
         let store = self.store.unwrap_or_else(|| Arc::new(MemoryStore::new()));
         let (reader, reader_listing) = reader(&store, self.max_result_chars)?;
         let shared = self
@@ -204,6 +210,7 @@ impl Proxy {
             tool_search: self.tool_search,
             shared,
             warm,
+            filters,
         }))
     }
 
@@ -347,6 +354,17 @@ pub enum ProxyError {
         /// Why.
         #[source]
         source: std::io::Error,
+    },
+    /// A server's tool pattern ([`Upstream::allow_tools`], [`Upstream::deny_tools`]) is not a
+    /// glob.
+    #[error("server `{server}`: the tool pattern `{pattern}` is not a glob ({why})")]
+    ToolPattern {
+        /// The server's name.
+        server: String,
+        /// The pattern.
+        pattern: String,
+        /// What is wrong with it.
+        why: String,
     },
     /// The HTTP listener stopped with a failure while it served.
     #[error("the HTTP listener failed ({0})")]

@@ -42,6 +42,21 @@ pub enum Prefix {
     OnCollision,
     /// Every name of the server.
     Always,
+    /// None of the server's names: a name it shares with another server (or with the proxy's
+    /// own tools) is an error, naming both, and the client's `initialize` is refused.
+    Never,
+}
+
+impl Prefix {
+    /// The mode a configuration file names: `always`, `on-collision` or `never`.
+    pub(crate) fn from_setting(setting: &str) -> Option<Prefix> {
+        match setting {
+            "always" => Some(Prefix::Always),
+            "on-collision" => Some(Prefix::OnCollision),
+            "never" => Some(Prefix::Never),
+            _ => None,
+        }
+    }
 }
 
 /// One server a [`Proxy`](super::Proxy) relays to: a command it starts and speaks to on stdio,
@@ -59,6 +74,10 @@ pub struct Upstream {
     pub(crate) name: String,
     pub(crate) target: Target,
     pub(crate) prefix: Prefix,
+    /// Globs of the tool names served (empty: every tool).
+    pub(crate) allow: Vec<String>,
+    /// Globs of the tool names hidden.
+    pub(crate) deny: Vec<String>,
 }
 
 impl Upstream {
@@ -74,6 +93,8 @@ impl Upstream {
                 cwd: None,
             },
             prefix: Prefix::default(),
+            allow: Vec::new(),
+            deny: Vec::new(),
         }
     }
 
@@ -88,6 +109,8 @@ impl Upstream {
                 headers: BTreeMap::new(),
             },
             prefix: Prefix::default(),
+            allow: Vec::new(),
+            deny: Vec::new(),
         }
     }
 
@@ -130,10 +153,30 @@ impl Upstream {
                 }));
             }
         };
+        let prefix = match config.prefix.as_deref() {
+            None => Prefix::default(),
+            Some(setting) => Prefix::from_setting(setting).ok_or_else(|| {
+                McpClientError::Config(ConfigError::Prefix {
+                    server: name.clone(),
+                    given: setting.to_owned(),
+                })
+            })?,
+        };
+        for pattern in config.tools.allow.iter().chain(&config.tools.deny) {
+            if let Err(why) = super::filter::glob(pattern) {
+                return Err(McpClientError::Config(ConfigError::ToolPattern {
+                    server: name,
+                    pattern: pattern.clone(),
+                    why,
+                }));
+            }
+        }
         Ok(Upstream {
             name,
             target,
-            prefix: Prefix::default(),
+            prefix,
+            allow: config.tools.allow,
+            deny: config.tools.deny,
         })
     }
 
@@ -175,9 +218,35 @@ impl Upstream {
         self
     }
 
-    /// When the server's names get its name in front: on a collision (the default), or always.
+    /// When the server's names get its name in front: on a collision (the default), always,
+    /// or never (a collision is then an error).
     pub fn prefix(mut self, prefix: Prefix) -> Self {
         self.prefix = prefix;
+        self
+    }
+
+    /// Serves only the server's tools whose names match one of `patterns`: globs over the
+    /// server's own names (`git_*`, `{read,list}_*`). Without it, every tool is served. A tool
+    /// not served is not listed and cannot be called. A pattern that is not a glob is an error
+    /// when the proxy starts ([`ProxyError::ToolPattern`](super::ProxyError::ToolPattern)).
+    ///
+    /// ```
+    /// use toolsmith::mcp::Upstream;
+    ///
+    /// let git = Upstream::command("git", "uvx")
+    ///     .arg("mcp-server-git")
+    ///     .allow_tools(["git_*"])
+    ///     .deny_tools(["git_push", "git_reset*"]);
+    /// ```
+    pub fn allow_tools(mut self, patterns: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.allow.extend(patterns.into_iter().map(Into::into));
+        self
+    }
+
+    /// Hides the server's tools whose names match one of `patterns` (globs, as
+    /// [`allow_tools`](Self::allow_tools)), even those an allow pattern serves.
+    pub fn deny_tools(mut self, patterns: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.deny.extend(patterns.into_iter().map(Into::into));
         self
     }
 }

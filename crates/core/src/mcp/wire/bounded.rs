@@ -221,6 +221,93 @@ impl<'de> Visitor<'de> for Blocks {
     }
 }
 
+/// How deep a listing's JSON may nest (its page object is 1, a tool's `inputSchema` 4): well
+/// within what `serde_json` reads into values (128), and what a schema needs.
+pub(crate) const MAX_LISTING_DEPTH: usize = 100;
+
+/// What stands in for a part of a listing nested deeper than [`MAX_LISTING_DEPTH`]: a schema
+/// that accepts any value, saying why.
+pub(crate) const TOO_DEEP: &str =
+    r#"{"description":"toolsmith: nested too deep to relay; any value is accepted here"}"#;
+
+/// `json` with every object or array that opens deeper than `most` replaced by [`TOO_DEEP`];
+/// itself when none does. One pass, no recursion: a text nested a million deep costs its
+/// length, and nothing of the stack.
+pub(crate) fn within_depth(json: &str, most: usize) -> std::borrow::Cow<'_, str> {
+    let bytes = json.as_bytes();
+    let mut out: Option<String> = None;
+    let mut copied = 0;
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => i = string_end(bytes, i),
+            b'{' | b'[' if depth == most => {
+                let end = container_end(bytes, i);
+                let out = out.get_or_insert_with(|| String::with_capacity(json.len()));
+                out.push_str(&json[copied..i]);
+                out.push_str(TOO_DEEP);
+                copied = end;
+                i = end;
+            }
+            b'{' | b'[' => {
+                depth += 1;
+                i += 1;
+            }
+            b'}' | b']' => {
+                depth = depth.saturating_sub(1);
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    match out {
+        None => std::borrow::Cow::Borrowed(json),
+        Some(mut out) => {
+            out.push_str(&json[copied..]);
+            std::borrow::Cow::Owned(out)
+        }
+    }
+}
+
+/// Where the string opening at `start` (a `"`) ends: just past its closing quote (or the end).
+fn string_end(bytes: &[u8], start: usize) -> usize {
+    let mut i = start + 1;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 2,
+            b'"' => return i + 1,
+            _ => i += 1,
+        }
+    }
+    bytes.len()
+}
+
+/// Where the object or array opening at `start` ends: just past its closing bracket (or the
+/// end).
+fn container_end(bytes: &[u8], start: usize) -> usize {
+    let mut depth = 0usize;
+    let mut i = start;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                i = string_end(bytes, i);
+                continue;
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                depth -= 1;
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    bytes.len()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -259,5 +346,30 @@ mod tests {
         assert!(result.is_error && result.has_content);
         assert_eq!(result.structured.unwrap().get(), r#"{"z":[1]}"#);
         assert_eq!(result.rest[0].0, "_meta");
+    }
+
+    #[test]
+    fn what_nests_too_deep_becomes_a_schema_that_accepts_anything() {
+        let shallow = r#"{"tools":[{"name":"a","inputSchema":{"type":"object","x":"[{"}}]}"#;
+        assert!(matches!(
+            within_depth(shallow, 4),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        for depth in [130, 10_000, 1_000_000] {
+            let schema = format!(
+                "{}{}",
+                r#"{"a":"}\"{","b":"#.repeat(depth),
+                format!("1{}", "}".repeat(depth))
+            );
+            let page = format!(
+                r#"{{"tools":[{{"name":"deep","inputSchema":{schema}}},{{"name":"next"}}]}}"#
+            );
+            let cut = within_depth(&page, MAX_LISTING_DEPTH);
+            let read = super::page(&cut, "tools", 10).expect("read once cut");
+            assert_eq!(read.items.len(), 2, "the tool after it is kept too");
+            assert_eq!(read.items[1]["name"], "next");
+            let text = read.items[0]["inputSchema"].to_string();
+            assert!(text.contains("nested too deep to relay"), "{depth}");
+        }
     }
 }

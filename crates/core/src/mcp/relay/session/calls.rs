@@ -57,7 +57,7 @@ impl Session {
                 )));
             }
         };
-        let _progress = self.route_progress(Some(&mut params));
+        let _progress = self.route_progress(route.index, Some(&mut params));
         let pending = live
             .peer
             .request("tools/call", Some(wire::raw(&params)))

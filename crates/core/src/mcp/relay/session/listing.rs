@@ -1,5 +1,6 @@
 //! Listings: every server's tools, prompts and resources in one, named so none collide, and the routes from a listed name back to its server.
 
+use super::super::peer::INTERNAL_ERROR;
 use super::super::upstream::Prefix;
 use super::super::upstream::error_text;
 use super::search::call_listing;
@@ -68,7 +69,10 @@ impl Session {
                 MAX_ITEMS
             };
             let room = most.saturating_sub(items.len());
-            let page = bounded::page(answer.get(), field, room).map_err(|error| {
+            // What nests deeper than a value can be read is replaced first, so a tool with a
+            // schema 10,000 deep is served (with a permissive schema there), not lost.
+            let text = bounded::within_depth(answer.get(), bounded::MAX_LISTING_DEPTH);
+            let page = bounded::page(&text, field, room).map_err(|error| {
                 format!("`{method}` of `{name}` answered what cannot be read ({error})")
             })?;
             if page.listed > room {
@@ -95,7 +99,10 @@ impl Session {
     /// cap, then `read_artifact`; with tool search, `search_tools`, `call_tool`, `read_artifact`
     /// and the tools the session's searches found, in the order found.
     pub(super) async fn list_tools(&self) -> Result<Value, Value> {
-        let tools = self.servers_tools().await;
+        let tools = self
+            .servers_tools()
+            .await
+            .map_err(|why| wire::error(INTERNAL_ERROR, why))?;
         if !self.settings.tool_search {
             let mut tools = tools;
             tools.push(self.settings.reader_listing.clone());
@@ -120,20 +127,19 @@ impl Session {
 
     /// Every server's tools, named so no two collide, each with its cap (and the routes to
     /// them, kept).
-    pub(super) async fn servers_tools(&self) -> Vec<Value> {
+    pub(super) async fn servers_tools(&self) -> Result<Vec<Value>, String> {
         let lists = self.lists_of("tools", "tools/list", "tools").await;
-        let named = self.name_all(&lists);
+        let named = self.name_all(&lists, true)?;
         let cap = self.settings.fitting.cap;
         let mut routes = HashMap::new();
         let mut tools = Vec::with_capacity(named.len() + 1);
         for (index, mut tool, exposed, original) in named {
             let has_output_schema = tool.get("outputSchema").is_some_and(Value::is_object);
-            let schemas = tool["inputSchema"].to_string().len()
-                + if has_output_schema {
-                    tool["outputSchema"].to_string().len()
-                } else {
-                    0
-                };
+            let input_schema = tool["inputSchema"].to_string();
+            let output_schema = has_output_schema.then(|| tool["outputSchema"].to_string());
+            let schemas = input_schema.len() + output_schema.as_ref().map_or(0, String::len);
+            let too_deep = input_schema.contains(bounded::TOO_DEEP)
+                || output_schema.is_some_and(|schema| schema.contains(bounded::TOO_DEEP));
             let server = &self.slots[index].upstream.name;
             if let Some(why) = caps::schema_refusal(server, &original, schemas) {
                 tracing::warn!("{why}");
@@ -145,7 +151,18 @@ impl Session {
                     .get("description")
                     .and_then(Value::as_str)
                     .unwrap_or_default();
-                let description = format!("{}{}", caps::description(description), cap_note(cap));
+                let deep_note = if too_deep {
+                    tracing::warn!(server = %server, "the schema of `{original}` nests deeper than {} levels; served with what is deeper accepting any value", bounded::MAX_LISTING_DEPTH);
+                    "\n\n(toolsmith: this tool's schema nests too deep to relay; past that depth \
+                     any value is accepted, and the server checks what it gets.)"
+                } else {
+                    ""
+                };
+                let description = format!(
+                    "{}{deep_note}{}",
+                    caps::description(description),
+                    cap_note(cap)
+                );
                 object.insert("description".to_owned(), Value::String(description));
                 let meta = object.entry("_meta").or_insert_with(|| json!({}));
                 if let Value::Object(meta) = meta {
@@ -169,52 +186,97 @@ impl Session {
         let mut table = lock(&self.routes);
         table.tools = routes;
         table.tools_listed = true;
-        tools
+        Ok(tools)
     }
 
     /// Names every listed item (`name` field) so no two collide: a server that asks for it,
-    /// and every name two servers share (or the proxy's own `read_artifact`), get the server's
-    /// name in front. Returns `(server, item, exposed name, the server's name for it)`.
+    /// and every name two servers share (or one of the proxy's own tools), get the server's
+    /// name in front; a tool's name is made one every provider accepts, and unique (see
+    /// [`crate::names::expose`]), every renaming logged. Tools a server's filter hides are left
+    /// out. Returns `(server, item, exposed name, the server's name for it)`, or, for a name a
+    /// server set never to be prefixed shares, why it cannot be served.
     pub(super) fn name_all(
         &self,
         lists: &[(usize, Vec<Value>)],
-    ) -> Vec<(usize, Value, String, String)> {
-        let mut count: HashMap<&str, usize> = HashMap::new();
-        for (_, list) in lists {
-            for item in list {
-                if let Some(name) = item["name"].as_str() {
-                    *count.entry(name).or_default() += 1;
-                }
+        tools: bool,
+    ) -> Result<Vec<(usize, Value, String, String)>, String> {
+        let items: Vec<(usize, &Value, &str)> = lists
+            .iter()
+            .flat_map(|(index, list)| {
+                list.iter()
+                    .filter_map(move |item| Some((*index, item, item["name"].as_str()?)))
+            })
+            .filter(|(index, _, name)| !tools || self.settings.filters[*index].serves(name))
+            .collect();
+        let mut reserved = vec![READ_ARTIFACT];
+        if self.settings.tool_search {
+            reserved.extend([SEARCH_TOOLS, CALL_TOOL]);
+        }
+        // Which servers offer each name.
+        let mut offered: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (index, _, name) in &items {
+            let servers = offered.entry(name).or_default();
+            if !servers.contains(index) {
+                servers.push(*index);
             }
         }
-        let mut taken = HashSet::new();
-        let mut named = Vec::new();
-        for (index, list) in lists {
-            let upstream = &self.slots[*index].upstream;
-            for item in list {
-                let Some(name) = item["name"].as_str() else {
-                    continue;
+        let server_name = |index: usize| self.slots[index].upstream.name.as_str();
+        let mut wanted = Vec::with_capacity(items.len());
+        for &(index, _, name) in &items {
+            let upstream = &self.slots[index].upstream;
+            let sharers = &offered[name];
+            let shared = sharers.len() > 1;
+            let own = reserved.contains(&name);
+            if upstream.prefix == Prefix::Never && (shared || own) {
+                let other = match sharers.iter().find(|&&other| other != index) {
+                    Some(&other) => format!("the server `{}`", server_name(other)),
+                    None => "the proxy's own tool".to_owned(),
                 };
-                let prefixed = upstream.prefix == Prefix::Always
-                    || count.get(name).copied().unwrap_or(0) > 1
-                    || name == READ_ARTIFACT
-                    || (self.settings.tool_search && (name == SEARCH_TOOLS || name == CALL_TOOL));
-                let exposed = if prefixed {
-                    crate::names::sanitize_tool_name(&format!(
-                        "{}{PREFIX_SEPARATOR}{name}",
-                        upstream.name
-                    ))
-                } else {
-                    name.to_owned()
-                };
-                if !taken.insert(exposed.clone()) {
-                    tracing::warn!(server = %upstream.name, "`{name}` is listed twice as `{exposed}`; the second is not served");
-                    continue;
-                }
-                named.push((*index, item.clone(), exposed, name.to_owned()));
+                return Err(format!(
+                    "`{name}` of the server `{}` is also {other}'s, and `{}` is set never to \
+                     prefix its names (\"prefix\": \"never\"); set \"prefix\" to \
+                     \"on-collision\" or \"always\", or hide one of them with \"tools\": \
+                     {{\"deny\": [\"{name}\"]}}",
+                    upstream.name, upstream.name
+                ));
             }
+            wanted.push(crate::names::Wanted {
+                server: &upstream.name,
+                name,
+                prefixed: upstream.prefix == Prefix::Always
+                    || (upstream.prefix == Prefix::OnCollision && (shared || own)),
+            });
         }
-        named
+        let exposed = crate::names::expose(&wanted, &reserved, tools);
+        let mut named = Vec::with_capacity(items.len());
+        for ((index, item, name), (wanted, exposed)) in
+            items.into_iter().zip(wanted.iter().zip(exposed))
+        {
+            let Some(exposed) = exposed else {
+                tracing::warn!(server = %server_name(index), "`{name}` is listed twice; the second is not served");
+                continue;
+            };
+            let plain = if wanted.prefixed {
+                format!("{}{PREFIX_SEPARATOR}{name}", wanted.server)
+            } else {
+                name.to_owned()
+            };
+            if exposed != plain {
+                tracing::warn!(
+                    server = %server_name(index),
+                    "{:?}{} is served as `{exposed}`: {}",
+                    name.chars().take(200).collect::<String>(),
+                    if name.chars().nth(200).is_some() { "…" } else { "" },
+                    if tools && !crate::names::is_valid_tool_name(&plain) {
+                        "a name providers refuse"
+                    } else {
+                        "its name is taken"
+                    }
+                );
+            }
+            named.push((index, item.clone(), exposed, name.to_owned()));
+        }
+        Ok(named)
     }
 
     /// The listings of every server that serves `capability`, each read whole (`method`'s
@@ -254,7 +316,9 @@ impl Session {
     ) -> Result<Value, Value> {
         let lists = self.lists_of(capability, method, field).await;
         let items: Vec<Value> = if field == "prompts" {
-            let named = self.name_all(&lists);
+            let named = self
+                .name_all(&lists, false)
+                .map_err(|why| wire::error(INTERNAL_ERROR, why))?;
             let mut table = lock(&self.routes);
             table.prompts.clear();
             named
@@ -360,8 +424,9 @@ impl Session {
                 return Some(route.clone());
             }
         }
-        // One server: a name it did not list is its to answer, in its own words.
-        (self.slots.len() == 1).then(|| Route {
+        // One server: a name it did not list is its to answer, in its own words (unless its
+        // filter hides it).
+        (self.slots.len() == 1 && self.settings.filters[0].serves(name)).then(|| Route {
             index: 0,
             name: name.to_owned(),
             output_schema: None,

@@ -30,6 +30,7 @@ use crate::registry::Registry;
 
 mod calls;
 mod listing;
+mod progress;
 mod search;
 pub(crate) mod shared;
 mod upstreams;
@@ -59,6 +60,8 @@ pub(crate) struct Settings {
     pub(crate) shared: Option<Arc<shared::Shared>>,
     /// Server processes started ahead of the sessions that will take them.
     pub(crate) warm: Option<Arc<super::upstream::Warm>>,
+    /// Which tools of each server are served, by the server's place in `upstreams`.
+    pub(crate) filters: Arc<[super::filter::ToolFilter]>,
 }
 
 // What a gateway's sessions need, with the HTTP front.
@@ -101,6 +104,7 @@ impl Settings {
             tool_search: self.tool_search,
             shared: self.shared.clone(),
             warm: self.warm.clone(),
+            filters: self.filters.clone(),
         }))
     }
 }
@@ -174,6 +178,8 @@ struct Session {
     in_flight: Mutex<HashMap<String, InFlight>>,
     /// A server's request relayed to the client: `(server, its id)` → the id the client saw.
     relayed: Mutex<HashMap<(usize, String), Value>>,
+    /// The progress tokens of the session's requests to its own servers, in flight.
+    progress: Arc<progress::ProgressRoutes>,
     /// With tool search: the servers' tools, indexed (rebuilt when a server's list changes).
     searchable: Mutex<Option<Arc<Searchable>>>,
     /// With tool search: the tools the session's searches found, in the order found.
@@ -237,6 +243,7 @@ pub(crate) async fn run(settings: Arc<Settings>, link: Link) -> Result<(), Strin
         routes: Mutex::default(),
         in_flight: Mutex::default(),
         relayed: Mutex::default(),
+        progress: Arc::default(),
         searchable: Mutex::default(),
         loaded: Mutex::default(),
         me: me.clone(),
@@ -399,11 +406,18 @@ impl Session {
         }
     }
 
-    /// With shared servers: the progress token of a request's `params` rewritten, so the
-    /// server's progress comes back to this session alone, until the route is dropped.
-    fn route_progress(&self, params: Option<&mut Value>) -> Option<shared::ProgressRoute> {
-        let shared = self.settings.shared.as_ref()?;
-        shared.route_progress(self.me.clone(), params?)
+    /// The progress token of a request's `params` to server `index` rewritten, so the
+    /// server's progress comes back to this session's call alone, until the route is dropped.
+    fn route_progress(
+        &self,
+        index: usize,
+        params: Option<&mut Value>,
+    ) -> Option<progress::ProgressRoute> {
+        let routes = match &self.settings.shared {
+            Some(shared) => &shared.progress,
+            None => &self.progress,
+        };
+        routes.route(index, self.me.clone(), params?)
     }
 
     /// Works out the answer to one request of the client's.

@@ -1,5 +1,6 @@
 //! Tool search over the servers' tools: `search_tools` and `call_tool`.
 
+use super::super::fit;
 use super::{CALL_TOOL, SEARCH_TOOLS, Searchable, Session};
 use crate::sync::lock;
 use crate::trim::grouped;
@@ -49,10 +50,10 @@ impl Session {
         let existing = lock(&self.searchable).clone();
         let searchable = match existing {
             Some(searchable) if lock(&self.routes).tools_listed => searchable,
-            _ => {
-                let tools = self.servers_tools().await;
-                self.index(tools)
-            }
+            _ => match self.servers_tools().await {
+                Ok(tools) => self.index(tools),
+                Err(why) => return fit::error_result(why),
+            },
         };
         let hits = searchable.index.search(query, limit);
         if hits.is_empty() {

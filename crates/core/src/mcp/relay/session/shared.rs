@@ -16,8 +16,6 @@
 //!
 //! [`Proxy::share_upstreams`]: super::super::Proxy::share_upstreams
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use futures_util::future::BoxFuture;
@@ -25,7 +23,8 @@ use serde_json::{Value, json};
 
 use super::super::peer::{Incoming, Peer};
 use super::super::upstream::{self, Connecting, Live, LiveSlot, Upstream};
-use super::{METHOD_NOT_FOUND, Session, key, value};
+use super::progress::ProgressRoutes;
+use super::{METHOD_NOT_FOUND, Session, value};
 use crate::mcp::wire;
 use crate::sync::lock;
 
@@ -40,24 +39,9 @@ pub(crate) struct Shared {
     upstreams: Vec<Upstream>,
     /// The sessions that initialized, told when a server's lists change.
     sessions: Mutex<Vec<Weak<Session>>>,
-    /// A progress token as the server saw it → the session it is for, and the token the
-    /// client sent.
-    progress: Mutex<HashMap<String, (Weak<Session>, Value)>>,
-    next_token: AtomicU64,
+    /// The progress tokens of every session's requests in flight.
+    pub(super) progress: Arc<ProgressRoutes>,
     me: Weak<Shared>,
-}
-
-/// A progress token rewritten for a shared server; dropped when its request is answered.
-#[derive(Debug)]
-pub(super) struct ProgressRoute {
-    shared: Arc<Shared>,
-    key: String,
-}
-
-impl Drop for ProgressRoute {
-    fn drop(&mut self) {
-        lock(&self.shared.progress).remove(&self.key);
-    }
 }
 
 impl Shared {
@@ -69,8 +53,7 @@ impl Shared {
                 .collect(),
             upstreams: upstreams.to_vec(),
             sessions: Mutex::default(),
-            progress: Mutex::default(),
-            next_token: AtomicU64::new(0),
+            progress: Arc::default(),
             me: me.clone(),
         })
     }
@@ -109,7 +92,7 @@ impl Shared {
                     let shared = shared.clone();
                     Box::pin(async move {
                         if let Some(shared) = shared.upgrade() {
-                            shared.on_upstream(peer, incoming).await;
+                            shared.on_upstream(index, peer, incoming).await;
                         }
                     })
                 };
@@ -139,43 +122,16 @@ impl Shared {
         sessions.push(session);
     }
 
-    /// Rewrites the progress token of a request of `session`'s, if it has one, so the
-    /// server's progress comes back to it alone.
-    pub(super) fn route_progress(
-        &self,
-        session: Weak<Session>,
-        params: &mut Value,
-    ) -> Option<ProgressRoute> {
-        let token = params.get_mut("_meta")?.get_mut("progressToken")?;
-        let serial = self.next_token.fetch_add(1, Ordering::Relaxed);
-        let routed = Value::String(format!("toolsmith-{serial}"));
-        let original = std::mem::replace(token, routed.clone());
-        let route_key = key(&routed);
-        lock(&self.progress).insert(route_key.clone(), (session, original));
-        Some(ProgressRoute {
-            shared: self.me.upgrade()?,
-            key: route_key,
-        })
-    }
-
     /// A request or notification of a shared server's.
-    async fn on_upstream(&self, peer: Arc<Peer>, incoming: Incoming) {
+    async fn on_upstream(&self, index: usize, peer: Arc<Peer>, incoming: Incoming) {
         match incoming {
             Incoming::Notification { method, params } => {
                 let params = params.as_deref().map(value).unwrap_or(Value::Null);
                 match method.as_str() {
                     "notifications/progress" => {
-                        let routed = params
-                            .get("progressToken")
-                            .and_then(|token| lock(&self.progress).get(&key(token)).cloned());
-                        let Some((session, original)) = routed else {
+                        let Some((session, forwarded)) = self.progress.back(index, params) else {
                             return;
                         };
-                        let Some(session) = session.upgrade() else {
-                            return;
-                        };
-                        let mut forwarded = params;
-                        forwarded["progressToken"] = original;
                         session
                             .client
                             .notify(&method, Some(wire::raw(&forwarded)))

@@ -33,7 +33,20 @@ impl Session {
             .enumerate()
             .map(|(index, _)| self.live(index));
         let started = join_all(starting).await;
-        let answer = self.started(started);
+        let mut answer = self.started(started);
+        // A server set never to prefix its names: a name it shares refuses the session, naming
+        // both servers, before the client is told anything else.
+        if answer.is_ok()
+            && self
+                .slots
+                .iter()
+                .any(|slot| slot.upstream.prefix == upstream::Prefix::Never)
+            && let Err(why) = self.servers_tools().await
+        {
+            tracing::error!("{why}");
+            *lock(&self.none_started) = Some(why.clone());
+            answer = Err(wire::error(INTERNAL_ERROR, why));
+        }
         if let Some(shared) = &self.settings.shared {
             shared.join(self.me.clone());
         }
@@ -197,7 +210,7 @@ impl Session {
         sent: &Arc<Mutex<Option<(usize, Value)>>>,
     ) -> Outcome {
         let mut params = params;
-        let _progress = self.route_progress(params.as_mut());
+        let _progress = self.route_progress(index, params.as_mut());
         let live = self
             .live(index)
             .await
@@ -224,6 +237,15 @@ impl Session {
                             forwarded["requestId"] = client_id.clone();
                             self.client.forget(&client_id);
                             self.client
+                                .notify(&method, Some(wire::raw(&forwarded)))
+                                .await;
+                        }
+                    }
+                    "notifications/progress" => {
+                        let params = params.as_deref().map(value).unwrap_or(Value::Null);
+                        if let Some((session, forwarded)) = self.progress.back(index, params) {
+                            session
+                                .client
                                 .notify(&method, Some(wire::raw(&forwarded)))
                                 .await;
                         }
