@@ -357,9 +357,9 @@ mod tests {
         ));
         for depth in [130, 10_000, 1_000_000] {
             let schema = format!(
-                "{}{}",
+                "{}1{}",
                 r#"{"a":"}\"{","b":"#.repeat(depth),
-                format!("1{}", "}".repeat(depth))
+                "}".repeat(depth)
             );
             let page = format!(
                 r#"{{"tools":[{{"name":"deep","inputSchema":{schema}}},{{"name":"next"}}]}}"#
