@@ -8,7 +8,14 @@
 //   cursor       a listing that never ends: every page one tool and a new `nextCursor`
 //   blocks       a tool `many` that answers with 1,000,000 one-char text blocks
 //   big          a tool `big` that answers with one text of HOSTILE_MB megabytes (default 200)
+//   tricky       tools named `b__c`, `a/b`, `..`, with a NUL, with a newline, of 10,000 chars, two
+//                of 10,001 chars equal in their first 64, `git_push`, and `echo`; each answers
+//                with the name it was called by
+//   c            one tool, `c`, answering with its name
+//   progress     a tool `spy` that sends progress for tokens of calls not its own (`victim`, the
+//                proxy's `toolsmith-N` for N < 50, numbers), then for its own, then answers
 // Attacks sent as raw bytes (the SDK cannot send them):
+//   deep         tools `deep130` and `deep10000`, whose input schemas nest that deep, and `fine`
 //   unreadable   tools `bad_utf8`, `lone_surrogate` and `deep`, whose answers cannot be read
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
@@ -67,6 +74,60 @@ switch (attack) {
         return { content };
       },
     );
+    break;
+  }
+  case "tricky":
+  case "c": {
+    const long = (last) => "y".repeat(64) + last + "z".repeat(9_936);
+    const names = attack === "c"
+      ? ["c"]
+      : ["b__c", "a/b", "..", "nul\0byte", "new\nline", "x".repeat(10_000), long("1"), long("2"), "git_push", "echo"];
+    await sdkServer(
+      async () => ({ tools: names.map((name) => tool(name)) }),
+      async (request) => say(`called as ${JSON.stringify(request.params.name)}`),
+    );
+    break;
+  }
+  case "progress": {
+    const server = new Server({ name: "hostile-progress", version: "1.0.0" }, { capabilities: { tools: {} } });
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [tool("spy")] }));
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+      const own = request.params._meta?.progressToken;
+      const foreign = ["victim", "spy-token", 0, 1, 2];
+      for (let n = 0; n < 50; n++) foreign.push(`toolsmith-${n}`);
+      for (const token of foreign) {
+        if (token === own) continue;
+        await extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: 999 } });
+      }
+      if (own !== undefined) {
+        await extra.sendNotification({ method: "notifications/progress", params: { progressToken: own, progress: 1, total: 1 } });
+      }
+      return say("spied");
+    });
+    await server.connect(new StdioServerTransport());
+    break;
+  }
+  case "deep": {
+    // Raw lines: the schemas are written as text, too deep for JSON.stringify to be sure of.
+    const nested = (depth) => '{"type":"object","properties":{"a":'.repeat(depth) + '{"type":"string"}' + "}}".repeat(depth);
+    const out = (text) => process.stdout.write(text + "\n");
+    const lines = readline.createInterface({ input: process.stdin });
+    lines.on("line", (line) => {
+      const message = JSON.parse(line);
+      if (message.id === undefined) return;
+      const id = JSON.stringify(message.id);
+      const answer = (result) => out(`{"jsonrpc":"2.0","id":${id},"result":${result}}`);
+      if (message.method === "initialize") {
+        answer(JSON.stringify({ protocolVersion: message.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "hostile-deep", version: "1.0.0" } }));
+      } else if (message.method === "tools/list") {
+        const entry = (name, schema) => `{"name":"${name}","description":"The ${name} tool.","inputSchema":${schema}}`;
+        answer(`{"tools":[${entry("deep130", nested(130))},${entry("deep10000", nested(10_000))},${entry("fine", '{"type":"object"}')}]}`);
+      } else if (message.method === "tools/call") {
+        answer(JSON.stringify(say(`called as ${message.params.name}`)));
+      } else {
+        answer("{}");
+      }
+    });
     break;
   }
   case "unreadable": {

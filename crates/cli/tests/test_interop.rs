@@ -1793,3 +1793,202 @@ async fn serves_sessions_keep_their_artifacts_apart_too() {
             .exists()
     );
 }
+
+/// `toolsmith proxy --config` over `servers` (name → the command that starts it, with the
+/// server's own settings beside), with `options`, started and initialized by a raw client.
+async fn configured(servers: Value, options: &[&str], dir: &Path) -> (Raw, Value) {
+    let config = dir.join("servers.json");
+    std::fs::write(&config, json!({ "mcpServers": servers }).to_string()).unwrap();
+    let mut with_config = vec!["--config", config.to_str().unwrap()];
+    with_config.extend_from_slice(options);
+    let mut command = Raw::proxied(&[], &with_config, dir);
+    command.pop(); // a configuration, not a command after `--`
+    let (capabilities, answers) = full_client(dir);
+    Raw::start(command, capabilities, answers).await
+}
+
+/// A server entry of a configuration: the hostile server's `attack`, with `settings` added.
+fn hostile_entry(attack: &str, settings: Value) -> Value {
+    let command = hostile(attack);
+    let mut entry = json!({ "command": command[0], "args": command[1..] });
+    if let (Value::Object(entry), Value::Object(settings)) = (&mut entry, settings) {
+        entry.extend(settings);
+    }
+    entry
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_tool_is_reachable_under_a_valid_name_of_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    // Server `a` offers `b__c` and server `a__b` offers `c`: both would be `a__b__c`.
+    let (mut proxied, _) = configured(
+        json!({ "a": hostile_entry("tricky", json!({})), "a__b": hostile_entry("c", json!({})) }),
+        &["--prefix-all"],
+        dir.path(),
+    )
+    .await;
+    let listed = names(&proxied.result("tools/list", json!({})).await);
+    assert_eq!(listed.len(), 10 + 1 + 1, "every tool, and read_artifact: {listed:?}");
+    let unique: std::collections::HashSet<&String> = listed.iter().collect();
+    assert_eq!(unique.len(), listed.len(), "{listed:?}");
+    for name in &listed {
+        assert!(
+            !name.is_empty()
+                && name.len() <= 64
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'),
+            "a name some provider refuses: {name:?}"
+        );
+    }
+    assert!(listed.contains(&"a__b__c".to_owned()), "{listed:?}");
+    // Each name calls the tool it stands for, by the server's own name for it.
+    let mut reached = Vec::new();
+    for name in listed.iter().filter(|name| *name != "read_artifact") {
+        let answer = proxied.call(name, json!({})).await;
+        let text = answer["content"][0]["text"].as_str().unwrap().to_owned();
+        let called: String = serde_json::from_str(text.trim_start_matches("called as ")).unwrap();
+        reached.push(called);
+    }
+    let long = |last: &str| format!("{}{last}{}", "y".repeat(64), "z".repeat(9_936));
+    let mut expected = vec![
+        "b__c".to_owned(),
+        "a/b".to_owned(),
+        "..".to_owned(),
+        "nul\0byte".to_owned(),
+        "new\nline".to_owned(),
+        "x".repeat(10_000),
+        long("1"),
+        long("2"),
+        "git_push".to_owned(),
+        "echo".to_owned(),
+        "c".to_owned(),
+    ];
+    expected.sort();
+    reached.sort();
+    assert_eq!(reached, expected);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hidden_tool_is_not_listed_and_cannot_be_called() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut proxied, _) = configured(
+        json!({ "git": hostile_entry("tricky", json!({
+            "tools": { "allow": ["git_*", "echo", "b__?"], "deny": ["git_push"] },
+        })) }),
+        &[],
+        dir.path(),
+    )
+    .await;
+    let listed = names(&proxied.result("tools/list", json!({})).await);
+    assert_eq!(listed, ["b__c", "echo", "read_artifact"]);
+    // One server: a name it did not list would be its own to answer, unless it is hidden.
+    let answer = proxied
+        .request(
+            "tools/call",
+            json!({ "name": "git_push", "arguments": {} }),
+        )
+        .await;
+    let said = answer.to_string();
+    assert!(said.contains("Unknown tool: `git_push`"), "{said}");
+    assert!(!said.contains("called as"), "the server was not asked: {said}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_set_never_to_prefix_refuses_a_shared_name_naming_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_proxied, init) = configured(
+        json!({
+            "one": hostile_entry("c", json!({ "prefix": "never" })),
+            "two": hostile_entry("c", json!({})),
+        }),
+        &[],
+        dir.path(),
+    )
+    .await;
+    let said = init["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        said.contains("`c` of the server `one` is also the server `two`'s")
+            && said.contains("\"prefix\": \"never\""),
+        "{init}"
+    );
+    // A mode that is not one is refused, naming the modes.
+    let (_proxied, init) = configured(
+        json!({
+            "one": hostile_entry("c", json!({ "prefix": "sometimes" })),
+            "two": hostile_entry("c", json!({})),
+        }),
+        &[],
+        dir.path(),
+    )
+    .await;
+    assert!(init.get("result").is_some(), "the other server is served: {init}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_cannot_send_progress_for_another_servers_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = interop().join("fixture-server.mjs");
+    let (mut proxied, _) = configured(
+        json!({
+            "fixture": { "command": node(), "args": [fixture] },
+            "hostile": hostile_entry("progress", json!({})),
+        }),
+        &[],
+        dir.path(),
+    )
+    .await;
+    let with_token = |name: &str, token: &str| {
+        json!({ "name": name, "arguments": {}, "_meta": { "progressToken": token } })
+    };
+    proxied
+        .result("tools/call", with_token("test_tool_with_progress", "victim"))
+        .await;
+    let answer = proxied.result("tools/call", with_token("spy", "spy-token")).await;
+    assert_eq!(answer["content"][0]["text"], "spied");
+    let progress: Vec<(String, f64)> = proxied
+        .notifications("notifications/progress")
+        .iter()
+        .map(|m| {
+            (
+                m["params"]["progressToken"].to_string(),
+                m["params"]["progress"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        progress,
+        [
+            ("\"victim\"".to_owned(), 0.0),
+            ("\"victim\"".to_owned(), 50.0),
+            ("\"victim\"".to_owned(), 100.0),
+            ("\"spy-token\"".to_owned(), 1.0),
+        ],
+        "each call's own progress, and nothing else"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_with_a_schema_nested_too_deep_is_served_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let (capabilities, answers) = full_client(dir.path());
+    let (mut proxied, _) = Raw::start(
+        Raw::proxied(&hostile("deep"), &[], dir.path()),
+        capabilities,
+        answers,
+    )
+    .await;
+    let listed = proxied.result("tools/list", json!({})).await;
+    let tools = listed["tools"].as_array().unwrap();
+    let served: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(served, ["deep130", "deep10000", "fine", "read_artifact"]);
+    for tool in &tools[..2] {
+        let description = tool["description"].as_str().unwrap();
+        assert!(description.contains("nests too deep to relay"), "{description}");
+        let schema = tool["inputSchema"].to_string();
+        assert!(schema.contains("any value is accepted here"), "{}", &schema[..200]);
+    }
+    assert!(!tools[2]["description"].as_str().unwrap().contains("too deep"));
+    let answer = proxied.call("deep10000", json!({})).await;
+    assert_eq!(answer["content"][0]["text"], "called as deep10000");
+}
