@@ -1828,7 +1828,11 @@ async fn every_tool_is_reachable_under_a_valid_name_of_its_own() {
     )
     .await;
     let listed = names(&proxied.result("tools/list", json!({})).await);
-    assert_eq!(listed.len(), 10 + 1 + 1, "every tool, and read_artifact: {listed:?}");
+    assert_eq!(
+        listed.len(),
+        10 + 1 + 1,
+        "every tool, and read_artifact: {listed:?}"
+    );
     let unique: std::collections::HashSet<&String> = listed.iter().collect();
     assert_eq!(unique.len(), listed.len(), "{listed:?}");
     for name in &listed {
@@ -1884,14 +1888,14 @@ async fn a_hidden_tool_is_not_listed_and_cannot_be_called() {
     assert_eq!(listed, ["b__c", "echo", "read_artifact"]);
     // One server: a name it did not list would be its own to answer, unless it is hidden.
     let answer = proxied
-        .request(
-            "tools/call",
-            json!({ "name": "git_push", "arguments": {} }),
-        )
+        .request("tools/call", json!({ "name": "git_push", "arguments": {} }))
         .await;
     let said = answer.to_string();
     assert!(said.contains("Unknown tool: `git_push`"), "{said}");
-    assert!(!said.contains("called as"), "the server was not asked: {said}");
+    assert!(
+        !said.contains("called as"),
+        "the server was not asked: {said}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1922,7 +1926,10 @@ async fn a_server_set_never_to_prefix_refuses_a_shared_name_naming_both() {
         dir.path(),
     )
     .await;
-    assert!(init.get("result").is_some(), "the other server is served: {init}");
+    assert!(
+        init.get("result").is_some(),
+        "the other server is served: {init}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1938,13 +1945,16 @@ async fn a_server_cannot_send_progress_for_another_servers_calls() {
         dir.path(),
     )
     .await;
-    let with_token = |name: &str, token: &str| {
-        json!({ "name": name, "arguments": {}, "_meta": { "progressToken": token } })
-    };
+    let with_token = |name: &str, token: &str| json!({ "name": name, "arguments": {}, "_meta": { "progressToken": token } });
     proxied
-        .result("tools/call", with_token("test_tool_with_progress", "victim"))
+        .result(
+            "tools/call",
+            with_token("test_tool_with_progress", "victim"),
+        )
         .await;
-    let answer = proxied.result("tools/call", with_token("spy", "spy-token")).await;
+    let answer = proxied
+        .result("tools/call", with_token("spy", "spy-token"))
+        .await;
     assert_eq!(answer["content"][0]["text"], "spied");
     let progress: Vec<(String, f64)> = proxied
         .notifications("notifications/progress")
@@ -1984,11 +1994,23 @@ async fn a_tool_with_a_schema_nested_too_deep_is_served_and_says_so() {
     assert_eq!(served, ["deep130", "deep10000", "fine", "read_artifact"]);
     for tool in &tools[..2] {
         let description = tool["description"].as_str().unwrap();
-        assert!(description.contains("nests too deep to relay"), "{description}");
+        assert!(
+            description.contains("nests too deep to relay"),
+            "{description}"
+        );
         let schema = tool["inputSchema"].to_string();
-        assert!(schema.contains("any value is accepted here"), "{}", &schema[..200]);
+        assert!(
+            schema.contains("any value is accepted here"),
+            "{}",
+            &schema[..200]
+        );
     }
-    assert!(!tools[2]["description"].as_str().unwrap().contains("too deep"));
+    assert!(
+        !tools[2]["description"]
+            .as_str()
+            .unwrap()
+            .contains("too deep")
+    );
     let answer = proxied.call("deep10000", json!({})).await;
     assert_eq!(answer["content"][0]["text"], "called as deep10000");
 }
