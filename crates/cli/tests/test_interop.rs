@@ -1916,7 +1916,8 @@ async fn a_server_set_never_to_prefix_refuses_a_shared_name_naming_both() {
             && said.contains("\"prefix\": \"never\""),
         "{init}"
     );
-    // A mode that is not one is refused, naming the modes.
+    // A mode that is not one leaves its server out (the log names the modes); the other is
+    // served.
     let (_proxied, init) = configured(
         json!({
             "one": hostile_entry("c", json!({ "prefix": "sometimes" })),

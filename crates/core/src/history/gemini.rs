@@ -125,10 +125,7 @@ fn read(
                     .and_then(Value::as_str)
                     .unwrap_or_default()
                     .to_owned();
-                let made_id = match call.get("id").and_then(Value::as_str) {
-                    Some(id) => Err(id.to_owned()),
-                    None => Ok(format!("gemini_{index}_{k}")),
-                };
+                let given_id = call.get("id").and_then(Value::as_str).map(str::to_owned);
                 // The arguments move into the block's input; the part keeps a placeholder.
                 let input = match call.get_mut("args") {
                     Some(args) => std::mem::replace(args, Value::Null),
@@ -138,9 +135,10 @@ fn read(
                     }
                 };
                 let mut extra = kept(PART, Value::Object(fields));
-                let id = match made_id {
-                    Err(id) => id,
-                    Ok(made) => {
+                let id = match given_id {
+                    Some(id) => id,
+                    None => {
+                        let made = format!("gemini_{index}_{k}");
                         unanswered.push((name.clone(), made.clone()));
                         extra.insert(MADE_ID.to_owned(), Value::Bool(true));
                         made
