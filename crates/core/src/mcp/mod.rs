@@ -17,6 +17,7 @@ mod caps;
 mod child;
 mod client;
 mod logging;
+mod metrics;
 mod relay;
 mod server;
 mod structure;
@@ -32,8 +33,9 @@ pub use client::{
     ConfigError, McpClient, McpClientBuilder, McpClientError, PREFIX_SEPARATOR, ServerConfig,
     ToolsConfig, Unexpanded, expand_config, parse_servers_config,
 };
+pub use metrics::{Metrics, MetricsOptions, OTHER_TOOL};
 #[cfg(feature = "mcp-http")]
-pub use relay::{HttpOptions, HttpServer};
+pub use relay::{HttpOptions, HttpServer, Limits, METRICS_PATH};
 pub use relay::{Prefix, Proxy, ProxyError, Upstream};
 pub use server::{McpServer, serve_stdio};
 pub use transport::refuse_stdio;

@@ -69,6 +69,8 @@ pub struct McpServer {
     /// index of [`LogLevel::ALL`]: debug, every message, until the client sets one. Per
     /// session.
     log_level: Arc<AtomicU8>,
+    /// Where the session's calls are counted, when it is served over HTTP.
+    telemetry: Option<super::metrics::Telemetry>,
 }
 
 /// Numbers the calls of all servers of the process, so every call id is unique.
@@ -140,6 +142,7 @@ impl McpServer {
             shutdown: CancellationToken::new(),
             approver: None,
             log_level: Arc::new(AtomicU8::new(0)),
+            telemetry: None,
         })
     }
 
@@ -213,8 +216,10 @@ impl McpServer {
                 .and_then(|owner| store.scoped(&owner));
             drop(probe.map_err(super::ProxyError::Artifacts)?);
         }
-        let sessions = super::relay::http::over_streams(move |stream, owner| {
+        let metrics = super::Metrics::new(options.metrics.clone());
+        let sessions = super::relay::http::over_streams(move |stream, owner, telemetry| {
             let mut server = self.clone();
+            server.telemetry = Some(telemetry);
             if let Some(store) = server.registry.artifacts() {
                 // Each client reads only the artifacts of its own session (or principal).
                 let store = store.scoped(&owner).unwrap_or_else(|error| {
@@ -238,7 +243,7 @@ impl McpServer {
                 }
             })
         });
-        super::HttpServer::start(options, sessions).await
+        super::HttpServer::start(options, metrics, sessions).await
     }
 }
 
@@ -296,6 +301,7 @@ impl ServerHandler for McpServer {
             .arguments
             .map_or_else(|| Value::Object(serde_json::Map::new()), Value::Object);
         let call = ToolCall::new(call_id.clone(), request.name.to_string(), arguments);
+        let started = std::time::Instant::now();
 
         let mut turn = self.registry.turn();
         let cancel_turn = turn.cancellation_token();
@@ -328,6 +334,9 @@ impl ServerHandler for McpServer {
             McpError::internal_error("the registry returned no result for the call", None)
         })?;
         let is_error = result.is_error();
+        if let Some(telemetry) = &self.telemetry {
+            count(telemetry, &result, started.elapsed());
+        }
         let structured = structure_of(&result, self.output_schemas.get(&result.tool));
         let mut content = Vec::with_capacity(1 + result.media.len());
         if !result.content.is_empty() || result.media.is_empty() {
@@ -346,6 +355,44 @@ impl ServerHandler for McpServer {
         answer.structured_content = structured;
         Ok(answer.with_meta(meta).into())
     }
+}
+
+/// Counts a call the registry ran, with the figures of its result's meta: the chars the tool
+/// gave, the chars sent, what was cut and kept.
+fn count(telemetry: &super::metrics::Telemetry, result: &ToolResult, elapsed: std::time::Duration) {
+    use super::metrics::{Call, Outcome};
+    let meta = &result.meta;
+    let artifacts = usize::from(meta.artifact.is_some())
+        + meta
+            .media_left_out
+            .iter()
+            .filter(|left_out| left_out.artifact.is_some())
+            .count();
+    // A tool the registry does not have is not a series of its own.
+    let known = meta.error_kind != Some(crate::tool::ErrorKind::UnknownTool);
+    let tool = if known {
+        result.tool.as_str()
+    } else {
+        "_unknown"
+    };
+    if tool == crate::artifacts::READ_ARTIFACT {
+        telemetry.metrics.artifact_read();
+    }
+    telemetry.metrics.call(&Call {
+        server: "",
+        tool,
+        principal: telemetry.principal.as_deref(),
+        outcome: if result.is_error() {
+            Outcome::Error
+        } else {
+            Outcome::Ok
+        },
+        elapsed,
+        received_chars: meta.original_chars as u64,
+        sent_chars: result.content.chars().count() as u64,
+        cut: meta.trimmed() || !meta.media_left_out.is_empty(),
+        artifacts,
+    });
 }
 
 /// The structure a result sends beside its text (`structuredContent`), by the rule the proxy

@@ -43,6 +43,31 @@ pub(crate) struct Fitting {
     pub(crate) media: MediaLimits,
 }
 
+/// What fitting did to one result, for the gateway's metrics and traces: the chars a reader
+/// would have seen of what the server sent, the chars sent on, whether anything was cut or left
+/// out, and the artifacts written.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct Report {
+    /// The chars of the server's content a reader would have seen whole (text, the JSON of other
+    /// blocks, the blocks past the most a result carries) and of its `structuredContent`.
+    pub(crate) received_chars: u64,
+    /// The chars sent on, counted the same way (notes included).
+    pub(crate) sent_chars: u64,
+    /// Whether anything was cut or left out.
+    pub(crate) cut: bool,
+    /// The artifacts written while fitting, in order.
+    pub(crate) artifacts: Vec<ArtifactId>,
+}
+
+impl Report {
+    fn kept(&mut self, stored: &Result<(ArtifactId, u64), String>) {
+        self.cut = true;
+        if let Ok((id, _)) = stored {
+            self.artifacts.push(id.clone());
+        }
+    }
+}
+
 /// A block as the fitter sees it.
 enum Kind {
     /// A text block (`text`), or an embedded resource's text (`resource.text`).
@@ -190,7 +215,7 @@ pub(crate) async fn tool_result(
     raw: &RawValue,
     schema: Option<&OutputSchema>,
     fitting: &Fitting,
-) -> Result<Value, String> {
+) -> Result<(Value, Report), String> {
     let parsed = bounded::call_result(raw.get(), MAX_BLOCKS).map_err(|error| error.to_string())?;
     let mut rest = Map::new();
     for (key, raw) in parsed.rest {
@@ -198,13 +223,14 @@ pub(crate) async fn tool_result(
         rest.insert(key, value);
     }
     // A task-augmented call answers with its task, not a result: nothing to fit yet.
+    let mut report = Report::default();
     if !parsed.has_content && rest.contains_key("task") {
-        return Ok(Value::Object(rest));
+        return Ok((Value::Object(rest), report));
     }
     let mut notes: Vec<String> = Vec::new();
     let mut structured = None;
     if let Some(raw) = parsed.structured {
-        match fit_structure(&raw, schema, fitting).await {
+        match fit_structure(&raw, schema, fitting, &mut report).await {
             Structure::Kept(value) => structured = Some(value),
             Structure::LeftOut(note) => notes.push(note),
         }
@@ -214,7 +240,15 @@ pub(crate) async fn tool_result(
     } else {
         TrimStyle::default()
     };
-    let content = fit_blocks(parsed.content, parsed.beyond, notes, fitting, &style).await;
+    let content = fit_blocks(
+        parsed.content,
+        parsed.beyond,
+        notes,
+        fitting,
+        &style,
+        &mut report,
+    )
+    .await;
     let mut result = Map::new();
     result.insert("content".to_owned(), Value::Array(content));
     if let Some(structured) = structured {
@@ -225,7 +259,7 @@ pub(crate) async fn tool_result(
         result.insert("isError".to_owned(), Value::Bool(true));
     }
     result.extend(rest);
-    Ok(Value::Object(result))
+    Ok((Value::Object(result), report))
 }
 
 /// An error result saying `why`.
@@ -245,6 +279,7 @@ async fn fit_structure(
     raw: &RawValue,
     schema: Option<&OutputSchema>,
     fitting: &Fitting,
+    report: &mut Report,
 ) -> Structure {
     let text = raw.get();
     let unreadable = |error: serde_json::Error| {
@@ -253,10 +288,13 @@ async fn fit_structure(
         ))
     };
     let chars = text.chars().count();
+    report.received_chars += chars as u64;
     if chars <= fitting.cap {
+        report.sent_chars += chars as u64;
         return serde_json::from_str(text).map_or_else(unreadable, Structure::Kept);
     }
     let stored = store(&fitting.store, text.to_owned()).await;
+    report.kept(&stored);
     let full = match &stored {
         Ok((id, _)) => FullOutput::Stored {
             id: id.as_str(),
@@ -265,8 +303,14 @@ async fn fit_structure(
         Err(reason) => FullOutput::Failed { reason },
     };
     match structure::over_cap(text, fitting.cap, schema, &full) {
-        Over::Cut(value) => Structure::Kept(value),
-        Over::Whole => serde_json::from_str(text).map_or_else(unreadable, Structure::Kept),
+        Over::Cut(value) => {
+            report.sent_chars += value.to_string().chars().count() as u64;
+            Structure::Kept(value)
+        }
+        Over::Whole => {
+            report.sent_chars += chars as u64;
+            serde_json::from_str(text).map_or_else(unreadable, Structure::Kept)
+        }
         Over::LeftOut => Structure::LeftOut(format!(
             "[toolsmith: the structured result ({} chars) is over the {}-char cap and left out; {}]",
             grouped(chars),
@@ -310,6 +354,7 @@ async fn fit_blocks(
     notes: Vec<String>,
     fitting: &Fitting,
     style: &TrimStyle,
+    report: &mut Report,
 ) -> Vec<Value> {
     let mut items: Vec<Item> = Vec::with_capacity(blocks.len() + 1);
     // Media over the limits become notes.
@@ -331,6 +376,10 @@ async fn fit_blocks(
         };
         let (kind, mime, size) = (kind.to_owned(), mime.to_owned(), data.len());
         let stored = store_media(fitting, &kind, &mime, data).await;
+        report.cut = true;
+        if let Ok(id) = &stored {
+            report.artifacts.push(id.clone());
+        }
         let what = if kind == "blob" {
             "resource"
         } else {
@@ -352,7 +401,9 @@ async fn fit_blocks(
     // Blocks past the most a result carries: kept as they were, as one artifact.
     if beyond.0 > 0 {
         let (count, lines) = beyond;
+        report.received_chars += lines.chars().count() as u64;
         let stored = store(&fitting.store, lines).await;
+        report.kept(&stored);
         let note = format!(
             "[toolsmith: {} more content blocks left out, past the {} a result may carry; {}, \
              one block a line]",
@@ -388,6 +439,7 @@ async fn fit_blocks(
             continue;
         }
         let chars = item.block.to_string().chars().count();
+        report.received_chars += chars as u64;
         if left_out.is_empty() && fixed_chars + chars <= half {
             fixed_chars += chars;
             kept.push(item);
@@ -400,6 +452,7 @@ async fn fit_blocks(
         let count = left_out.len();
         let lines: String = left_out.iter().map(|block| format!("{block}\n")).collect();
         let stored = store(&fitting.store, lines).await;
+        report.kept(&stored);
         let note = format!(
             "[toolsmith: {} more content blocks (resource links and others) left out, past half \
              the {}-char cap; {}, one block a line]",
@@ -460,8 +513,11 @@ async fn fit_blocks(
     let wants: Vec<usize> = texts.iter().map(|&(_, chars)| chars).collect();
     let mut shares = vec![0; wants.len()];
     crate::fair::fill(&mut shares, &wants, room);
+    report.received_chars += wants.iter().sum::<usize>() as u64;
+    report.sent_chars += fixed_chars as u64;
     for (&(i, chars), share) in texts.iter().zip(shares) {
         if chars <= share {
+            report.sent_chars += chars as u64;
             continue;
         }
         let Some(slot) = text_slot(&mut kept[i].block) else {
@@ -472,6 +528,7 @@ async fn fit_blocks(
             continue;
         };
         let (stored, text) = store_and_give_back(&fitting.store, text).await;
+        report.kept(&stored);
         let full = match &stored {
             Ok((id, omitted)) if *omitted > 0 => FullOutput::StoredCapped {
                 id: id.as_str(),
@@ -487,6 +544,7 @@ async fn fit_blocks(
         let fitted = trim::fit_with(&text, share, style, &Continuation::from(full))
             .into_text()
             .into_owned();
+        report.sent_chars += fitted.chars().count() as u64;
         *slot = Value::String(fitted);
     }
     kept.into_iter().map(|item| item.block).collect()
@@ -512,6 +570,7 @@ pub(crate) async fn resource_contents(result: Value, fitting: &Fitting) -> Value
         Vec::new(),
         fitting,
         &TrimStyle::default(),
+        &mut Report::default(),
     )
     .await;
     let contents: Vec<Value> = fitted
@@ -608,7 +667,7 @@ mod tests {
                 }))
             });
             let raw = RawValue::from_string(result.to_string()).unwrap();
-            let fitted = runtime
+            let (fitted, report) = runtime
                 .block_on(tool_result(&raw, schema.as_ref(), &fitting))
                 .unwrap();
             let seen: usize = fitted["content"]
@@ -618,6 +677,37 @@ mod tests {
                 .map(visible_chars)
                 .sum();
             prop_assert!(seen <= cap, "{seen} chars seen against a cap of {cap}");
+            // The report's figures are what happened: the chars sent are the chars a reader
+            // sees, the structure's JSON included, and each artifact it names was written.
+            let structure_chars = fitted
+                .get("structuredContent")
+                .map_or(0, |value| value.to_string().chars().count());
+            let sent = report.sent_chars as usize;
+            if structure_chars <= cap || !report.cut {
+                prop_assert_eq!(sent, seen + structure_chars);
+            }
+            let given: usize = result["content"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(visible_chars)
+                .sum();
+            if !report.cut {
+                prop_assert_eq!(report.received_chars, report.sent_chars);
+                prop_assert_eq!(seen, given);
+            }
+            for id in &report.artifacts {
+                let first_line = crate::artifacts::PageRequest {
+                    offset: 0,
+                    char_offset: 0,
+                    limit: Some(1),
+                    max_bytes: 64,
+                };
+                prop_assert!(
+                    fitting.store.read_page(id, first_line).is_ok(),
+                    "artifact {id} not written"
+                );
+            }
             prop_assert_eq!(fitted.get("isError") == Some(&json!(true)), is_error);
             // A tool with an output schema keeps its structure (a client checks it is there);
             // without one, a structure over the cap may be left out, the content saying so.

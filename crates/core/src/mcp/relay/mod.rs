@@ -41,7 +41,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::tool::MediaLimits;
 #[cfg(feature = "mcp-http")]
-pub use http::{HttpOptions, HttpServer};
+pub use http::{HttpOptions, HttpServer, Limits, METRICS_PATH};
 pub use upstream::{Prefix, Upstream};
 
 use crate::artifacts::{ArtifactStore, MemoryStore, READ_ARTIFACT};
@@ -211,6 +211,7 @@ impl Proxy {
             shared,
             warm,
             filters,
+            telemetry: None,
         }))
     }
 
@@ -268,7 +269,9 @@ impl Proxy {
             .and_then(|id| crate::artifacts::Owner::session(id.as_str()))
             .and_then(|owner| settings.fitting.store.scoped(&owner));
         drop(probe.map_err(ProxyError::Artifacts)?);
+        let metrics = crate::mcp::Metrics::new(options.metrics.clone());
         if let Some(shared) = settings.shared.clone() {
+            shared.count_into(metrics.clone());
             let connecting = settings.connecting;
             tokio::spawn(async move { shared.start_all(connecting).await });
         }
@@ -277,15 +280,17 @@ impl Proxy {
                 warm.fill(upstream);
             }
         }
-        let sessions: http::Sessions = Arc::new(move |link, owner| {
+        let sessions: http::Sessions = Arc::new(move |link, owner, telemetry| {
             // Each client reads only the artifacts of its own session (or principal).
-            let settings = settings.scoped(&owner).or_else(|error| {
-                tracing::warn!(
-                    "the artifacts of {owner} cannot be kept apart ({error}); its session keeps \
-                     them in memory until it ends"
-                );
-                settings.alone()
-            });
+            let settings = settings
+                .scoped(&owner, Some(telemetry.clone()))
+                .or_else(|error| {
+                    tracing::warn!(
+                        "the artifacts of {owner} cannot be kept apart ({error}); its session \
+                         keeps them in memory until it ends"
+                    );
+                    settings.alone(Some(telemetry))
+                });
             let Ok(settings) = settings else {
                 // Its streams end unanswered rather than wait.
                 return Box::pin(async {});
@@ -295,7 +300,7 @@ impl Proxy {
                 let _ = session::run(settings, link).await;
             })
         });
-        HttpServer::start(options, sessions).await
+        HttpServer::start(options, metrics, sessions).await
     }
 }
 
@@ -389,7 +394,7 @@ pub async fn relay_tool_answer(line: Vec<u8>, cap: usize) -> String {
         return String::new();
     };
     match fit::tool_result(&result, None, &fitting).await {
-        Ok(fitted) => wire::answer(&id, Ok(wire::raw(&fitted))),
+        Ok((fitted, _)) => wire::answer(&id, Ok(wire::raw(&fitted))),
         Err(why) => wire::answer(&id, Ok(wire::raw(&fit::error_result(why)))),
     }
 }

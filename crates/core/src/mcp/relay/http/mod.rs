@@ -13,7 +13,10 @@
 //! sheds idle connections rather than spin.
 
 mod guard;
+mod limits;
 mod sessions;
+
+pub use limits::Limits;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -34,6 +37,7 @@ use tokio_util::sync::CancellationToken;
 use super::ProxyError;
 use super::link::{self, Link, QUEUE};
 use crate::artifacts::Owner;
+use crate::mcp::metrics::{Metrics, MetricsOptions, Telemetry};
 use crate::mcp::wire::MAX_MESSAGE_BYTES;
 use crate::mcp::wire::{self, Received};
 use guard::Credentials;
@@ -41,9 +45,10 @@ use sessions::{Credential, Refused, Table};
 
 const SESSION_HEADER: &str = "mcp-session-id";
 
-/// What runs a session over a link, for the owner of its artifacts: a proxy's, or a registry
-/// server's.
-pub(crate) type Sessions = Arc<dyn Fn(Link, Owner) -> BoxFuture<'static, ()> + Send + Sync>;
+/// What runs a session over a link, for the owner of its artifacts, counting its calls into the
+/// endpoint's metrics: a proxy's, or a registry server's.
+pub(crate) type Sessions =
+    Arc<dyn Fn(Link, Owner, Telemetry) -> BoxFuture<'static, ()> + Send + Sync>;
 
 type Body = BoxBody<Bytes, Infallible>;
 
@@ -51,10 +56,13 @@ type Body = BoxBody<Bytes, Infallible>;
 /// server): each HTTP session runs `run` over one end of an in-memory pipe, its messages
 /// passed as they are.
 pub(crate) fn over_streams(
-    run: impl Fn(tokio::io::DuplexStream, Owner) -> BoxFuture<'static, ()> + Send + Sync + 'static,
+    run: impl Fn(tokio::io::DuplexStream, Owner, Telemetry) -> BoxFuture<'static, ()>
+    + Send
+    + Sync
+    + 'static,
 ) -> Sessions {
     let run = Arc::new(run);
-    Arc::new(move |outer: Link, owner: Owner| {
+    Arc::new(move |outer: Link, owner: Owner, telemetry: Telemetry| {
         let run = Arc::clone(&run);
         Box::pin(async move {
             let (ours, theirs) = tokio::io::duplex(1 << 16);
@@ -94,7 +102,7 @@ pub(crate) fn over_streams(
                 }
             };
             // The session ends when the client's side ends: the service's input closes with it.
-            tokio::join!(inbound, outbound, run(theirs, owner));
+            tokio::join!(inbound, outbound, run(theirs, owner, telemetry));
         })
     })
 }
@@ -128,6 +136,12 @@ pub struct HttpOptions {
     pub max_body_bytes_in_flight: usize,
     /// How long a client has to send a request's headers (10 s by default).
     pub header_read_timeout: Duration,
+    /// Which figures `GET /metrics` serves (on by default, behind the same token as the
+    /// endpoint; tool names capped at 1,000 series; principals not a label).
+    pub metrics: MetricsOptions,
+    /// Requests per minute and tool calls at once, per principal and across the endpoint (none
+    /// by default); a request over one is answered 429 with `Retry-After`.
+    pub limits: Limits,
 }
 
 impl HttpOptions {
@@ -144,6 +158,8 @@ impl HttpOptions {
             session_idle_timeout: Duration::from_secs(30 * 60),
             max_body_bytes_in_flight: 64 << 20,
             header_read_timeout: Duration::from_secs(10),
+            metrics: MetricsOptions::default(),
+            limits: Limits::default(),
         }
     }
 
@@ -206,13 +222,31 @@ impl HttpOptions {
         self.header_read_timeout = timeout;
         self
     }
+
+    /// Limits each principal's requests and calls, and the endpoint's calls, as `limits` say.
+    #[must_use]
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Keeps the figures `GET /metrics` serves as `metrics` say.
+    #[must_use]
+    pub fn with_metrics(mut self, metrics: MetricsOptions) -> Self {
+        self.metrics = metrics;
+        self
+    }
 }
+
+/// The path `GET` serves the endpoint's figures on, in Prometheus' text format.
+pub const METRICS_PATH: &str = "/metrics";
 
 /// A running HTTP endpoint. Dropping it (or [`shutdown`](Self::shutdown)) stops it and ends
 /// every session.
 #[derive(Debug)]
 pub struct HttpServer {
     addr: SocketAddr,
+    metrics: Metrics,
     stop: CancellationToken,
     task: Option<tokio::task::JoinHandle<()>>,
 }
@@ -221,6 +255,7 @@ impl HttpServer {
     /// Listens as `options` say and serves each session with `sessions`.
     pub(crate) async fn start(
         options: HttpOptions,
+        metrics: Metrics,
         sessions: Sessions,
     ) -> Result<Self, ProxyError> {
         for (_, principal) in &options.principal_tokens {
@@ -240,7 +275,13 @@ impl HttpServer {
         let stop = CancellationToken::new();
         let endpoint = Arc::new(Endpoint {
             credentials: Credentials::new(&options),
-            table: Table::new(options.max_sessions, options.session_idle_timeout),
+            table: Table::new(
+                options.max_sessions,
+                options.session_idle_timeout,
+                metrics.clone(),
+            ),
+            limiter: limits::Limiter::new(options.limits.clone(), metrics.clone()),
+            metrics: metrics.clone(),
             bodies: Arc::new(Semaphore::new(
                 options.max_body_bytes_in_flight.min(Semaphore::MAX_PERMITS),
             )),
@@ -253,6 +294,7 @@ impl HttpServer {
         let task = tokio::spawn(accept(listener, endpoint, stop.clone()));
         Ok(HttpServer {
             addr,
+            metrics,
             stop,
             task: Some(task),
         })
@@ -261,6 +303,11 @@ impl HttpServer {
     /// The address it listens on (with the port chosen, for port 0).
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// The endpoint's figures, as `GET /metrics` serves them.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
     }
 
     /// Stops listening and ends every session.
@@ -294,6 +341,8 @@ struct Endpoint {
     sessions: Sessions,
     credentials: Credentials,
     table: Table,
+    limiter: limits::Limiter,
+    metrics: Metrics,
     /// Permits for the bytes of request bodies being read, across connections.
     bodies: Arc<Semaphore>,
     /// Told when descriptors ran out: every connection closes once its response is done.
@@ -427,6 +476,12 @@ enum Unread {
 
 impl Endpoint {
     async fn handle(&self, request: Request<Incoming>) -> Response<Body> {
+        if request.uri().path() == METRICS_PATH
+            && self.options.metrics.enabled
+            && self.options.path != METRICS_PATH
+        {
+            return self.serve_metrics(&request);
+        }
         if request.uri().path() != self.options.path {
             return full(
                 StatusCode::NOT_FOUND,
@@ -466,6 +521,31 @@ impl Endpoint {
                 response
             }
         }
+    }
+
+    /// `GET /metrics`: the figures, for a request the endpoint admits (its token, its origins).
+    fn serve_metrics(&self, request: &Request<Incoming>) -> Response<Body> {
+        if let Err(refused) = guard::admit(
+            &self.options,
+            self.addr,
+            &self.credentials,
+            request.headers(),
+        ) {
+            return *refused;
+        }
+        if request.method() != Method::GET {
+            let mut response = full(StatusCode::METHOD_NOT_ALLOWED, "use GET");
+            response
+                .headers_mut()
+                .insert(header::ALLOW, header::HeaderValue::from_static("GET"));
+            return response;
+        }
+        let mut response = full(StatusCode::OK, self.metrics.render());
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            header::HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+        );
+        response
     }
 
     /// Reads a body within the limit of one message and the bytes in flight across
@@ -540,9 +620,10 @@ impl Endpoint {
         };
         let received = wire::parse(&body);
         drop(body);
-        let (is_initialize, request_id, token) = match &received {
+        let (is_initialize, is_call, request_id, token) = match &received {
             Received::Message(message) => (
                 message.method.as_deref() == Some("initialize"),
+                message.method.as_deref() == Some("tools/call"),
                 message
                     .id
                     .as_ref()
@@ -550,8 +631,22 @@ impl Endpoint {
                     .map(Value::to_string),
                 message.params_value()["_meta"]["progressToken"].to_string(),
             ),
-            Received::Unreadable { .. } => (false, None, String::new()),
+            Received::Unreadable { .. } => (false, false, None, String::new()),
         };
+        // Limits count requests (not notifications or answers, which finish what is running).
+        let principal = self.credentials.principal(credential).unwrap_or_default();
+        let mut held = limits::Held::default();
+        if request_id.is_some() {
+            let taken = self.limiter.request(principal).and_then(|()| {
+                if is_call {
+                    held = self.limiter.call(principal)?;
+                }
+                Ok(())
+            });
+            if let Err(refused) = taken {
+                return too_many(refused);
+            }
+        }
         let (id, live) = match (session, is_initialize) {
             (None, true) => match self.open(credential) {
                 Ok(opened) => opened,
@@ -595,7 +690,7 @@ impl Endpoint {
         let (stream, answers) = mpsc::channel(QUEUE);
         crate::sync::lock(&live.router).wait(request_id, token, stream);
         let _ = live.to_session.send(received).await;
-        let mut response = sse(answers);
+        let mut response = sse(answers, held);
         response
             .headers_mut()
             .insert(SESSION_HEADER, header_value(&id));
@@ -608,6 +703,10 @@ impl Endpoint {
         credential: Credential,
     ) -> Result<(String, Arc<sessions::LiveSession>), Box<Response<Body>>> {
         let principal = self.credentials.principal(credential);
+        let telemetry = Telemetry {
+            metrics: self.metrics.clone(),
+            principal: principal.map(Arc::from),
+        };
         let owner_of = |id: &str| {
             principal
                 .and_then(|name| Owner::principal(name).ok())
@@ -615,7 +714,7 @@ impl Endpoint {
                 .expect("a session id of hex digits names an owner")
         };
         self.table
-            .open(&self.sessions, credential, owner_of)
+            .open(&self.sessions, credential, owner_of, telemetry)
             .map_err(|refused| {
                 Box::new(match refused {
                     Refused::Full(open) => {
@@ -648,24 +747,46 @@ impl Endpoint {
         if !crate::sync::lock(&live.router).listen(stream) {
             return full(StatusCode::CONFLICT, "the session's stream is already open");
         }
-        sse(messages)
+        sse(messages, limits::Held::default())
     }
+}
+
+/// 429: a limit refused the request; when to try again.
+fn too_many(refused: limits::Refusal) -> Response<Body> {
+    use crate::mcp::metrics::Limited;
+    let what = match refused.why {
+        Limited::Rate => "this principal's requests per minute",
+        Limited::Concurrency => "this principal's tool calls at once",
+        Limited::Global => "the tool calls this server runs at once",
+    };
+    let mut response = json_error(
+        StatusCode::TOO_MANY_REQUESTS,
+        crate::mcp::wire::INVALID_REQUEST,
+        &format!("over {what}; retry in {} s", refused.retry_after),
+    );
+    response.headers_mut().insert(
+        header::RETRY_AFTER,
+        header::HeaderValue::from(refused.retry_after),
+    );
+    response
 }
 
 fn header_value(text: &str) -> header::HeaderValue {
     header::HeaderValue::from_str(text).unwrap_or_else(|_| header::HeaderValue::from_static(""))
 }
 
-/// A response that streams `messages` as server-sent events until their sender is dropped.
-fn sse(messages: mpsc::Receiver<String>) -> Response<Body> {
-    let events = futures_util::stream::unfold(messages, |mut messages| async move {
-        let message = messages.recv().await?;
-        let event = format!("event: message\ndata: {message}\n\n");
-        Some((
-            Ok::<_, Infallible>(Frame::data(Bytes::from(event))),
-            messages,
-        ))
-    });
+/// A response that streams `messages` as server-sent events until their sender is dropped;
+/// `held` (a call's permits) is released when the stream ends.
+fn sse(messages: mpsc::Receiver<String>, held: limits::Held) -> Response<Body> {
+    let events =
+        futures_util::stream::unfold((messages, held), |(mut messages, held)| async move {
+            let message = messages.recv().await?;
+            let event = format!("event: message\ndata: {message}\n\n");
+            Some((
+                Ok::<_, Infallible>(Frame::data(Bytes::from(event))),
+                (messages, held),
+            ))
+        });
     let mut response = Response::new(StreamBody::new(events).boxed());
     let headers = response.headers_mut();
     headers.insert(

@@ -12,6 +12,7 @@ use tokio::sync::mpsc;
 use super::super::link::{Link, QUEUE};
 use super::Sessions;
 use crate::artifacts::{ArtifactId, Owner};
+use crate::mcp::metrics::{Metrics, SessionEnd, Telemetry};
 use crate::mcp::wire::{self, Received};
 
 /// Messages of a session waiting for a stream to carry them, at most; older notifications go
@@ -171,14 +172,16 @@ pub(super) struct Table {
     live: Mutex<HashMap<String, Arc<LiveSession>>>,
     max: usize,
     idle_timeout: Duration,
+    metrics: Metrics,
 }
 
 impl Table {
-    pub(super) fn new(max: usize, idle_timeout: Duration) -> Self {
+    pub(super) fn new(max: usize, idle_timeout: Duration, metrics: Metrics) -> Self {
         Table {
             live: Mutex::default(),
             max: max.max(1),
             idle_timeout,
+            metrics,
         }
     }
 
@@ -196,6 +199,7 @@ impl Table {
         let mut live = lock(&self.live);
         if live.get(id).is_some_and(|s| s.credential == credential) {
             live.remove(id);
+            self.metrics.session_ended(SessionEnd::Deleted);
             return true;
         }
         false
@@ -214,6 +218,7 @@ impl Table {
         sessions: &Sessions,
         credential: Credential,
         owner_of: impl FnOnce(&str) -> Owner,
+        telemetry: Telemetry,
     ) -> Result<(String, Arc<LiveSession>), Refused> {
         let id = ArtifactId::generate()
             .map(|id| id.to_string())
@@ -237,6 +242,7 @@ impl Table {
                      idle one ended to make room for a new client",
                     live.len()
                 );
+                self.metrics.session_ended(SessionEnd::Evicted);
                 live.remove(&oldest)
             } else {
                 None
@@ -255,6 +261,7 @@ impl Table {
                 outgoing: outgoing.into(),
             },
             owner_of(&id),
+            telemetry,
         );
         let task = tokio::spawn(async move {
             let routes = async move {
@@ -273,6 +280,7 @@ impl Table {
             _task: AbortOnDrop(task.abort_handle()),
         });
         lock(&self.live).insert(id.clone(), Arc::clone(&session));
+        self.metrics.session_opened();
         Ok((id, session))
     }
 
@@ -294,6 +302,7 @@ impl Table {
                 .collect()
         };
         for (id, _) in &expired {
+            self.metrics.session_ended(SessionEnd::Expired);
             tracing::info!(session = %id, "session ended: idle for {}", crate::tool::DisplayDuration(self.idle_timeout));
         }
         expired.len()
@@ -312,7 +321,7 @@ mod tests {
 
     /// Sessions that hold their link and never answer.
     fn silent() -> Sessions {
-        Arc::new(|link: Link, _owner: Owner| {
+        Arc::new(|link: Link, _owner: Owner, _telemetry: Telemetry| {
             Box::pin(async move {
                 let _link = link;
                 std::future::pending::<()>().await;
@@ -320,9 +329,16 @@ mod tests {
         })
     }
 
+    fn telemetry(table: &Table) -> Telemetry {
+        Telemetry {
+            metrics: table.metrics.clone(),
+            principal: None,
+        }
+    }
+
     fn open(table: &Table, credential: Credential) -> String {
         let owner = |id: &str| Owner::session(id).unwrap();
-        match table.open(&silent(), credential, owner) {
+        match table.open(&silent(), credential, owner, telemetry(table)) {
             Ok((id, _)) => id,
             Err(_) => panic!("the session opens"),
         }
@@ -330,7 +346,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_session_answers_its_own_credential_and_its_exact_id_only() {
-        let table = Table::new(4, Duration::from_secs(60));
+        let table = Table::new(4, Duration::from_secs(60), Metrics::default());
         let id = open(&table, Some(0));
         assert_eq!(id.len(), 32);
         assert!(table.get(&id, Some(0)).is_some());
@@ -346,7 +362,7 @@ mod tests {
     #[tokio::test]
     async fn idle_sessions_expire_but_not_while_a_request_waits() {
         let idle = Duration::from_secs(60);
-        let table = Table::new(4, idle);
+        let table = Table::new(4, idle, Metrics::default());
         let quiet = open(&table, None);
         let working = open(&table, None);
         let (stream, _answers) = mpsc::channel(1);
@@ -367,7 +383,7 @@ mod tests {
 
     #[tokio::test]
     async fn at_the_limit_the_least_recently_used_idle_session_makes_room() {
-        let table = Table::new(2, Duration::from_secs(60));
+        let table = Table::new(2, Duration::from_secs(60), Metrics::default());
         let oldest = open(&table, None);
         std::thread::sleep(Duration::from_millis(5));
         let newer = open(&table, None);
@@ -384,9 +400,19 @@ mod tests {
         }
         let owner = |id: &str| Owner::session(id).unwrap();
         assert!(matches!(
-            table.open(&silent(), None, owner),
+            table.open(&silent(), None, owner, telemetry(&table)),
             Err(Refused::Full(2))
         ));
         assert!(table.get(&newer, None).is_some() && table.get(&third, None).is_some());
+        let figures = table.metrics.render();
+        assert!(
+            figures.contains("toolsmith_sessions_opened_total 3"),
+            "{figures}"
+        );
+        assert!(figures.contains("toolsmith_sessions_open 2"), "{figures}");
+        assert!(
+            figures.contains(r#"toolsmith_sessions_ended_total{reason="evicted"} 1"#),
+            "{figures}"
+        );
     }
 }

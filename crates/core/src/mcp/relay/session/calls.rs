@@ -5,6 +5,7 @@ use super::super::peer::Outcome;
 use super::{CALL_TOOL, SEARCH_TOOLS, Session, failed, ok};
 use crate::artifacts::ArtifactId;
 use crate::artifacts::READ_ARTIFACT;
+use crate::mcp::metrics;
 use crate::mcp::wire;
 use crate::mcp::wire::INVALID_PARAMS;
 use crate::registry::ToolCall;
@@ -14,19 +15,73 @@ use serde_json::json;
 use std::sync::Arc;
 use std::sync::Mutex;
 
+/// What the metrics count of a call, filled in as it goes.
+#[derive(Debug, Default)]
+struct Counted {
+    /// The server's place in the session, for a call sent to one.
+    server: Option<usize>,
+    /// The tool's name: the server's for it, or the proxy's own.
+    tool: String,
+    /// What fitting did, for a result that was fitted.
+    report: Option<fit::Report>,
+    /// Whether the result is an error result.
+    is_error: bool,
+}
+
 impl Session {
     /// A tool call: `read_artifact` answered here, any other tool sent to its server and its
-    /// result fitted to the cap.
+    /// result fitted to the cap; counted in the endpoint's metrics when it keeps them.
     pub(super) async fn call_tool(
+        &self,
+        params: Value,
+        sent: &Arc<Mutex<Option<(usize, Value)>>>,
+    ) -> Outcome {
+        let mut counted = Counted::default();
+        let Some(telemetry) = &self.settings.telemetry else {
+            return self.run_call(params, sent, &mut counted).await;
+        };
+        let started = std::time::Instant::now();
+        let outcome = self.run_call(params, sent, &mut counted).await;
+        let server = counted
+            .server
+            .map_or("", |index| self.slots[index].upstream.name.as_str());
+        let report = counted.report.unwrap_or_default();
+        if counted.server.is_none() && counted.tool == READ_ARTIFACT {
+            telemetry.metrics.artifact_read();
+        }
+        telemetry.metrics.call(&metrics::Call {
+            server,
+            tool: &counted.tool,
+            principal: telemetry.principal.as_deref(),
+            outcome: match (&outcome, counted.is_error) {
+                (Err(_), _) => metrics::Outcome::Failed,
+                (Ok(_), true) => metrics::Outcome::Error,
+                (Ok(_), false) => metrics::Outcome::Ok,
+            },
+            elapsed: started.elapsed(),
+            received_chars: report.received_chars,
+            sent_chars: report.sent_chars,
+            cut: report.cut,
+            artifacts: report.artifacts.len(),
+        });
+        outcome
+    }
+
+    async fn run_call(
         &self,
         mut params: Value,
         sent: &Arc<Mutex<Option<(usize, Value)>>>,
+        counted: &mut Counted,
     ) -> Outcome {
         let mut name = params["name"].as_str().unwrap_or_default().to_owned();
         if name == READ_ARTIFACT {
-            return ok(&self.read_artifact(&params).await);
+            counted.tool = name;
+            let (read, is_error) = self.read_artifact(&params).await;
+            counted.is_error = is_error;
+            return ok(&read);
         }
         if self.settings.tool_search && name == SEARCH_TOOLS {
+            counted.tool = name;
             return ok(&self.search(&params["arguments"]).await);
         }
         if self.settings.tool_search && name == CALL_TOOL {
@@ -34,6 +89,8 @@ impl Session {
             let arguments = params["arguments"].clone();
             name = arguments["name"].as_str().unwrap_or_default().to_owned();
             if name == SEARCH_TOOLS || name == CALL_TOOL || name == READ_ARTIFACT {
+                counted.tool = CALL_TOOL.to_owned();
+                counted.is_error = true;
                 return ok(&fit::error_result(format!(
                     "call_tool calls the servers' tools; call `{name}` itself"
                 )));
@@ -46,8 +103,15 @@ impl Session {
         }
         let route = match self.tool_route(&name).await {
             Some(route) => route,
-            None => return failed(INVALID_PARAMS, format!("Unknown tool: `{name}`")),
+            None => {
+                // Not a series of its own: a name the client made up is not a tool.
+                counted.tool = "_unknown".to_owned();
+                return failed(INVALID_PARAMS, format!("Unknown tool: `{name}`"));
+            }
         };
+        counted.server = Some(route.index);
+        counted.tool.clone_from(&route.name);
+        counted.is_error = true;
         params["name"] = Value::String(route.name.clone());
         let live = match self.live(route.index).await {
             Ok(live) => live,
@@ -91,7 +155,11 @@ impl Session {
                 )
                 .await
                 {
-                    Ok(fitted) => ok(&fitted),
+                    Ok((fitted, report)) => {
+                        counted.is_error = fitted.get("isError") == Some(&Value::Bool(true));
+                        counted.report = Some(report);
+                        ok(&fitted)
+                    }
                     Err(why) => ok(&fit::error_result(format!(
                         "the MCP server `{server}` sent an answer to `{}` that cannot be read: {why}",
                         route.name
@@ -106,7 +174,8 @@ impl Session {
         }
     }
     /// `read_artifact`: media come back as the content they were; text is paged within the cap.
-    pub(super) async fn read_artifact(&self, params: &Value) -> Value {
+    /// The result, and whether it is an error.
+    pub(super) async fn read_artifact(&self, params: &Value) -> (Value, bool) {
         let arguments = params
             .get("arguments")
             .cloned()
@@ -124,7 +193,7 @@ impl Session {
             .ok()
             .flatten();
             if let Some(media) = media {
-                return json!({ "content": [fit::media_block(media, &id)] });
+                return (json!({ "content": [fit::media_block(media, &id)] }), false);
             }
         }
         let call = ToolCall::new("proxy-read", READ_ARTIFACT, arguments);
@@ -137,6 +206,9 @@ impl Session {
                 (result.content, is_error)
             },
         );
-        json!({ "content": [{ "type": "text", "text": text }], "isError": is_error })
+        (
+            json!({ "content": [{ "type": "text", "text": text }], "isError": is_error }),
+            is_error,
+        )
     }
 }

@@ -62,6 +62,8 @@ pub(crate) struct Settings {
     pub(crate) warm: Option<Arc<super::upstream::Warm>>,
     /// Which tools of each server are served, by the server's place in `upstreams`.
     pub(crate) filters: Arc<[super::filter::ToolFilter]>,
+    /// Where the session's calls are counted, when the endpoint keeps metrics.
+    pub(crate) telemetry: Option<crate::mcp::metrics::Telemetry>,
 }
 
 // What a gateway's sessions need, with the HTTP front.
@@ -72,23 +74,28 @@ impl Settings {
     pub(crate) fn scoped(
         &self,
         owner: &crate::artifacts::Owner,
+        telemetry: Option<crate::mcp::metrics::Telemetry>,
     ) -> Result<Arc<Settings>, super::ProxyError> {
         let store = self
             .fitting
             .store
             .scoped(owner)
             .map_err(super::ProxyError::Artifacts)?;
-        self.over(store)
+        self.over(store, telemetry)
     }
 
     /// The same settings, the artifacts kept in memory for this session alone.
-    pub(crate) fn alone(&self) -> Result<Arc<Settings>, super::ProxyError> {
-        self.over(Arc::new(crate::artifacts::MemoryStore::new()))
+    pub(crate) fn alone(
+        &self,
+        telemetry: Option<crate::mcp::metrics::Telemetry>,
+    ) -> Result<Arc<Settings>, super::ProxyError> {
+        self.over(Arc::new(crate::artifacts::MemoryStore::new()), telemetry)
     }
 
     fn over(
         &self,
         store: Arc<dyn crate::artifacts::ArtifactStore>,
+        telemetry: Option<crate::mcp::metrics::Telemetry>,
     ) -> Result<Arc<Settings>, super::ProxyError> {
         let (reader, reader_listing) = super::reader(&store, self.fitting.cap)?;
         Ok(Arc::new(Settings {
@@ -105,6 +112,7 @@ impl Settings {
             shared: self.shared.clone(),
             warm: self.warm.clone(),
             filters: self.filters.clone(),
+            telemetry,
         }))
     }
 }
@@ -508,7 +516,7 @@ impl Session {
             "tasks/result" if self.slots.len() == 1 => {
                 let outcome = self.forward(0, method, params, sent).await?;
                 match fit::tool_result(&outcome, None, &self.settings.fitting).await {
-                    Ok(fitted) => ok(&fitted),
+                    Ok((fitted, _)) => ok(&fitted),
                     Err(why) => ok(&fit::error_result(format!(
                         "the MCP server `{}` sent a task result that cannot be read: {why}",
                         self.slots[0].upstream.name

@@ -16,7 +16,7 @@
 //!
 //! [`Proxy::share_upstreams`]: super::super::Proxy::share_upstreams
 
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
@@ -41,6 +41,10 @@ pub(crate) struct Shared {
     sessions: Mutex<Vec<Weak<Session>>>,
     /// The progress tokens of every session's requests in flight.
     pub(super) progress: Arc<ProgressRoutes>,
+    /// Whether each server was ever started: a start after the first is a restart.
+    ever: Box<[std::sync::atomic::AtomicBool]>,
+    /// Where restarts are counted, when the endpoint keeps metrics.
+    metrics: OnceLock<crate::mcp::Metrics>,
     me: Weak<Shared>,
 }
 
@@ -54,8 +58,16 @@ impl Shared {
             upstreams: upstreams.to_vec(),
             sessions: Mutex::default(),
             progress: Arc::default(),
+            ever: upstreams.iter().map(|_| Default::default()).collect(),
+            metrics: OnceLock::new(),
             me: me.clone(),
         })
+    }
+
+    /// Counts restarts into `metrics` from now on.
+    #[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
+    pub(crate) fn count_into(&self, metrics: crate::mcp::Metrics) {
+        let _ = self.metrics.set(metrics);
     }
 
     /// Starts every server that is not up, so the first client does not wait for them; why a
@@ -105,6 +117,11 @@ impl Shared {
             )
             .await?;
             started.peer.notify("notifications/initialized", None).await;
+            if self.ever[index].swap(true, std::sync::atomic::Ordering::SeqCst)
+                && let Some(metrics) = self.metrics.get()
+            {
+                metrics.restart(&self.upstreams[index].name);
+            }
             Ok(started)
         })
         .await

@@ -178,6 +178,9 @@ impl Session {
             if self.initialized.load(Ordering::SeqCst) {
                 // Started again mid-session: it is told the client is initialized at once.
                 started.peer.notify("notifications/initialized", None).await;
+                if let Some(telemetry) = &self.settings.telemetry {
+                    telemetry.metrics.restart(&slot.upstream.name);
+                }
             }
             Ok(started)
         })
