@@ -209,6 +209,23 @@ pub(crate) struct Http {
         requires = "http"
     )]
     pub(crate) session_idle_timeout: u64,
+    /// Requests a principal may send a minute (a burst of as many); over it, 429 with
+    /// `Retry-After`. A principal is what a --tokens token names; other clients are one.
+    #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) rate_limit: Option<u32>,
+    /// Tool calls a principal may have running at once; over it, 429.
+    #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_calls_per_principal: Option<u64>,
+    /// Tool calls the server runs at once across principals; over it, 429.
+    #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_calls: Option<u64>,
+    /// Label tool calls in `/metrics` with the principal that made them (one series per
+    /// principal and tool).
+    #[arg(long, requires = "http")]
+    pub(crate) metrics_by_principal: bool,
+    /// Serve no `/metrics` (the figures are kept either way).
+    #[arg(long, requires = "http")]
+    pub(crate) no_metrics: bool,
 }
 
 /// How many images and audio clips a result shows, and how large each may be.

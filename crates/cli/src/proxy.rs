@@ -136,6 +136,21 @@ pub(crate) fn http_options(http: &Http) -> Result<Listening, Failure> {
         .with_session_idle_timeout(std::time::Duration::from_secs(
             http.session_idle_timeout.max(1),
         ));
+    let mut limits = toolsmith::mcp::Limits::new();
+    if let Some(per_minute) = http.rate_limit.and_then(std::num::NonZeroU32::new) {
+        limits = limits.with_requests_per_minute(per_minute);
+    }
+    let at_once = |calls: u64| usize::try_from(calls).unwrap_or(usize::MAX);
+    if let Some(calls) = http.max_calls_per_principal {
+        limits = limits.with_calls_per_principal(at_once(calls));
+    }
+    if let Some(calls) = http.max_calls {
+        limits = limits.with_calls(at_once(calls));
+    }
+    let metrics = toolsmith::mcp::MetricsOptions::default()
+        .with_by_principal(http.metrics_by_principal)
+        .with_enabled(!http.no_metrics);
+    options = options.with_limits(limits).with_metrics(metrics);
     let mut secrets = Vec::new();
     let mut made = None;
     if let Some(variable) = &http.token_env {

@@ -59,6 +59,29 @@ impl Default for MetricsOptions {
     }
 }
 
+impl MetricsOptions {
+    /// Whether `GET /metrics` answers.
+    #[must_use]
+    pub fn with_enabled(mut self, enabled: bool) -> Self {
+        self.enabled = enabled;
+        self
+    }
+
+    /// At most `series` series of calls; calls past them count under [`OTHER_TOOL`].
+    #[must_use]
+    pub fn with_max_tools(mut self, series: usize) -> Self {
+        self.max_tools = series;
+        self
+    }
+
+    /// Whether calls carry a `principal` label.
+    #[must_use]
+    pub fn with_by_principal(mut self, by_principal: bool) -> Self {
+        self.by_principal = by_principal;
+        self
+    }
+}
+
 /// How a call ended, as the `outcome` label says it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Outcome {
