@@ -812,8 +812,8 @@ async fn an_upstream_cannot_take_read_artifact() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn descriptions_and_tool_counts_are_capped_in_the_proxy_and_the_client() {
-    use toolsmith::mcp::{MAX_DESCRIPTION_CHARS, MAX_TOOLS_PER_SERVER};
+async fn fifty_thousand_tools_are_all_served_in_pages_and_descriptions_are_capped() {
+    use toolsmith::mcp::{MAX_DESCRIPTION_CHARS, MAX_TOOLS_PER_SERVER, RELAY_PAGE_TOOLS};
     let dir = tempfile::tempdir().unwrap();
     let (capabilities, answers) = full_client(dir.path());
     let (mut proxied, _) = Raw::start(
@@ -822,13 +822,16 @@ async fn descriptions_and_tool_counts_are_capped_in_the_proxy_and_the_client() {
         answers,
     )
     .await;
-    let listed = proxied.result("tools/list", json!({})).await;
-    let tools = listed["tools"].as_array().unwrap();
-    assert_eq!(
-        tools.len(),
-        MAX_TOOLS_PER_SERVER + 1,
-        "the cap, and read_artifact"
-    );
+    let (tools, pages) = every_tool(&mut proxied).await;
+    // Every tool the server lists, and read_artifact: none dropped, none twice.
+    assert_eq!(tools.len(), 50_002);
+    assert_eq!(pages, 50_002_usize.div_ceil(RELAY_PAGE_TOOLS));
+    let names: std::collections::HashSet<&str> = tools
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 50_002);
+    assert!(names.contains("t49999") && names.contains("read_artifact"));
     let huge = tools[0]["description"].as_str().unwrap();
     assert!(
         huge.chars().count() < MAX_DESCRIPTION_CHARS + 400,
@@ -838,16 +841,63 @@ async fn descriptions_and_tool_counts_are_capped_in_the_proxy_and_the_client() {
     assert!(
         huge.contains("[toolsmith: the server's description of 10,000,000 chars is cut to 4,000]")
     );
+    // The last one is reachable.
+    let called = proxied.call("t49999", json!({})).await;
+    assert_eq!(called["content"][0]["text"], "ok", "{called}");
+    // A cursor this proxy did not give is refused, saying what to do.
+    let refused = proxied
+        .request("tools/list", json!({ "cursor": "toolsmith-tools:0:5" }))
+        .await;
+    let why = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        why.contains("list the tools again without a cursor"),
+        "{refused}"
+    );
+    // In bounded memory: the proxy's peak resident set.
+    let peak = peak_rss_kib(proxied.child.id().unwrap());
+    eprintln!("the proxy peaked at {peak} KiB");
+    assert!(peak < 512 * 1024, "the proxy peaked at {peak} KiB");
 
+    // A library client, for one model to choose among, keeps its cap.
     let client = hostile_client("metadata").await;
     let tools = client.tools();
     assert_eq!(tools.len(), MAX_TOOLS_PER_SERVER);
     assert!(tools[0].spec().description.contains("is cut to 4,000]"));
 }
 
+/// Every tool a proxy lists, page by page as a client reads them, and how many pages.
+async fn every_tool(raw: &mut Raw) -> (Vec<Value>, usize) {
+    let mut tools = Vec::new();
+    let mut cursor: Option<Value> = None;
+    let mut pages = 0;
+    loop {
+        let params = cursor
+            .take()
+            .map_or_else(|| json!({}), |c| json!({ "cursor": c }));
+        let page = raw.result("tools/list", params).await;
+        pages += 1;
+        tools.extend(page["tools"].as_array().unwrap().iter().cloned());
+        match page.get("nextCursor") {
+            Some(next) if !next.is_null() => cursor = Some(next.clone()),
+            _ => return (tools, pages),
+        }
+        assert!(pages < 10_000, "a listing without end");
+    }
+}
+
+/// The peak resident set of process `pid`, in KiB (Linux: `VmHWM`).
+fn peak_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|kib| kib.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM in /proc/PID/status")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_listing_that_never_ends_is_read_a_hundred_pages_deep() {
-    use toolsmith::mcp::MAX_LIST_PAGES;
+async fn a_listing_that_never_ends_is_read_so_deep_and_no_deeper() {
+    use toolsmith::mcp::{MAX_LIST_PAGES, MAX_RELAYED_PAGES};
     let dir = tempfile::tempdir().unwrap();
     let (capabilities, answers) = full_client(dir.path());
     let (mut proxied, _) = Raw::start(
@@ -856,8 +906,8 @@ async fn a_listing_that_never_ends_is_read_a_hundred_pages_deep() {
         answers,
     )
     .await;
-    let listed = names(&proxied.result("tools/list", json!({})).await);
-    assert_eq!(listed.len(), MAX_LIST_PAGES + 1, "{}", listed.len());
+    let (listed, _) = every_tool(&mut proxied).await;
+    assert_eq!(listed.len(), MAX_RELAYED_PAGES + 1, "{}", listed.len());
     let client = hostile_client("cursor").await;
     assert_eq!(client.tools().len(), MAX_LIST_PAGES);
 }

@@ -11,11 +11,20 @@ pub const MAX_DESCRIPTION_CHARS: usize = 4_000;
 /// The most chars a tool's schemas may have (its input schema and its output schema, as
 /// JSON); a tool with larger ones is not served, and the log says so.
 pub const MAX_SCHEMA_CHARS: usize = 64_000;
-/// The most tools taken from one server; the rest are not served, and the log says so.
+/// The most tools a client ([`McpClient`](super::McpClient)) takes from one server, for one
+/// model to choose among; the rest are not served, and the log says so.
 pub const MAX_TOOLS_PER_SERVER: usize = 1_000;
-/// The most pages of one listing read from a server: one that hands out cursors forever is
-/// read this far.
+/// The most pages of one listing a client reads from a server: one that hands out cursors
+/// forever is read this far.
 pub const MAX_LIST_PAGES: usize = 100;
+/// The most tools the proxy relays from one server: many more than a client takes, for the
+/// proxy serves them on in pages ([`RELAY_PAGE_TOOLS`] a page) to clients that choose.
+pub const MAX_RELAYED_TOOLS: usize = 100_000;
+/// The most pages of one listing the proxy reads from a server.
+pub const MAX_RELAYED_PAGES: usize = 1_000;
+/// The most tools on one page of the proxy's `tools/list`; a longer listing is paged with
+/// cursors.
+pub const RELAY_PAGE_TOOLS: usize = 1_000;
 /// The most content blocks of one result kept as blocks; the rest are passed on as one text of
 /// their JSON, a block a line (the proxy keeps them as an artifact).
 pub const MAX_BLOCKS: usize = 1_000;

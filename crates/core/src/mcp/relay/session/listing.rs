@@ -24,6 +24,22 @@ use std::collections::HashMap;
 use std::collections::HashSet;
 use std::sync::Arc;
 
+/// Numbers the paged listings of every session of the process.
+static LISTINGS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// What the proxy's cursors start with: `toolsmith-tools:LISTING:OFFSET`.
+const CURSOR_PREFIX: &str = "toolsmith-tools:";
+
+/// The page of `tools` from `at`, and the cursor of the next one when there is one.
+fn page_of(tools: &[Value], number: u64, at: usize) -> Value {
+    let end = (at + caps::RELAY_PAGE_TOOLS).min(tools.len());
+    let mut page = json!({ "tools": &tools[at..end] });
+    if end < tools.len() {
+        page["nextCursor"] = Value::String(format!("{CURSOR_PREFIX}{number}:{end}"));
+    }
+    page
+}
+
 impl Session {
     /// Reads every page of a listing of server `index` (bounded).
     pub(super) async fn list_all(
@@ -64,7 +80,7 @@ impl Session {
                 };
             // Read in memory proportional to what is kept: items past the room are skipped.
             let most = if field == "tools" {
-                caps::MAX_TOOLS_PER_SERVER
+                caps::MAX_RELAYED_TOOLS
             } else {
                 MAX_ITEMS
             };
@@ -96,9 +112,17 @@ impl Session {
     }
 
     /// The tools the client is offered: every server's, named so no two collide, each with its
-    /// cap, then `read_artifact`; with tool search, `search_tools`, `call_tool`, `read_artifact`
-    /// and the tools the session's searches found, in the order found.
-    pub(super) async fn list_tools(&self) -> Result<Value, Value> {
+    /// cap, then `read_artifact`, in pages of [`caps::RELAY_PAGE_TOOLS`] (a cursor names the
+    /// listing it pages through, which stays as it was while the client pages); with tool
+    /// search, `search_tools`, `call_tool`, `read_artifact` and the tools the session's
+    /// searches found, in the order found.
+    pub(super) async fn list_tools(&self, params: Option<&Value>) -> Result<Value, Value> {
+        let cursor = params.and_then(|params| params.get("cursor"));
+        if !self.settings.tool_search
+            && let Some(cursor) = cursor
+        {
+            return self.next_page(cursor);
+        }
         let tools = self
             .servers_tools()
             .await
@@ -106,7 +130,13 @@ impl Session {
         if !self.settings.tool_search {
             let mut tools = tools;
             tools.push(self.settings.reader_listing.clone());
-            return Ok(json!({ "tools": tools }));
+            if tools.len() <= caps::RELAY_PAGE_TOOLS {
+                return Ok(json!({ "tools": tools }));
+            }
+            let number = LISTINGS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let tools = Arc::new(tools);
+            *lock(&self.paged) = Some((number, Arc::clone(&tools)));
+            return Ok(page_of(&tools, number, 0));
         }
         let searchable = self.index(tools);
         let loaded = lock(&self.loaded).clone();
@@ -123,6 +153,30 @@ impl Session {
                 .cloned(),
         );
         Ok(json!({ "tools": offered }))
+    }
+
+    /// The page a cursor names, of the listing the client is paging through.
+    fn next_page(&self, cursor: &Value) -> Result<Value, Value> {
+        let stale = || {
+            wire::error(
+                INVALID_PARAMS,
+                "the cursor names no listing of this session (the listing changed, or the \
+                 cursor was not given by this proxy); list the tools again without a cursor",
+            )
+        };
+        let (number, at) = cursor
+            .as_str()
+            .and_then(|cursor| cursor.strip_prefix(CURSOR_PREFIX))
+            .and_then(|rest| rest.split_once(':'))
+            .and_then(|(number, at)| Some((number.parse::<u64>().ok()?, at.parse::<usize>().ok()?)))
+            .ok_or_else(stale)?;
+        let paged = lock(&self.paged).clone();
+        match paged {
+            Some((current, tools)) if current == number && at < tools.len() => {
+                Ok(page_of(&tools, number, at))
+            }
+            _ => Err(stale()),
+        }
     }
 
     /// Every server's tools, named so no two collide, each with its cap (and the routes to
@@ -419,7 +473,7 @@ impl Session {
             routes.tools_listed
         };
         if !listed {
-            let _ = self.list_tools().await;
+            let _ = self.list_tools(None).await;
             if let Some(route) = lock(&self.routes).tools.get(name) {
                 return Some(route.clone());
             }

@@ -40,7 +40,7 @@ const METHOD_NOT_FOUND: i64 = -32601;
 /// The most pages of one listing read from a server, and the most items kept (tools: the cap
 /// on tools): a server that hands out cursors forever, or lists without end, is read this far
 /// and no further.
-const MAX_PAGES: usize = caps::MAX_LIST_PAGES;
+const MAX_PAGES: usize = caps::MAX_RELAYED_PAGES;
 const MAX_ITEMS: usize = 10_000;
 
 /// What every session of a proxy shares.
@@ -192,6 +192,9 @@ struct Session {
     searchable: Mutex<Option<Arc<Searchable>>>,
     /// With tool search: the tools the session's searches found, in the order found.
     loaded: Mutex<crate::registry::Loaded>,
+    /// The listing a client is paging through, by the number of the listing: a cursor names
+    /// the listing and where in it the next page starts.
+    paged: Mutex<Option<(u64, Arc<Vec<Value>>)>>,
     me: Weak<Session>,
 }
 
@@ -254,6 +257,7 @@ pub(crate) async fn run(settings: Arc<Settings>, link: Link) -> Result<(), Strin
         progress: Arc::default(),
         searchable: Mutex::default(),
         loaded: Mutex::default(),
+        paged: Mutex::default(),
         me: me.clone(),
     });
     // The client's messages are handled by the task that reads them, once the session they
@@ -442,7 +446,7 @@ impl Session {
         };
         match method {
             "initialize" => made(self.initialize(params_or_empty()).await),
-            "tools/list" => made(self.list_tools().await),
+            "tools/list" => made(self.list_tools(params.as_ref()).await),
             "tools/call" => self.call_tool(params_or_empty(), sent).await,
             "prompts/list" => made(self.list("prompts/list", "prompts", "prompts").await),
             "resources/list" => made(self.list("resources/list", "resources", "resources").await),
