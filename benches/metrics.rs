@@ -43,7 +43,13 @@ fn count_call(c: &mut Criterion) {
                 for _ in 0..2 {
                     scope.spawn(|| {
                         for _ in 0..iterations {
-                            metrics.__count_call("github", "search_issues", elapsed, 80_000, 20_000);
+                            metrics.__count_call(
+                                "github",
+                                "search_issues",
+                                elapsed,
+                                80_000,
+                                20_000,
+                            );
                         }
                     });
                 }
