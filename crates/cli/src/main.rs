@@ -24,6 +24,7 @@ mod demo;
 mod input;
 mod proxy;
 mod render;
+mod traces;
 mod wiring;
 
 use std::process::ExitCode;
@@ -78,14 +79,7 @@ fn fail(message: impl Into<String>) -> Failure {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // Warnings (a server of a proxy that could not start, a listing cut short) go to stderr,
-    // where MCP clients keep a server's log.
-    tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::WARN)
-        .with_writer(std::io::stderr)
-        .with_target(false)
-        .without_time()
-        .init();
+    let traces = traces::start();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(error) => {
@@ -97,6 +91,8 @@ fn main() -> ExitCode {
     // A call's blocking work still under way (a read the command's leftovers held open) must
     // not hold the exit: tasks are dropped, which kills what the calls started.
     runtime.shutdown_timeout(std::time::Duration::from_millis(500));
+    // The spans not yet exported go before the process does.
+    traces::stop(traces);
     match outcome {
         Ok(code) => code,
         Err(failure) => {

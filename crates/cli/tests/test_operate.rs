@@ -418,3 +418,152 @@ async fn calls_at_once_past_a_principals_bound_are_answered_429_until_one_ends()
     );
     server.shutdown();
 }
+
+/// An OTLP/HTTP receiver on loopback, as a collector would be: every body POSTed to
+/// `/v1/traces`, read as JSON (the exporter sends `http/json` when told).
+async fn otlp_receiver() -> (
+    std::net::SocketAddr,
+    tokio::sync::mpsc::UnboundedReceiver<Value>,
+) {
+    use http_body_util::BodyExt as _;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (received, bodies) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let received = received.clone();
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(move |request: hyper::Request<_>| {
+                    let received = received.clone();
+                    async move {
+                        let path = request.uri().path().to_owned();
+                        let body: hyper::body::Incoming = request.into_body();
+                        let bytes = body.collect().await?.to_bytes();
+                        if path == "/v1/traces"
+                            && let Ok(json) = serde_json::from_slice::<Value>(&bytes)
+                        {
+                            let _ = received.send(json);
+                        }
+                        Ok::<_, hyper::Error>(hyper::Response::new(http_body_util::Full::new(
+                            hyper::body::Bytes::from_static(b"{}"),
+                        )))
+                    }
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    (addr, bodies)
+}
+
+/// An attribute of an OTLP span in JSON, as text: `{"key": …, "value": {"stringValue": …}}`.
+fn attribute(span: &Value, key: &str) -> Option<String> {
+    let value = &span["attributes"]
+        .as_array()?
+        .iter()
+        .find(|attribute| attribute["key"] == key)?["value"];
+    let inner = value.as_object()?.values().next()?;
+    Some(match inner {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_relayed_call_is_a_span_exported_over_otlp_with_its_sizes_and_artifact() {
+    use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
+    let dir = tempfile::tempdir().unwrap();
+    let (addr, mut bodies) = otlp_receiver().await;
+    let upstream = dir.path().join("upstream");
+    let mut proxy = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+        .args(["proxy", "--max-result-chars", "2000", "--artifacts"])
+        .arg(dir.path().join("artifacts"))
+        .args(["--", env!("CARGO_BIN_EXE_toolsmith"), "serve", "--root"])
+        .arg(dir.path())
+        .arg("--artifacts")
+        .arg(&upstream)
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", format!("http://{addr}"))
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+        .env("OTEL_SERVICE_NAME", "gateway-under-test")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = proxy.stdin.take().unwrap();
+    let mut lines = tokio::io::BufReader::new(proxy.stdout.take().unwrap()).lines();
+    let messages = [
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": { "protocolVersion": "2025-06-18", "capabilities": {},
+                            "clientInfo": { "name": "traced", "version": "1" } } }),
+        json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
+        json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": { "name": "run_command", "arguments": { "command": RANDOM_LINES } } }),
+    ];
+    for message in &messages {
+        stdin
+            .write_all(format!("{message}\n").as_bytes())
+            .await
+            .unwrap();
+    }
+    let answer = tokio::time::timeout(PATIENCE, async {
+        loop {
+            let line = lines.next_line().await.unwrap().expect("the proxy answers");
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == 2 {
+                return message;
+            }
+        }
+    })
+    .await
+    .expect("the call answers in time");
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+    let marker = toolsmith::trim::find_marker(text).expect("the result is cut");
+    let toolsmith::trim::MarkedFull::Stored { id, .. } = marker.full else {
+        panic!("kept as an artifact: {text}");
+    };
+    // The client goes: the proxy exports what is left, then ends.
+    drop(stdin);
+    let status = tokio::time::timeout(PATIENCE, proxy.wait())
+        .await
+        .expect("the proxy ends")
+        .unwrap();
+    assert!(status.success(), "{status}");
+
+    let mut spans = Vec::new();
+    while let Ok(body) = bodies.try_recv() {
+        for resource in body["resourceSpans"].as_array().unwrap() {
+            let service = resource["resource"]["attributes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|attribute| attribute["key"] == "service.name")
+                .map(|attribute| attribute["value"]["stringValue"].clone());
+            assert_eq!(service, Some(json!("gateway-under-test")));
+            for scope in resource["scopeSpans"].as_array().unwrap() {
+                spans.extend(scope["spans"].as_array().unwrap().iter().cloned());
+            }
+        }
+    }
+    let call = spans
+        .iter()
+        .find(|span| {
+            span["name"] == "tools/call"
+                && attribute(span, "tool").as_deref() == Some("run_command")
+        })
+        .unwrap_or_else(|| panic!("no span of the call in {spans:#?}"));
+    assert_eq!(attribute(call, "server").as_deref(), Some("toolsmith"));
+    assert_eq!(attribute(call, "tool").as_deref(), Some("run_command"));
+    assert_eq!(attribute(call, "outcome").as_deref(), Some("ok"));
+    assert_eq!(attribute(call, "cut").as_deref(), Some("true"));
+    let chars = |key: &str| -> u64 {
+        attribute(call, key)
+            .and_then(|value| value.trim_matches('"').parse().ok())
+            .unwrap_or_else(|| panic!("{key} in {call:#}"))
+    };
+    assert!(chars("chars.received") > 15_000, "{call:#}");
+    assert_eq!(chars("chars.sent"), text.chars().count() as u64);
+    assert_eq!(attribute(call, "artifact.id"), Some(id));
+}

@@ -94,7 +94,7 @@ pub(crate) enum Outcome {
 }
 
 impl Outcome {
-    fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Outcome::Ok => "ok",
             Outcome::Error => "error",

@@ -36,16 +36,53 @@ impl Session {
         params: Value,
         sent: &Arc<Mutex<Option<(usize, Value)>>>,
     ) -> Outcome {
+        use tracing::Instrument as _;
+        use tracing::field::Empty;
         let mut counted = Counted::default();
-        let Some(telemetry) = &self.settings.telemetry else {
+        // One span per call, for a subscriber that exports it (OpenTelemetry): its server, its
+        // tool, the chars before and after, and the artifacts.
+        let span = tracing::info_span!(
+            "tools/call",
+            server = Empty,
+            tool = Empty,
+            outcome = Empty,
+            chars.received = Empty,
+            chars.sent = Empty,
+            cut = Empty,
+            artifact.id = Empty,
+        );
+        if self.settings.telemetry.is_none() && span.is_disabled() {
             return self.run_call(params, sent, &mut counted).await;
-        };
+        }
         let started = std::time::Instant::now();
-        let outcome = self.run_call(params, sent, &mut counted).await;
+        let outcome = self
+            .run_call(params, sent, &mut counted)
+            .instrument(span.clone())
+            .await;
         let server = counted
             .server
             .map_or("", |index| self.slots[index].upstream.name.as_str());
         let report = counted.report.unwrap_or_default();
+        let ended = match (&outcome, counted.is_error) {
+            (Err(_), _) => metrics::Outcome::Failed,
+            (Ok(_), true) => metrics::Outcome::Error,
+            (Ok(_), false) => metrics::Outcome::Ok,
+        };
+        if !span.is_disabled() {
+            span.record("server", server);
+            span.record("tool", counted.tool.as_str());
+            span.record("outcome", ended.label());
+            span.record("chars.received", report.received_chars);
+            span.record("chars.sent", report.sent_chars);
+            span.record("cut", report.cut);
+            if !report.artifacts.is_empty() {
+                let ids: Vec<&str> = report.artifacts.iter().map(ArtifactId::as_str).collect();
+                span.record("artifact.id", ids.join(","));
+            }
+        }
+        let Some(telemetry) = &self.settings.telemetry else {
+            return outcome;
+        };
         if counted.server.is_none() && counted.tool == READ_ARTIFACT {
             telemetry.metrics.artifact_read();
         }
@@ -53,11 +90,7 @@ impl Session {
             server,
             tool: &counted.tool,
             principal: telemetry.principal.as_deref(),
-            outcome: match (&outcome, counted.is_error) {
-                (Err(_), _) => metrics::Outcome::Failed,
-                (Ok(_), true) => metrics::Outcome::Error,
-                (Ok(_), false) => metrics::Outcome::Ok,
-            },
+            outcome: ended,
             elapsed: started.elapsed(),
             received_chars: report.received_chars,
             sent_chars: report.sent_chars,
