@@ -203,20 +203,25 @@ impl Default for Metrics {
     }
 }
 
-fn counter(registry: &Registry, name: &str, help: &str) -> IntCounter {
-    let counter = IntCounter::new(name, help).expect("a valid metric name");
+/// `made` (a metric of a constant, valid name), registered once in `registry`: neither step
+/// fails for the metrics of this module, whose names and labels are fixed.
+fn registered<M>(registry: &Registry, made: prometheus::Result<M>) -> M
+where
+    M: prometheus::core::Collector + Clone + 'static,
+{
+    let metric = made.expect("a metric of a constant, valid name");
     registry
-        .register(Box::new(counter.clone()))
-        .expect("registered once");
-    counter
+        .register(Box::new(metric.clone()))
+        .expect("each metric registered once");
+    metric
+}
+
+fn counter(registry: &Registry, name: &str, help: &str) -> IntCounter {
+    registered(registry, IntCounter::new(name, help))
 }
 
 fn counters(registry: &Registry, name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
-    let counters = IntCounterVec::new(Opts::new(name, help), labels).expect("a valid metric name");
-    registry
-        .register(Box::new(counters.clone()))
-        .expect("registered once");
-    counters
+    registered(registry, IntCounterVec::new(Opts::new(name, help), labels))
 }
 
 impl Metrics {
@@ -239,18 +244,17 @@ impl Metrics {
             "Tool calls, by how they ended: ok, error (a result with isError) or failed (no result)",
             &with_outcome,
         );
-        let seconds = HistogramVec::new(
-            HistogramOpts::new(
-                "toolsmith_call_duration_seconds",
-                "How long a tool call took, from the request read to the answer written",
-            )
-            .buckets(SECONDS.to_vec()),
-            call_labels,
-        )
-        .expect("a valid metric name");
-        registry
-            .register(Box::new(seconds.clone()))
-            .expect("registered once");
+        let seconds = registered(
+            &registry,
+            HistogramVec::new(
+                HistogramOpts::new(
+                    "toolsmith_call_duration_seconds",
+                    "How long a tool call took, from the request read to the answer written",
+                )
+                .buckets(SECONDS.to_vec()),
+                call_labels,
+            ),
+        );
         let received = counters(
             &registry,
             "toolsmith_result_chars_received_total",
@@ -290,11 +294,10 @@ impl Metrics {
             "toolsmith_sessions_opened_total",
             "Client sessions opened",
         );
-        let sessions_open = IntGauge::new("toolsmith_sessions_open", "Client sessions open now")
-            .expect("a valid metric name");
-        registry
-            .register(Box::new(sessions_open.clone()))
-            .expect("registered once");
+        let sessions_open = registered(
+            &registry,
+            IntGauge::new("toolsmith_sessions_open", "Client sessions open now"),
+        );
         let sessions_ended = counters(
             &registry,
             "toolsmith_sessions_ended_total",
@@ -388,11 +391,11 @@ impl Metrics {
         } else {
             tool
         };
-        let labels: Vec<&str> = match principal {
-            Some(principal) if inner.options.by_principal => vec![server, tool, principal],
-            _ if inner.options.by_principal => vec![server, tool, ""],
-            _ => vec![server, tool],
-        };
+        // `principal` is `None` unless calls carry the label; one without a principal has "".
+        let mut labels = vec![server, tool];
+        if inner.options.by_principal {
+            labels.push(principal.unwrap_or_default());
+        }
         let outcome = |outcome: Outcome| {
             let mut labels = labels.clone();
             labels.push(outcome.label());

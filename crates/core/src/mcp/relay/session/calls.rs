@@ -144,6 +144,7 @@ impl Session {
         };
         counted.server = Some(route.index);
         counted.tool.clone_from(&route.name);
+        // Every way out below but the server's fitted result is an error result.
         counted.is_error = true;
         params["name"] = Value::String(route.name.clone());
         let live = match self.live(route.index).await {
