@@ -2,7 +2,8 @@
 # Installs what toolsmith is tested against — the official MCP servers, TypeScript SDK and
 # conformance suite, and a Node of their own — pinned by package-lock.json, into
 # interop/node_modules; and the official Python SDK, pinned by requirements.txt, into
-# interop/.venv. Run by the README's test command; does nothing when the installs are already
+# interop/.venv; and an S3-compatible server (moto), pinned by requirements-s3.txt, into
+# interop/.venv-s3. Run by the README's test command; does nothing when the installs are already
 # those of the pins.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -26,4 +27,15 @@ if [[ ! -f $py_stamp || $(cat "$py_stamp") != "$py_want" || ! -x .venv/bin/pytho
     .venv/bin/pip install --quiet --disable-pip-version-check --no-deps -r requirements.txt
     .venv/bin/python -c "import mcp.client.session" >/dev/null
     echo "$py_want" > "$py_stamp"
+fi
+
+s3_stamp=.venv-s3/.toolsmith-requirements
+s3_want=$(sha256sum requirements-s3.txt | cut -d' ' -f1)
+if [[ ! -f $s3_stamp || $(cat "$s3_stamp") != "$s3_want" || ! -x .venv-s3/bin/python ]]; then
+    echo "interop: installing the pinned S3-compatible test server (moto[server], pip, into interop/.venv-s3)" >&2
+    rm -rf .venv-s3
+    python3 -m venv .venv-s3
+    .venv-s3/bin/pip install --quiet --disable-pip-version-check --no-deps -r requirements-s3.txt
+    .venv-s3/bin/python -c "import moto.server" >/dev/null
+    echo "$s3_want" > "$s3_stamp"
 fi

@@ -1,19 +1,19 @@
 //! [`DirStore`]: artifacts as files in a private directory the store verified, each capped in
 //! size, the total kept within its [`Retention`] incrementally.
 
-use std::collections::VecDeque;
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufReader, BufWriter, Read as _, Seek as _, SeekFrom, Write};
+use std::io::{self, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
+use super::capped::CappedFile;
 use super::page::read_page_from;
+use super::retention::{Entry, Index};
 use super::{
     ArtifactError, ArtifactId, ArtifactPage, ArtifactStore, ArtifactWriter, Owner, PageRequest,
     Retention,
 };
-use crate::trim::grouped;
 
 /// The file that marks a directory as a store's; a store only ever removes files in a directory
 /// that holds it, and only files named as it names artifacts.
@@ -128,61 +128,6 @@ impl Drop for Shared {
             // The directory is the store's own (a fresh random name it created).
             let _ = fs::remove_dir_all(&self.dir);
         }
-    }
-}
-
-/// The artifacts the store knows of, oldest first, and their total size.
-#[derive(Debug, Default)]
-struct Index {
-    entries: VecDeque<Entry>,
-    total_bytes: u64,
-}
-
-#[derive(Debug)]
-struct Entry {
-    modified: SystemTime,
-    name: String,
-    bytes: u64,
-}
-
-impl Index {
-    fn push(&mut self, entry: Entry) {
-        self.total_bytes += entry.bytes;
-        // Commits arrive in time order; a clock that stepped back still lands in place.
-        let at = self
-            .entries
-            .iter()
-            .rposition(|e| e.modified <= entry.modified)
-            .map_or(0, |i| i + 1);
-        self.entries.insert(at, entry);
-    }
-
-    /// Removes what the retention policy no longer allows, oldest first; never the newest
-    /// for size. Costs only what it removes.
-    fn apply(&mut self, dir: &Path, retention: &Retention, now: SystemTime) -> usize {
-        let mut removed = 0;
-        while let Some(oldest) = self.entries.front() {
-            let age = now.duration_since(oldest.modified).unwrap_or_default();
-            let too_old = retention.max_age.is_some_and(|max| age > max);
-            let too_much = self.entries.len() > 1
-                && retention
-                    .max_total_bytes
-                    .is_some_and(|max| self.total_bytes > max);
-            if !(too_old || too_much) {
-                break;
-            }
-            let Some(oldest) = self.entries.pop_front() else {
-                break;
-            };
-            self.total_bytes -= oldest.bytes;
-            // Gone already (another process pruned it) is as good as removed.
-            match fs::remove_file(dir.join(&oldest.name)) {
-                Ok(()) => removed += 1,
-                Err(error) if error.kind() == io::ErrorKind::NotFound => {}
-                Err(_) => {}
-            }
-        }
-        removed
     }
 }
 
@@ -306,7 +251,7 @@ impl DirStore {
         for entry in found {
             index.push(entry);
         }
-        let removed = index.apply(&self.shared.dir, &self.retention, now);
+        let removed = remove(&self.shared.dir, index.expire(&self.retention, now));
         *self.index() = index;
         Ok(removed)
     }
@@ -324,7 +269,9 @@ impl DirStore {
             name,
             bytes,
         });
-        index.apply(&self.shared.dir, &self.retention, now);
+        let expired = index.expire(&self.retention, now);
+        drop(index);
+        remove(&self.shared.dir, expired);
     }
 }
 
@@ -333,15 +280,11 @@ impl ArtifactStore for DirStore {
         let id = ArtifactId::generate()?;
         let temp = self.shared.dir.join(format!("{TEMP_PREFIX}{id}"));
         let file = create_private_file(&temp, true)?;
-        let cap = self.max_artifact_bytes;
         Ok(Box::new(DirWriter {
             store: self.clone(),
             id: Some(id),
             temp,
-            file: BufWriter::with_capacity(64 * 1024, file),
-            written: 0,
-            cap,
-            head_cap: cap / 2,
+            file: CappedFile::new(file, self.max_artifact_bytes),
         }))
     }
 
@@ -386,96 +329,17 @@ impl ArtifactStore for DirStore {
     }
 }
 
-/// An artifact being written: straight to its file up to the cap; past it, the last half of
-/// the cap is kept as a ring in the file's second half, put in order on commit.
+/// An artifact being written to its temporary file, capped.
 struct DirWriter {
     store: DirStore,
     id: Option<ArtifactId>,
     temp: PathBuf,
-    file: BufWriter<File>,
-    /// Bytes given to the writer so far.
-    written: u64,
-    cap: u64,
-    head_cap: u64,
-}
-
-impl DirWriter {
-    fn tail_cap(&self) -> u64 {
-        self.cap - self.head_cap
-    }
-
-    /// Where the stream's byte at `offset` (past the head) lives in the file.
-    fn ring_position(&self, offset: u64) -> u64 {
-        self.head_cap + (offset - self.head_cap) % self.tail_cap()
-    }
-
-    /// Writes bytes past the cap into the ring, only the last `tail_cap` of them mattering.
-    fn write_ring(&mut self, bytes: &[u8], offset: u64) -> io::Result<()> {
-        let tail_cap = self.tail_cap();
-        let skip = (bytes.len() as u64).saturating_sub(tail_cap);
-        let mut bytes = &bytes[usize::try_from(skip).unwrap_or(usize::MAX)..];
-        let mut offset = offset + skip;
-        while !bytes.is_empty() {
-            let at = self.ring_position(offset);
-            let room = usize::try_from(self.cap - at).unwrap_or(usize::MAX);
-            let (now, rest) = bytes.split_at(bytes.len().min(room));
-            let file = self.file.get_mut();
-            file.seek(SeekFrom::Start(at))?;
-            file.write_all(now)?;
-            offset += now.len() as u64;
-            bytes = rest;
-        }
-        Ok(())
-    }
-
-    /// Writes the capped artifact in order — head, notice, tail — to `to`.
-    fn write_capped(&mut self, to: &Path) -> io::Result<u64> {
-        let mut out = BufWriter::with_capacity(256 * 1024, create_private_file(to, false)?);
-        let head_cap = self.head_cap;
-        let tail_cap = self.tail_cap();
-        // The oldest byte of the ring is the one the next write would overwrite.
-        let oldest = (self.written - head_cap) % tail_cap;
-        let (written, cap) = (self.written, self.cap);
-        let source = self.file.get_mut();
-        source.seek(SeekFrom::Start(0))?;
-        io::copy(&mut (&*source).take(head_cap), &mut out)?;
-        let mut last = [0u8];
-        source.seek(SeekFrom::Start(head_cap - 1))?;
-        source.read_exact(&mut last)?;
-        let omitted = written - cap;
-        let notice = format!(
-            "{}[toolsmith: {} bytes of output left out here; the artifact keeps the first {} and \
-             the last {} of {} bytes]\n",
-            if last[0] == b'\n' { "" } else { "\n" },
-            grouped(omitted),
-            grouped(head_cap),
-            grouped(tail_cap),
-            grouped(written),
-        );
-        out.write_all(notice.as_bytes())?;
-        source.seek(SeekFrom::Start(head_cap + oldest))?;
-        io::copy(&mut (&*source).take(tail_cap - oldest), &mut out)?;
-        source.seek(SeekFrom::Start(head_cap))?;
-        io::copy(&mut (&*source).take(oldest), &mut out)?;
-        out.flush()?;
-        Ok(cap + notice.len() as u64)
-    }
+    file: CappedFile,
 }
 
 impl Write for DirWriter {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let room = usize::try_from(self.cap.saturating_sub(self.written)).unwrap_or(usize::MAX);
-        if buf.len() <= room {
-            self.file.write_all(buf)?;
-        } else {
-            self.file.write_all(&buf[..room])?;
-            // The ring is written in place, under the buffer: empty it first.
-            self.file.flush()?;
-            let offset = self.written + room as u64;
-            self.write_ring(&buf[room..], offset)?;
-        }
-        self.written += buf.len() as u64;
-        Ok(buf.len())
+        self.file.write(buf)
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -492,9 +356,14 @@ impl ArtifactWriter for DirWriter {
             )));
         };
         let dir = self.store.shared.dir.clone();
-        let (name, bytes) = if self.written > self.cap {
+        let (name, bytes) = if self.file.is_capped() {
             let ordered = dir.join(format!("{TEMP_PREFIX}{id}.capped"));
-            let written = self.write_capped(&ordered);
+            let written = create_private_file(&ordered, false).and_then(|file| {
+                let mut out = BufWriter::with_capacity(256 * 1024, file);
+                let bytes = self.file.write_ordered(&mut out)?;
+                out.flush()?;
+                Ok(bytes)
+            });
             let _ = fs::remove_file(&self.temp);
             let name = format!("{id}{CAPPED_SUFFIX}");
             match written.and_then(|bytes| fs::rename(&ordered, dir.join(&name)).map(|()| bytes)) {
@@ -510,14 +379,14 @@ impl ArtifactWriter for DirWriter {
                 let _ = fs::remove_file(&self.temp);
                 return Err(error.into());
             }
-            (name, self.written)
+            (name, self.file.written())
         };
         self.store.record(name, bytes);
         Ok(id)
     }
 
     fn omitted_bytes(&self) -> u64 {
-        self.written.saturating_sub(self.cap)
+        self.file.omitted_bytes()
     }
 }
 
@@ -528,6 +397,15 @@ impl Drop for DirWriter {
             let _ = fs::remove_file(&self.temp);
         }
     }
+}
+
+/// Removes the artifacts retention let go; returns how many were there to remove.
+fn remove(dir: &Path, expired: Vec<Entry>) -> usize {
+    // Gone already (another process pruned it) is as good as removed.
+    expired
+        .into_iter()
+        .filter(|entry| fs::remove_file(dir.join(&entry.name)).is_ok())
+        .count()
 }
 
 /// `<32 lowercase hex>.txt` or `<32 lowercase hex>.capped.txt`: the names the store gives.

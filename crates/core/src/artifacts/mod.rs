@@ -2,15 +2,21 @@
 //!
 //! An [`ArtifactStore`] keeps the full text of every trimmed result under an unguessable
 //! [`ArtifactId`]; the marker names the id, and the built-in `read_artifact` tool pages
-//! through it. [`DirStore`] (a private directory on disk) is the default; [`MemoryStore`] is
-//! for tests and short-lived agents.
+//! through it. [`DirStore`] (a private directory on disk) is the default; `BucketStore` (with
+//! the `object-store` feature) keeps artifacts in an S3, GCS or Azure bucket, so they outlive
+//! the machine and every gateway replica reads them; [`MemoryStore`] is for tests and
+//! short-lived agents. [`open_location`] opens the store a path or URL names.
 
+#[cfg(feature = "object-store")]
+mod bucket;
+mod capped;
 mod dir;
 mod id;
 mod media;
 mod memory;
 mod owner;
 mod page;
+mod page_index;
 mod retention;
 mod spool;
 
@@ -18,6 +24,14 @@ use std::fmt;
 use std::io::{self, Write};
 use std::path::PathBuf;
 
+/// The `object_store` crate `BucketStore` is built on, for [`BucketStore::builder`] over a
+/// store configured by hand.
+#[cfg(feature = "object-store")]
+#[cfg_attr(docsrs, doc(cfg(feature = "object-store")))]
+pub use ::object_store;
+#[cfg(feature = "object-store")]
+#[cfg_attr(docsrs, doc(cfg(feature = "object-store")))]
+pub use bucket::{BucketStore, BucketStoreBuilder};
 pub use dir::{DirStore, DirStoreBuilder};
 pub use id::ArtifactId;
 pub use memory::MemoryStore;
@@ -61,6 +75,21 @@ pub enum ArtifactError {
         "`{0}` cannot name an owner of artifacts: use 1 to 64 of A-Z a-z 0-9 _ . - (not starting with a dot)"
     )]
     InvalidOwner(String),
+    /// A remote store failed: its endpoint did not answer in time, refused the credentials, or
+    /// has no such bucket. Nothing was kept (a commit) or read.
+    #[error("artifact store {location} failed: {reason}")]
+    Remote {
+        /// The store, as its URL names it.
+        location: String,
+        /// What went wrong, as the store's client said it.
+        reason: String,
+    },
+    /// A location [`open_location`] cannot open: a URL of a scheme no store serves.
+    #[error(
+        "`{0}` is not an artifact store location: give a directory, or a URL of one of the schemes \
+         s3:// (s3a://), gs://, az:// (azure://, abfs://, abfss://, adl://) or file://"
+    )]
+    UnsupportedLocation(String),
     /// The store cannot keep owners' artifacts apart ([`ArtifactStore::scoped`]).
     #[error(
         "this artifact store cannot keep each client's artifacts apart; use a DirStore or a MemoryStore"
@@ -199,6 +228,59 @@ pub trait ArtifactWriter: Write + Send {
     /// size cap (the middle of the output is left out). 0 for stores without a cap.
     fn omitted_bytes(&self) -> u64 {
         0
+    }
+}
+
+/// Opens the artifact store `location` names: a directory (a [`DirStore`], opened as
+/// [`DirStore::open`] does), a `file://` URL of one, or — with the `object-store` feature — a
+/// bucket: `s3://bucket/prefix`, `gs://bucket/prefix`, `az://container/prefix` (a `BucketStore`
+/// with its default settings; see `BucketStore::from_url` for the environment it reads).
+///
+/// Anything that looks like a URL (`scheme:` before any `/`) is read as one: a scheme no store
+/// serves is refused, never taken for a directory named after it.
+///
+/// # Errors
+///
+/// [`ArtifactError::UnsupportedLocation`] naming the schemes there are; the store's own errors
+/// opening it.
+pub fn open_location(location: &str) -> Result<std::sync::Arc<dyn ArtifactStore>, ArtifactError> {
+    let Some((scheme, rest)) = location.split_once(':').filter(|(scheme, _)| {
+        // One letter is a Windows drive (`C:\…`), not a scheme.
+        scheme.len() > 1
+            && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    }) else {
+        return Ok(std::sync::Arc::new(DirStore::open(location)?));
+    };
+    let unsupported = || ArtifactError::UnsupportedLocation(location.to_owned());
+    match scheme.to_ascii_lowercase().as_str() {
+        "file" => {
+            let path = rest
+                .strip_prefix("//")
+                .filter(|path| path.starts_with('/') && !path.contains(['%', '?', '#']))
+                .ok_or_else(unsupported)?;
+            Ok(std::sync::Arc::new(DirStore::open(path)?))
+        }
+        #[cfg(feature = "object-store")]
+        "s3" | "s3a" | "gs" | "az" | "azure" | "abfs" | "abfss" | "adl"
+            if rest.starts_with("//") =>
+        {
+            Ok(std::sync::Arc::new(
+                BucketStore::from_url(location)?.open()?,
+            ))
+        }
+        #[cfg(not(feature = "object-store"))]
+        "s3" | "s3a" | "gs" | "az" | "azure" | "abfs" | "abfss" | "adl" => {
+            Err(ArtifactError::Remote {
+                location: location.to_owned(),
+                reason: "this build of toolsmith has no bucket stores (its `object-store` feature \
+                         is off)"
+                    .to_owned(),
+            })
+        }
+        _ => Err(unsupported()),
     }
 }
 

@@ -19,6 +19,55 @@ pub(super) fn read_page_from(
     } else {
         0
     };
+    let lines = read_lines(&mut reader, page)?;
+    reader.count_rest()?;
+    Ok(lines.into_page(
+        page,
+        first_char,
+        reader.lines_read(),
+        reader.bytes_read(),
+        capped,
+    ))
+}
+
+/// The lines of a page, read from where the page starts.
+#[derive(Debug, Default)]
+pub(super) struct Lines {
+    text: String,
+    lines: usize,
+    cut_mid_line: bool,
+    last_line_chars: usize,
+}
+
+impl Lines {
+    pub(super) fn into_page(
+        self,
+        page: PageRequest,
+        first_char: usize,
+        total_lines: usize,
+        total_bytes: u64,
+        capped: bool,
+    ) -> ArtifactPage {
+        ArtifactPage {
+            text: self.text,
+            offset: page.offset,
+            first_char,
+            lines: self.lines,
+            cut_mid_line: self.cut_mid_line,
+            last_line_chars: self.last_line_chars,
+            total_lines,
+            total_bytes,
+            capped,
+        }
+    }
+}
+
+/// Reads the page's lines from `reader`, positioned where the page starts: as many as its limit
+/// and `max_bytes` allow, a first line longer than `max_bytes` cut on a char boundary.
+pub(super) fn read_lines(
+    reader: &mut LineReader<impl BufRead>,
+    page: PageRequest,
+) -> Result<Lines, ArtifactError> {
     let mut text = Vec::new();
     let mut lines = 0usize;
     let mut cut_mid_line = false;
@@ -46,9 +95,6 @@ pub(super) fn read_page_from(
             }
         }
     }
-    reader.count_rest()?;
-    let total_lines = reader.lines_read();
-    let total_bytes = reader.bytes_read();
     let text = match String::from_utf8(text) {
         Ok(text) => text,
         // A cut inside a char leaves an incomplete sequence at the end: drop it.
@@ -61,16 +107,11 @@ pub(super) fn read_page_from(
         Err(error) => String::from_utf8_lossy(error.as_bytes()).into_owned(),
     };
     let last_line_chars = text[last_start.min(text.len())..].chars().count();
-    Ok(ArtifactPage {
+    Ok(Lines {
         text,
-        offset: page.offset,
-        first_char,
         lines,
         cut_mid_line,
         last_line_chars,
-        total_lines,
-        total_bytes,
-        capped,
     })
 }
 
