@@ -22,11 +22,14 @@ pub(crate) struct Workspace {
     #[arg(long, default_value = ".")]
     pub(crate) root: PathBuf,
     /// Where full outputs of trimmed results are kept: a private directory (mode 0700, yours,
-    /// not a symlink) that is new, empty or already a store's. Default: `toolsmith/artifacts`
-    /// in your cache directory (`~/.cache` on Linux), so a later `call read_artifact` finds
-    /// them.
-    #[arg(long)]
-    pub(crate) artifacts: Option<PathBuf>,
+    /// not a symlink) that is new, empty or already a store's, or a bucket: s3://bucket/prefix,
+    /// gs://bucket/prefix, az://container/prefix (credentials, region and endpoint from the
+    /// standard variables: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION,
+    /// AWS_ENDPOINT_URL, AWS_ALLOW_HTTP; GOOGLE_*; AZURE_*), or file:///a/directory. Default:
+    /// `toolsmith/artifacts` in your cache directory (`~/.cache` on Linux), so a later
+    /// `call read_artifact` finds them.
+    #[arg(long, value_name = "DIR|URL")]
+    pub(crate) artifacts: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -284,10 +287,11 @@ pub(crate) struct Proxy {
         conflicts_with = "share_upstreams"
     )]
     pub(crate) warm_upstreams: usize,
-    /// Where full outputs of cut results are kept (as for the other commands). Default:
-    /// `toolsmith/artifacts` in your cache directory.
-    #[arg(long)]
-    pub(crate) artifacts: Option<PathBuf>,
+    /// Where full outputs of cut results are kept, a directory or a bucket's URL (as for the
+    /// other commands: s3://, gs://, az://, file://). Default: `toolsmith/artifacts` in your
+    /// cache directory. Replicas behind a load balancer share one bucket prefix.
+    #[arg(long, value_name = "DIR|URL")]
+    pub(crate) artifacts: Option<String>,
     /// A configuration file of servers, `{"mcpServers": {"name": {"command": …, "args": […],
     /// "env": {…}}, "remote": {"url": …, "headers": {…}}}}` (as Claude Desktop, Claude Code
     /// and Cursor write it, `${VAR}` and `${VAR:-default}` expanded): served together, a name

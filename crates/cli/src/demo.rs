@@ -20,7 +20,7 @@ const TEST_RUN: &str = "ok() { printf 'test suite::case_%s ... \\033[32mok\\033[
 pub(crate) async fn run(
     registry: &Registry,
     root: &Path,
-    artifacts: &Path,
+    artifacts: &str,
     budget: usize,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let root = &std::fs::canonicalize(root)?;
@@ -118,7 +118,7 @@ pub(crate) async fn run(
     let shown: usize = results.iter().map(ToolResult::content_chars).sum();
     outln!(
         "total shown to the model: {shown} chars of {budget}; full outputs kept in {}",
-        artifacts.display()
+        artifacts
     );
     Ok(())
 }

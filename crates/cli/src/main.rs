@@ -275,7 +275,11 @@ async fn run(command: Command) -> Result<ExitCode, Failure> {
                 budget_policy(Some(budget), Split::Fair)?,
                 ApprovalPolicy::new(),
             )?;
-            demo::run(&registry, &workspace.root, store.path(), budget).await?;
+            let kept_in = store.location().map_or_else(
+                || workspace.artifacts.clone().unwrap_or_default(),
+                |dir| dir.display().to_string(),
+            );
+            demo::run(&registry, &workspace.root, &kept_in, budget).await?;
             Ok(ExitCode::SUCCESS)
         }
     }

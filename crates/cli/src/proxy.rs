@@ -59,11 +59,11 @@ pub(crate) async fn run(options: ProxyArgs) -> Result<(), Failure> {
             ));
         }
     };
-    let store = crate::wiring::artifact_store(options.artifacts.as_ref())?;
+    let store = crate::wiring::artifact_store(options.artifacts.as_deref())?;
     let proxy = Proxy::new(upstreams)
         .max_result_chars(options.max_result_chars)
         .media_limits(options.media.limits())
-        .artifacts(store)
+        .shared_artifacts(store)
         .tool_search(options.tool_search)
         .share_upstreams(options.share_upstreams)
         .warm_upstreams(options.warm_upstreams)

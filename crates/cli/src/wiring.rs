@@ -2,10 +2,11 @@
 //! standard tools, progress on stderr.
 
 use std::io::IsTerminal as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use toolsmith::approval::ApprovalPolicy;
+use toolsmith::artifacts::{ArtifactStore, open_location};
 use toolsmith::budget::SplitStrategy;
 use toolsmith::mcp::{McpClient, ServerConfig, parse_servers_config};
 use toolsmith::tool::{DynTool, Event, MediaLimits};
@@ -27,17 +28,19 @@ pub(crate) fn budget_policy(budget: Option<usize>, split: Split) -> Result<Budge
     Ok(policy)
 }
 
-/// The artifact store: `--artifacts`, else `toolsmith/artifacts` in the user's cache
-/// directory, else (no home directory) a private session directory removed on exit.
-pub(crate) fn artifact_store(artifacts: Option<&PathBuf>) -> Result<DirStore, Failure> {
-    let dir = match artifacts {
-        Some(dir) => dir.clone(),
+/// The artifact store: `--artifacts` (a directory or a bucket's URL), else `toolsmith/artifacts`
+/// in the user's cache directory, else (no home directory) a private session directory removed
+/// on exit.
+pub(crate) fn artifact_store(artifacts: Option<&str>) -> Result<Arc<dyn ArtifactStore>, Failure> {
+    let opened = match artifacts {
+        Some(location) => open_location(location),
         None => match dirs::cache_dir() {
-            Some(cache) => cache.join("toolsmith").join("artifacts"),
-            None => return Ok(DirStore::new_session()?),
+            Some(cache) => DirStore::open(cache.join("toolsmith").join("artifacts"))
+                .map(|store| Arc::new(store) as Arc<dyn ArtifactStore>),
+            None => return Ok(Arc::new(DirStore::new_session()?)),
         },
     };
-    DirStore::open(&dir).map_err(|error| fail(format!("--artifacts: {error}")))
+    opened.map_err(|error| fail(format!("--artifacts: {error}")))
 }
 
 /// The standard tools over `workspace.root`, with an artifact store that only read_artifact
@@ -46,7 +49,7 @@ pub(crate) fn registry(
     workspace: &Workspace,
     budget: BudgetPolicy,
     approval: ApprovalPolicy,
-) -> Result<(Registry, DirStore), Failure> {
+) -> Result<(Registry, Arc<dyn ArtifactStore>), Failure> {
     registry_with(
         workspace,
         budget,
@@ -64,19 +67,19 @@ pub(crate) fn registry_with(
     approval: ApprovalPolicy,
     media: MediaLimits,
     more: impl IntoIterator<Item = Arc<dyn DynTool>>,
-) -> Result<(Registry, DirStore), Failure> {
+) -> Result<(Registry, Arc<dyn ArtifactStore>), Failure> {
     let root = &workspace.root;
     if !root.is_dir() {
         return Err(fail(format!("--root {}: not a directory", root.display())));
     }
-    let store = artifact_store(workspace.artifacts.as_ref())?;
+    let store = artifact_store(workspace.artifacts.as_deref())?;
     let sandbox =
         Sandbox::new(root).map_err(|error| fail(format!("--root {}: {error}", root.display())))?;
     let registry = toolsmith_std::register(Registry::builder())
         .tools(more)
         .media_limits(media)
         .state(sandbox)
-        .artifacts(store.clone())
+        .shared_artifacts(Arc::clone(&store))
         .budget(budget)
         .approval(approval)
         .build()?;

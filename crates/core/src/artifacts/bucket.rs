@@ -385,12 +385,35 @@ impl BucketStore {
         }
     }
 
+    /// The store's error, said briefly: what failed first (the bucket is missing, the
+    /// connection was refused), then the client's whole account, which names the request's URL
+    /// and its retries — a marker's room for a reason is short, and the cause comes first.
+    fn failed(&self, error: &object_store::Error) -> ArtifactError {
+        if let object_store::Error::NotFound { .. } = error {
+            // Reads say an artifact is not found before this; a write or a listing answered
+            // 404 means the bucket is not there.
+            return self.remote("no such bucket (a write was answered 404 Not Found)");
+        }
+        let mut cause: &dyn std::error::Error = error;
+        while let Some(deeper) = cause.source() {
+            cause = deeper;
+        }
+        let cause = cause.to_string();
+        let whole = error.to_string();
+        let reason = if whole.ends_with(&cause) || cause.is_empty() {
+            whole
+        } else {
+            format!("{cause} ({whole})")
+        };
+        self.remote(reason)
+    }
+
     /// Runs `work` on the store's runtime within the store's timeout and waits for it.
     fn block<T: Send + 'static>(
         &self,
         work: impl Future<Output = object_store::Result<T>> + Send + 'static,
     ) -> Result<T, ArtifactError> {
-        self.block_as(work, |error| self.remote(error))
+        self.block_as(work, |error| self.failed(&error))
     }
 
     /// As [`block`](Self::block), with the store's errors mapped by `map`.
@@ -444,7 +467,7 @@ impl BucketStore {
             },
             |error| match error {
                 object_store::Error::NotFound { .. } => ArtifactError::NotFound(not_found),
-                other => self.remote(other),
+                other => self.failed(&other),
             },
         )?;
         let index = Arc::new(PageIndex::decode(&bytes).map_err(|error| {
@@ -523,7 +546,7 @@ impl ArtifactStore for BucketStore {
                 async move { store.get_range(&key, range).await },
                 |error| match error {
                     object_store::Error::NotFound { .. } => ArtifactError::NotFound(gone),
-                    other => self.remote(other),
+                    other => self.failed(&other),
                 },
             );
         let bytes = bytes.inspect_err(|_| self.forget(id))?;

@@ -156,6 +156,13 @@ impl Proxy {
         self
     }
 
+    /// Like [`artifacts`](Self::artifacts), for a store already shared (what
+    /// [`open_location`](crate::artifacts::open_location) returns).
+    pub fn shared_artifacts(mut self, store: Arc<dyn ArtifactStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
     /// How long a call may run before it is cancelled (10 minutes by default).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
