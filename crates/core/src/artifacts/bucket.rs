@@ -37,8 +37,9 @@ const INDEX_SUFFIX: &str = ".index";
 const OWNERS_DIR: &str = "owners";
 /// An artifact up to this size is one PUT; a larger one a multipart upload in parts of it.
 const PART_BYTES: usize = 5 << 20;
-/// Parts uploading at once: with the part being filled, at most 15 MiB of an artifact in memory.
-const PARTS_IN_FLIGHT: usize = 2;
+/// Parts uploading at once, while the next is filled from the spool: at most 10 MiB of an
+/// artifact in memory.
+const PARTS_IN_FLIGHT: usize = 1;
 /// Page indexes kept in memory, the most recently read.
 const CACHED_INDEXES: usize = 64;
 /// The largest page index read (an index of 64 MiB maps 170 GiB of text).
@@ -123,8 +124,8 @@ impl BucketStoreBuilder {
 ///
 /// The contract is [`DirStore`](super::DirStore)'s: ids are unguessable; an artifact is
 /// written to a private spool file (unnamed, removed by the system when closed) and uploaded on
-/// commit — in parts of 5 MiB, two at a time, so a stream of any size is stored in about
-/// 15 MiB of memory — and only a completed upload is named; artifacts over the cap keep their
+/// commit — in parts of 5 MiB, one uploading while the next is read from the spool, so a stream
+/// of any size is stored in about 10 MiB of memory — and only a completed upload is named; artifacts over the cap keep their
 /// head and tail; owners' parts are kept apart under `owners/`.
 ///
 /// Retention: the store removes what it knows of — what it committed, and what the prefix held
@@ -610,7 +611,7 @@ impl ArtifactWriter for BucketWriter {
         };
         let store = self.store.clone();
         let mut upload = BufWriter::with_capacity(
-            1 << 20,
+            256 << 10,
             Upload {
                 store: &store,
                 key: store.key(id.as_str(), TEXT_SUFFIX),
@@ -675,6 +676,11 @@ struct Upload<'a> {
 impl Upload<'_> {
     fn send(&mut self, buf: &[u8]) -> Result<(), ArtifactError> {
         if self.multipart.is_none() {
+            if self.pending.capacity() == 0 {
+                // Room for a part and one more write: never grown, never copied.
+                self.pending
+                    .reserve_exact(PART_BYTES + buf.len().max(256 << 10));
+            }
             self.pending.extend_from_slice(buf);
             if self.pending.len() <= PART_BYTES {
                 return Ok(());
@@ -683,9 +689,15 @@ impl Upload<'_> {
             let upload = self
                 .store
                 .block(async move { store.put_multipart(&key).await })?;
-            self.multipart = Some(WriteMultipart::new_with_chunk_size(upload, PART_BYTES));
-            let pending = std::mem::take(&mut self.pending);
-            return self.hand_over(&pending);
+            let mut multipart = WriteMultipart::new_with_chunk_size(upload, PART_BYTES);
+            let pending = bytes::Bytes::from(std::mem::take(&mut self.pending));
+            {
+                let _entered = runtime()?.enter();
+                multipart.put(pending);
+            }
+            self.multipart = Some(multipart);
+            self.since_wait = PART_BYTES;
+            return self.wait_for_room();
         }
         self.hand_over(buf)
     }
@@ -702,22 +714,29 @@ impl Upload<'_> {
             multipart.write(buf);
         }
         self.since_wait += buf.len();
-        if self.since_wait >= PART_BYTES {
-            self.since_wait = 0;
-            let Some(mut multipart) = self.multipart.take() else {
-                return Ok(());
-            };
-            let multipart = self.store.block(async move {
-                match multipart.wait_for_capacity(PARTS_IN_FLIGHT).await {
-                    Ok(()) => Ok(multipart),
-                    Err(error) => {
-                        let _ = multipart.abort().await;
-                        Err(error)
-                    }
-                }
-            })?;
-            self.multipart = Some(multipart);
+        self.wait_for_room()
+    }
+
+    /// Once a part's worth was handed over since the last wait, waits until at most
+    /// `PARTS_IN_FLIGHT` parts are uploading.
+    fn wait_for_room(&mut self) -> Result<(), ArtifactError> {
+        if self.since_wait < PART_BYTES {
+            return Ok(());
         }
+        self.since_wait = 0;
+        let Some(mut multipart) = self.multipart.take() else {
+            return Ok(());
+        };
+        let multipart = self.store.block(async move {
+            match multipart.wait_for_capacity(PARTS_IN_FLIGHT).await {
+                Ok(()) => Ok(multipart),
+                Err(error) => {
+                    let _ = multipart.abort().await;
+                    Err(error)
+                }
+            }
+        })?;
+        self.multipart = Some(multipart);
         Ok(())
     }
 
