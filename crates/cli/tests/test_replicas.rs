@@ -1,0 +1,197 @@
+//! Gateway replicas on one bucket: two `toolsmith proxy --http` processes with the same
+//! `--artifacts s3://…` prefix, in front of the same tools, on a real S3-compatible server
+//! (moto, on loopback). An artifact written for a principal through one replica is read by that
+//! principal through the other after the first was killed; another principal cannot read it.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::json;
+use tokio::io::{AsyncBufReadExt as _, BufReader};
+use tokio::process::{Child, Command};
+use toolsmith::mcp::McpClient;
+use toolsmith::{Registry, ToolCall, ToolResult};
+use toolsmith_workspace::s3::S3Server;
+
+/// How long any step may take before the test fails rather than hangs.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+const ALICE: &str = "alice-token-0123456789abcdef";
+const BOB: &str = "bob-token-0123456789abcdef01";
+
+/// 1,000 lines none like the next: under the upstream's own cap, over the gateway's.
+const RANDOM_LINES: &str =
+    "awk 'BEGIN { srand(7); for (i = 1; i <= 1000; i++) print int(rand() * 1e9), \"line\", i }'";
+
+/// A replica: `toolsmith proxy --http` over `toolsmith serve`, its artifacts in the bucket.
+async fn replica(server: &S3Server, dir: &std::path::Path) -> (Child, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+    command
+        .args(["proxy", "--max-result-chars", "2000"])
+        .args(["--artifacts", "s3://replicas/gateway"])
+        .args(["--http", "127.0.0.1:0", "--tokens"])
+        .arg(dir.join("tokens.json"))
+        .args(["--", env!("CARGO_BIN_EXE_toolsmith"), "serve", "--root"])
+        .arg(dir)
+        .arg("--artifacts")
+        .arg(dir.join("upstream-artifacts"))
+        .envs(server.env())
+        .kill_on_drop(true)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let first = tokio::time::timeout(PATIENCE, lines.next_line())
+        .await
+        .expect("the replica says where it listens")
+        .unwrap()
+        .unwrap();
+    // Keep draining: a replica must never die writing to a closed pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    let url = first.rsplit(' ').next().unwrap().to_owned();
+    (child, url)
+}
+
+/// One call through the replica at `url`, as `token`'s principal.
+async fn call(url: &str, token: &str, tool: &str, args: serde_json::Value) -> ToolResult {
+    let client = McpClient::http("gateway", url)
+        .header("Authorization", format!("Bearer {token}"))
+        .connect()
+        .await
+        .expect("the replica answers initialize");
+    let registry = Registry::builder()
+        .tools(client.tools())
+        .build()
+        .expect("a registry over the replica's tools");
+    let mut results = tokio::time::timeout(
+        PATIENCE,
+        registry.turn().execute([ToolCall::new("1", tool, args)]),
+    )
+    .await
+    .expect("the call is answered");
+    results.remove(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_principals_artifact_outlives_its_replica_and_stays_its_own() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let server = S3Server::start();
+    server.create_bucket("replicas");
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.json");
+    std::fs::write(&tokens, json!({ ALICE: "alice", BOB: "bob" }).to_string()).unwrap();
+    std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).unwrap();
+
+    let (mut a, url_a) = replica(&server, dir.path()).await;
+    let (_b, url_b) = replica(&server, dir.path()).await;
+    let cut = call(
+        &url_a,
+        ALICE,
+        "run_command",
+        json!({ "command": RANDOM_LINES }),
+    )
+    .await;
+    let marker = toolsmith::trim::find_marker(&cut.content).expect("the long result is cut");
+    let toolsmith::trim::MarkedFull::Stored { id, .. } = marker.full else {
+        panic!("kept as an artifact: {}", cut.content);
+    };
+
+    // Replica A is gone; its sessions with it. Alice's artifact is in the bucket.
+    a.kill().await.unwrap();
+    a.wait().await.unwrap();
+    let read = call(
+        &url_b,
+        ALICE,
+        "gateway__read_artifact",
+        json!({ "id": id, "offset": 995 }),
+    )
+    .await;
+    assert!(!read.is_error(), "{}", read.content);
+    assert!(read.content.contains("line 1000\n"), "{}", read.content);
+
+    // Bob, through the same replica, gets the answer for an id that never was.
+    let other = call(
+        &url_b,
+        BOB,
+        "gateway__read_artifact",
+        json!({ "id": id, "offset": 995 }),
+    )
+    .await;
+    assert!(other.is_error(), "{}", other.content);
+    assert!(!other.content.contains("line 1000"), "{}", other.content);
+    assert!(other.content.contains("not found"), "{}", other.content);
+}
+
+/// `toolsmith call` in a container that lives for one call: the artifact is read back by the
+/// next process, from the bucket.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_calls_artifact_in_a_bucket_is_read_by_the_next_process() {
+    let server = S3Server::start();
+    server.create_bucket("calls");
+    let dir = tempfile::tempdir().unwrap();
+    let toolsmith = |args: &[&str]| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+        command
+            .arg("call")
+            .args(args)
+            .args(["--artifacts", "s3://calls/agent-7"])
+            .current_dir(dir.path())
+            .envs(server.env())
+            .kill_on_drop(true);
+        command
+    };
+    let cut = toolsmith(&["run_command", r#"{"command":"seq 1 2000000"}"#])
+        .output()
+        .await
+        .unwrap();
+    assert!(cut.status.success(), "{cut:?}");
+    let text = String::from_utf8(cut.stdout).unwrap();
+    let marker = toolsmith::trim::find_marker(&text).expect("the long result is cut");
+    let toolsmith::trim::MarkedFull::Stored { id, .. } = marker.full else {
+        panic!("kept as an artifact: {text}");
+    };
+    let args = json!({ "id": id, "offset": 1_999_995 }).to_string();
+    let read = toolsmith(&["read_artifact", &args]).output().await.unwrap();
+    let page = String::from_utf8(read.stdout).unwrap();
+    assert!(read.status.success(), "{page}");
+    assert!(
+        page.contains("\n1999996\n") && page.contains("\n2000000\n"),
+        "{page}"
+    );
+    // Nothing was written where the command ran: the bucket holds it all.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_location_of_no_known_scheme_is_refused_naming_those_there_are() {
+    let dir = tempfile::tempdir().unwrap();
+    for location in [
+        "ftp://host/artifacts",
+        "s3:bucket/prefix",
+        "gcs://bucket/prefix",
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+            .args(["call", "run_command", r#"{"command":"seq 1 5"}"#])
+            .args(["--artifacts", location])
+            .current_dir(dir.path())
+            .output()
+            .await
+            .unwrap();
+        let said = String::from_utf8(out.stderr).unwrap();
+        assert!(!out.status.success(), "{location}: {said}");
+        assert!(
+            said.contains(&format!("`{location}` is not an artifact store location")),
+            "{said}"
+        );
+        assert!(
+            said.contains("s3://") && said.contains("gs://") && said.contains("az://"),
+            "{said}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "no directory named after a scheme"
+    );
+}
