@@ -543,6 +543,21 @@ async fn a_store_that_is_down_or_has_no_bucket_says_so_in_the_marker_in_time() {
     let store = BucketStore::builder(Arc::new(down), Path::from("p"), "s3://gone/p")
         .open()
         .unwrap();
+    // An artifact past one part (a multipart upload) fails with the same cause.
+    let big = tokio::task::spawn_blocking({
+        let store = store.clone();
+        move || {
+            let mut writer = store.begin().unwrap();
+            writer.write_all(&vec![b'x'; 6 << 20]).unwrap();
+            writer.commit()
+        }
+    })
+    .await
+    .unwrap();
+    let Err(ArtifactError::Remote { reason, .. }) = big else {
+        panic!("{big:?}");
+    };
+    assert!(reason.starts_with("Connection refused"), "{reason}");
     let (text, took) = cut_with(Arc::new(store)).await;
     assert!(
         text.contains(

@@ -626,7 +626,8 @@ impl ArtifactWriter for BucketWriter {
             .file
             .write_ordered(&mut upload)
             .and_then(|_| upload.flush());
-        let mut upload = upload.into_inner().map_err(|error| error.into_error())?;
+        // Not `into_inner`: after a failed upload, flushing again would only hide its reason.
+        let (mut upload, _) = upload.into_parts();
         if let Some(failed) = upload.failed.take() {
             return Err(failed);
         }
