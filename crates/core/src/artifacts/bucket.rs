@@ -21,7 +21,7 @@ use std::time::{Duration, SystemTime};
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt as _, PutPayload, WriteMultipart};
 
-use super::capped::CappedFile;
+use super::capped::{CappedFile, MIN_ARTIFACT_BYTES};
 use super::page_index::{Indexer, PageIndex};
 use super::retention::{Entry, Index};
 use super::{
@@ -44,8 +44,6 @@ const PARTS_IN_FLIGHT: usize = 1;
 const CACHED_INDEXES: usize = 64;
 /// The largest page index read (an index of 64 MiB maps 170 GiB of text).
 const MAX_INDEX_BYTES: u64 = 64 << 20;
-/// The smallest per-artifact cap: room for a head and a tail worth reading.
-const MIN_ARTIFACT_BYTES: u64 = 1024;
 
 /// How to open a [`BucketStore`]: its retention, the cap on each artifact, and how long one
 /// request may take.
@@ -269,40 +267,37 @@ impl BucketStore {
         };
         use object_store::ClientConfigKey::{ConnectTimeout, Timeout};
         use object_store::ObjectStoreScheme as Scheme;
+        // Each cloud's builder, from the environment and the URL, with the store's retries and
+        // the client's timeouts unless the environment set its own.
+        macro_rules! build {
+            ($builder:ty, $key:ty) => {{
+                let mut builder = <$builder>::from_env().with_url(url).with_retry(retry);
+                for (key, value) in [(Timeout, "30s"), (ConnectTimeout, "5s")] {
+                    if builder.get_config_value(&<$key>::Client(key)).is_none() {
+                        builder = builder.with_config(<$key>::Client(key), value);
+                    }
+                }
+                Arc::new(builder.build().map_err(remote)?) as Arc<dyn ObjectStore>
+            }};
+        }
         let store: Arc<dyn ObjectStore> = match scheme {
             Scheme::AmazonS3 => {
-                use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey as Key};
-                let mut builder = AmazonS3Builder::from_env().with_url(url).with_retry(retry);
-                for (key, value) in [(Timeout, "30s"), (ConnectTimeout, "5s")] {
-                    if builder.get_config_value(&Key::Client(key)).is_none() {
-                        builder = builder.with_config(Key::Client(key), value);
-                    }
-                }
-                Arc::new(builder.build().map_err(remote)?)
+                build!(
+                    object_store::aws::AmazonS3Builder,
+                    object_store::aws::AmazonS3ConfigKey
+                )
             }
             Scheme::GoogleCloudStorage => {
-                use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey as Key};
-                let mut builder = GoogleCloudStorageBuilder::from_env()
-                    .with_url(url)
-                    .with_retry(retry);
-                for (key, value) in [(Timeout, "30s"), (ConnectTimeout, "5s")] {
-                    if builder.get_config_value(&Key::Client(key)).is_none() {
-                        builder = builder.with_config(Key::Client(key), value);
-                    }
-                }
-                Arc::new(builder.build().map_err(remote)?)
+                build!(
+                    object_store::gcp::GoogleCloudStorageBuilder,
+                    object_store::gcp::GoogleConfigKey
+                )
             }
             Scheme::MicrosoftAzure => {
-                use object_store::azure::{AzureConfigKey as Key, MicrosoftAzureBuilder};
-                let mut builder = MicrosoftAzureBuilder::from_env()
-                    .with_url(url)
-                    .with_retry(retry);
-                for (key, value) in [(Timeout, "30s"), (ConnectTimeout, "5s")] {
-                    if builder.get_config_value(&Key::Client(key)).is_none() {
-                        builder = builder.with_config(Key::Client(key), value);
-                    }
-                }
-                Arc::new(builder.build().map_err(remote)?)
+                build!(
+                    object_store::azure::MicrosoftAzureBuilder,
+                    object_store::azure::AzureConfigKey
+                )
             }
             Scheme::Memory => Arc::new(object_store::memory::InMemory::new()),
             _ => return Err(unsupported()),
@@ -443,8 +438,11 @@ impl BucketStore {
     fn page_index(&self, id: &ArtifactId) -> Result<Arc<PageIndex>, ArtifactError> {
         {
             let mut pages = crate::sync::lock(&self.shared.pages);
-            if let Some(at) = pages.iter().position(|(known, _)| known == id) {
-                let hit = pages.remove(at).unwrap_or_else(|| unreachable!());
+            if let Some(hit) = pages
+                .iter()
+                .position(|(known, _)| known == id)
+                .and_then(|at| pages.remove(at))
+            {
                 let index = Arc::clone(&hit.1);
                 pages.push_back(hit);
                 return Ok(index);

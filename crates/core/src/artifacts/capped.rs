@@ -8,6 +8,9 @@ use std::io::{self, BufWriter, Read as _, Seek as _, SeekFrom, Write};
 
 use crate::trim::grouped;
 
+/// The smallest per-artifact cap a store accepts: room for a head and a tail worth reading.
+pub(super) const MIN_ARTIFACT_BYTES: u64 = 1024;
+
 /// A capped artifact in a file: straight to it up to the cap; past it, the last half of the cap
 /// is kept as a ring in the file's second half.
 pub(super) struct CappedFile {

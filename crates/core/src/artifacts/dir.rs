@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
-use super::capped::CappedFile;
+use super::capped::{CappedFile, MIN_ARTIFACT_BYTES};
 use super::page::read_page_from;
 use super::retention::{Entry, Index};
 use super::{
@@ -31,8 +31,6 @@ const TEMP_PREFIX: &str = ".partial-";
 const STALE_PARTIAL: Duration = Duration::from_secs(60 * 60);
 /// The directory under a store's that holds its owners' parts: `owners/<kind>-<name>/`.
 const OWNERS_DIR: &str = "owners";
-/// The smallest per-artifact cap: room for a head and a tail worth reading.
-const MIN_ARTIFACT_BYTES: u64 = 1024;
 
 /// How to open a [`DirStore`]: its retention, the cap on each artifact, and whether a
 /// directory that already holds other files may be used.
