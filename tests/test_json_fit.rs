@@ -228,6 +228,38 @@ fn a_five_megabyte_string_keeps_head_and_tail() {
     assert!(log.contains("of 5,000,000 chars"), "{log}");
 }
 
+/// Large enough (over 8 MiB) that its chars are counted on another core while it is scanned:
+/// the figures are the same as a small document's.
+#[test]
+fn a_document_counted_on_another_core_reports_what_a_small_one_does() {
+    let rows: Vec<Value> = (0..60_000)
+        .map(|i| json!({ "id": i, "title": format!("Größe {i} — 日本語のテキスト ✓ 🙂"), "tags": ["ä", "b"] }))
+        .collect();
+    let value = Value::from(rows);
+    let pretty = indented(&value, "    ");
+    assert!(pretty.len() > 9 << 20, "{} bytes", pretty.len());
+    let compact = serde_json::to_string(&value).unwrap();
+    let fit = fit_json(&pretty, 20_000, 0.5, &FullOutput::NotKept).unwrap();
+    assert_eq!(
+        fit.whitespace_removed,
+        pretty.chars().count() - compact.chars().count()
+    );
+    assert!(fit.text.chars().count() <= 20_000);
+    let out: Value = serde_json::from_str(&fit.text).unwrap();
+    check_kept(&value, &out);
+    assert!(fit.text.contains("of 60,000 items"), "{}", fit.text);
+    assert!(fit.text.contains("JSON compacted"));
+
+    // A root that is no container: a long string between spaces.
+    let long = format!(
+        "  {}  ",
+        serde_json::to_string(&"ünïcode ".repeat(1_200_000)).unwrap()
+    );
+    let fit = fit_json(&long, 2_000, 0.5, &FullOutput::NotKept).unwrap();
+    assert_eq!(fit.whitespace_removed, 4);
+    assert!(fit.text.contains("of 9,600,000 chars"), "{}", fit.text);
+}
+
 #[test]
 fn the_biggest_parts_shrink_first() {
     let value = json!({

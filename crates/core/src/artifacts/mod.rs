@@ -16,6 +16,7 @@ mod media;
 mod memory;
 mod owner;
 mod page;
+#[cfg(feature = "object-store")]
 mod page_index;
 mod retention;
 mod spool;

@@ -102,6 +102,7 @@ impl Index {
     }
 
     /// The names of every artifact it holds.
+    #[cfg(feature = "object-store")]
     pub(super) fn names(&self) -> impl Iterator<Item = &str> {
         self.entries.iter().map(|entry| entry.name.as_str())
     }

@@ -80,8 +80,53 @@ pub fn fit_json(
     full: &FullOutput<'_>,
 ) -> Option<JsonFit> {
     let bytes = text.as_bytes();
+    if super::survey::threads_for(bytes.len()) < 2 {
+        return fit_counted(
+            bytes,
+            allowance,
+            head_ratio,
+            full,
+            Count::Known(count_chars(bytes)),
+        );
+    }
+    // A large input's chars are counted on another core while this one scans it.
+    std::thread::scope(|scope| {
+        let count = std::thread::Builder::new()
+            .name("toolsmith-count".into())
+            .spawn_scoped(scope, || count_chars(bytes))
+            .map_or_else(|_| Count::Known(count_chars(bytes)), Count::Counting);
+        fit_counted(bytes, allowance, head_ratio, full, count)
+    })
+}
+
+/// The input's chars: known, or being counted by another thread.
+enum Count<'scope> {
+    Known(usize),
+    Counting(std::thread::ScopedJoinHandle<'scope, usize>),
+}
+
+impl Count<'_> {
+    /// The count, waiting for it if it is being counted.
+    fn get(&mut self) -> usize {
+        let chars = match std::mem::replace(self, Count::Known(0)) {
+            Count::Known(chars) => chars,
+            Count::Counting(handle) => handle
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+        };
+        *self = Count::Known(chars);
+        chars
+    }
+}
+
+fn fit_counted(
+    bytes: &[u8],
+    allowance: usize,
+    head_ratio: f64,
+    full: &FullOutput<'_>,
+    original_chars: Count<'_>,
+) -> Option<JsonFit> {
     let start = skip_ws(bytes, 0);
-    let original_chars = count_chars(bytes);
     let mut fitter = Fitter {
         bytes,
         head_ratio: if head_ratio.is_finite() {
@@ -97,11 +142,11 @@ pub fn fit_json(
         marker_chars: 0,
         min_shrunk: 0,
     };
-    // Room for a cut value's marker (its figures no wider than the input's size) and a little.
-    // (Whether the note `, JSON compacted` will be written is known only once the root is
-    // scanned: room for it is always kept.)
+    // Room for a cut value's marker (its figures no wider than the input's size in bytes, which
+    // is at least its size in chars) and a little. (Whether the note `, JSON compacted` will be
+    // written is known only once the root is scanned: room for it is always kept.)
     fitter.compacted = true;
-    fitter.min_shrunk = fitter.widest_marker(original_chars, "items") + 12;
+    fitter.min_shrunk = fitter.widest_marker(bytes.len(), "items") + 12;
     fitter.compacted = false;
     let mut out = String::with_capacity(allowance.min(bytes.len()).min(1 << 20) + 8);
     let (end, size) = if matches!(bytes.get(start), Some(b'[' | b'{')) {
@@ -117,7 +162,7 @@ pub fn fit_json(
         fitter.root?
     } else {
         let (end, size) = scan_value(bytes, start)?;
-        fitter.compacted = size < original_chars;
+        fitter.compacted = size < fitter.original_chars.get();
         if !fitter.fit_into(&mut out, Node { start, end, size }, allowance, 0) {
             return None;
         }
@@ -131,6 +176,7 @@ pub fn fit_json(
         return None; // never: the fitter counts what it writes; the text fit is the fallback
     }
     debug_assert!(fitter.markers > 0 || size <= allowance);
+    let original_chars = fitter.original_chars.get();
     Some(JsonFit {
         kept_chars: chars - fitter.marker_chars.min(chars),
         text: out,
@@ -164,14 +210,14 @@ impl Member {
     }
 }
 
-struct Fitter<'a> {
+struct Fitter<'a, 'scope> {
     bytes: &'a [u8],
     head_ratio: f64,
     full: &'a FullOutput<'a>,
     /// Whether the input had whitespace to remove; the first marker says so.
     compacted: bool,
     /// Chars of the whole input.
-    original_chars: usize,
+    original_chars: Count<'scope>,
     /// Where the root container ends and its compact size, once it is scanned.
     root: Option<(usize, usize)>,
     markers: usize,
@@ -181,7 +227,7 @@ struct Fitter<'a> {
     min_shrunk: usize,
 }
 
-impl Fitter<'_> {
+impl Fitter<'_, '_> {
     fn fit_into(&mut self, out: &mut String, node: Node, allowance: usize, depth: usize) -> bool {
         if node.size <= allowance {
             compact_into(out, &self.bytes[node.start..node.end]);
@@ -347,7 +393,7 @@ impl Fitter<'_> {
         }
         if depth == 0 {
             self.root = Some((at + 1, size));
-            self.compacted = size < self.original_chars;
+            self.compacted = size < self.original_chars.get();
         }
         let member = |index: usize| -> Option<&Member> {
             if index < head.len() {
@@ -664,23 +710,34 @@ static STRING_STOPS: [bool; 256] = {
 const LOW_BITS: u64 = 0x0101_0101_0101_0101;
 const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
 
-/// Whether any of the eight bytes of `word` is zero.
-fn has_zero_byte(word: u64) -> bool {
-    word.wrapping_sub(LOW_BITS) & !word & HIGH_BITS != 0
+/// The high bit of each byte of `word` that is zero; exact up to the first such byte (a borrow
+/// may flag bytes after it).
+fn zero_bytes(word: u64) -> u64 {
+    word.wrapping_sub(LOW_BITS) & !word & HIGH_BITS
 }
 
-/// Whether any of the eight bytes of `word` ends a run of plain string content (a quote, a
-/// backslash, a control char): the word-wide form of `STRING_STOPS`.
-fn ends_a_run(word: u64) -> bool {
-    let control = word.wrapping_sub(LOW_BITS * 0x20) & !word & HIGH_BITS != 0;
+/// Marks the bytes of `word` that end a run of plain string content (a quote, a backslash, a
+/// control char): the word-wide form of `STRING_STOPS`. Its lowest set bit is exact — it is in
+/// the first such byte — and it is zero if there is none.
+fn run_ends(word: u64) -> u64 {
+    let control = word.wrapping_sub(LOW_BITS * 0x20) & !word & HIGH_BITS;
     control
-        || has_zero_byte(word ^ (LOW_BITS * u64::from(b'"')))
-        || has_zero_byte(word ^ (LOW_BITS * u64::from(b'\\')))
+        | zero_bytes(word ^ (LOW_BITS * u64::from(b'"')))
+        | zero_bytes(word ^ (LOW_BITS * u64::from(b'\\')))
+}
+
+/// Whether any of the eight bytes of `word` ends a run of plain string content.
+#[cfg(test)]
+fn ends_a_run(word: u64) -> bool {
+    run_ends(word) != 0
 }
 
 /// How many of the eight bytes of `word` are UTF-8 continuation bytes (`10xxxxxx`).
 fn continuation_bytes(word: u64) -> usize {
-    (word & !(word << 1) & HIGH_BITS).count_ones() as usize
+    // A one in the low bit of each continuation byte's lane, summed into the top lane by one
+    // multiplication (the machine's baseline has no population count instruction).
+    let ones = (word & !(word << 1) & HIGH_BITS) >> 7;
+    (ones.wrapping_mul(LOW_BITS) >> 56) as usize
 }
 
 /// Validates the string at `at`; returns its end and its chars, quotes included.
@@ -692,10 +749,15 @@ fn scan_string(bytes: &[u8], at: usize) -> Option<(usize, usize)> {
     let mut chars = 2;
     loop {
         // One pass: find the next quote, backslash or control char, counting chars on the way,
-        // eight bytes at a time while none of them is one.
+        // eight bytes at a time (the word that holds one is counted up to it).
         while let Some(chunk) = bytes.get(i..i + 8) {
             let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
-            if ends_a_run(word) {
+            let ends = run_ends(word);
+            if ends != 0 {
+                let before = (ends.trailing_zeros() / 8) as usize;
+                let plain = word & ((1u64 << (before * 8)) - 1);
+                chars += before - continuation_bytes(plain);
+                i += before;
                 break;
             }
             chars += 8 - continuation_bytes(word);
@@ -903,5 +965,45 @@ mod tests {
         }
         let text = "Größe — 日本語 ✓ 🙂 plain".repeat(3);
         assert_eq!(count_chars(text.as_bytes()), text.chars().count());
+    }
+
+    #[test]
+    fn a_words_first_run_end_is_exact_whatever_follows_it() {
+        // A borrow from a zero byte may flag the bytes after it; never one before it.
+        let stops = [b'"', b'\\', 0x00, 0x1f, b'\n'];
+        let others = [b'a', 0x01, b'"', 0x21, 0x80, 0xff, b'\\', 0x20];
+        for at in 0..8 {
+            for &stop in &stops {
+                for &after in &others {
+                    let mut word = [b'x'; 8];
+                    word[at] = stop;
+                    word[at + 1..].fill(after);
+                    let ends = run_ends(u64::from_le_bytes(word));
+                    assert_eq!(ends.trailing_zeros() / 8, at as u32, "{word:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_strings_scan_counts_its_chars_wherever_it_ends_in_a_word() {
+        let pieces = ["a", "é", "日", "🙂", "\\\"", "\\u00e9", "\\n", " "];
+        let mut seed = 7u64;
+        for _ in 0..2_000 {
+            let mut content = String::new();
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            for k in 0..(seed >> 58) {
+                content.push_str(pieces[((seed >> (k % 50)) % 8) as usize]);
+            }
+            let text = format!("\"{content}\" tail");
+            let expected = content.chars().count() + 2;
+            assert_eq!(
+                scan_string(text.as_bytes(), 0),
+                Some((content.len() + 2, expected)),
+                "{text}"
+            );
+        }
+        assert_eq!(scan_string(b"\"ab\x01cd\"", 0), None);
+        assert_eq!(scan_string(b"\"abcdefgh\x1fij\"", 0), None);
     }
 }

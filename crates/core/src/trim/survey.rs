@@ -82,7 +82,7 @@ pub(crate) fn survey(text: &str, automaton: Option<&AhoCorasick>) -> Survey {
 }
 
 /// How many threads a text of `len` bytes is read with.
-fn threads_for(len: usize) -> usize {
+pub(super) fn threads_for(len: usize) -> usize {
     if len < 2 * MIN_SHARE {
         return 1;
     }
