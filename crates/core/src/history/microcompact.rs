@@ -234,12 +234,8 @@ fn kind_of_input(input: &serde_json::Value) -> Option<ContentKind> {
 /// Detects the content type from the beginning of a text (line-number gutters, as `read_file`
 /// writes them, are looked through).
 pub fn detect(text: &str) -> ContentKind {
-    let end = text
-        .char_indices()
-        .nth(DETECT_CHARS)
-        .map_or(text.len(), |(at, _)| at);
-    let head = strip_gutters(&text[..end]);
-    let start = head.trim_start();
+    let head = &text[..trim::byte_offset_after_chars(text, DETECT_CHARS)];
+    let start = first_content(head);
     if start.starts_with("diff ") || start.starts_with("--- ") || start.starts_with("@@ ") {
         return ContentKind::Diff;
     }
@@ -249,6 +245,8 @@ pub fn detect(text: &str) -> ContentKind {
     if start.starts_with('{') || start.starts_with('[') {
         return ContentKind::Json;
     }
+    // No word looked for holds a line break, a tab or a digit, so a gutter neither hides nor
+    // makes one: the head is searched as it is.
     let has = |needle: &str| head.contains(needle);
     if has("fn ") && (has("let ") || has("impl ") || has("pub ") || has("use ")) {
         ContentKind::Rust
@@ -267,22 +265,27 @@ pub fn detect(text: &str) -> ContentKind {
     }
 }
 
-/// Removes `     12\t` gutters when every line has one.
-fn strip_gutters(text: &str) -> std::borrow::Cow<'_, str> {
+/// The head's first line with content, from its first char that is not white space, past a
+/// `     12\t` gutter when the first line has one (the rest of that line is enough: no prefix
+/// looked for spans lines).
+fn first_content(head: &str) -> &str {
     fn gutter(line: &str) -> Option<&str> {
         let trimmed = line.trim_start();
         let digits = trimmed.bytes().take_while(u8::is_ascii_digit).count();
         (digits > 0 && trimmed[digits..].starts_with('\t')).then(|| &trimmed[digits + 1..])
     }
-    let mut lines = text.lines();
-    if lines.next().and_then(gutter).is_none() {
-        return text.into();
-    }
-    text.lines()
-        .map(|line| gutter(line).unwrap_or(line))
-        .collect::<Vec<_>>()
-        .join("\n")
-        .into()
+    let gutters = head.lines().next().and_then(gutter).is_some();
+    head.lines()
+        .map(|line| {
+            let content = if gutters {
+                gutter(line).unwrap_or(line)
+            } else {
+                line
+            };
+            content.trim_start()
+        })
+        .find(|content| !content.is_empty())
+        .unwrap_or_default()
 }
 
 /// Compacts old tool results in place; see the module docs.

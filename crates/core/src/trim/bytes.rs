@@ -97,10 +97,33 @@ pub(crate) fn byte_offset_after_chars(text: &str, n: usize) -> usize {
 
 /// The byte offset just after the first `n` chars of `text[from..]`.
 pub(crate) fn byte_offset_after_chars_from(text: &str, from: usize, n: usize) -> usize {
-    match text[from..].char_indices().nth(n) {
-        Some((at, _)) => from + at,
-        None => text.len(),
+    const LANES: usize = 32;
+    let bytes = &text.as_bytes()[from..];
+    if bytes.len() <= n {
+        return text.len(); // no more chars than bytes
     }
+    // Whole groups of bytes while they start no more chars than are left to pass (counted in
+    // byte-wide lanes, which the compiler does 32 at once), then byte by byte.
+    let is_start = |byte: u8| (byte as i8) >= -0x40;
+    let mut left = n;
+    let mut at = 0;
+    for group in bytes.chunks_exact(LANES) {
+        let starts = group.iter().map(|&b| u8::from(is_start(b))).sum::<u8>();
+        if usize::from(starts) > left {
+            break;
+        }
+        left -= usize::from(starts);
+        at += LANES;
+    }
+    for (i, &byte) in bytes[at..].iter().enumerate() {
+        if is_start(byte) {
+            if left == 0 {
+                return from + at + i;
+            }
+            left -= 1;
+        }
+    }
+    text.len()
 }
 
 /// The byte offset `n` chars before `end` (0 if fewer chars precede it).
@@ -198,6 +221,17 @@ mod tests {
         fn the_fused_count_agrees_with_std(text in "\\PC{0,3000}|(\\PC|\n){0,9000}") {
             let expected = (text.chars().count(), text.matches('\n').count());
             proptest::prop_assert_eq!(count_chars_and_newlines(text.as_bytes()), expected);
+        }
+
+        #[test]
+        fn the_offset_after_n_chars_agrees_with_std(
+            text in "\\PC{0,300}|[a-z\u{e9}\u{65e5}\u{1f642}]{0,300}",
+            from in 0usize..400,
+            n in 0usize..400,
+        ) {
+            let from = (0..=from.min(text.len())).rev().find(|&at| text.is_char_boundary(at)).unwrap_or(0);
+            let expected = text[from..].char_indices().nth(n).map_or(text.len(), |(at, _)| from + at);
+            proptest::prop_assert_eq!(byte_offset_after_chars_from(&text, from, n), expected);
         }
     }
 }

@@ -51,7 +51,7 @@ mod watch;
 
 use std::borrow::Cow;
 
-pub(crate) use bytes::without_break;
+pub(crate) use bytes::{byte_offset_after_chars, without_break};
 pub(crate) use capture::{Capture, Captured, CapturedParts, OpenSpool, Spool};
 pub use json::{JsonFit, fit_json};
 pub use marker::grouped;
