@@ -917,8 +917,14 @@ fn content_types_are_detected() {
             ContentKind::Go,
         ),
         // Through a file's gutters: the first line with content decides.
-        ("     1\t{\n     2\t  \"a\": 1\n     3\t}", ContentKind::Json),
-        ("     1\t\n     2\t   \n     3\tdiff --git a/x b/x", ContentKind::Diff),
+        (
+            "     1\t{\n     2\t  \"a\": 1\n     3\t}",
+            ContentKind::Json,
+        ),
+        (
+            "     1\t\n     2\t   \n     3\tdiff --git a/x b/x",
+            ContentKind::Diff,
+        ),
         ("\n\n   commit 1a2b3c\nAuthor: A", ContentKind::GitLog),
         ("     1\tjust\n     2\tsome words", ContentKind::Text),
         ("just some words", ContentKind::Text),
