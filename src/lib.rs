@@ -181,3 +181,19 @@ impl Tool for Noop {
         Ok("ok".into())
     }
 }
+
+/// The peak resident size of this process in bytes (`VmHWM` of `/proc/self/status`; Linux), for
+/// a memory test alone in its binary.
+///
+/// # Panics
+///
+/// When `/proc/self/status` cannot be read or has no `VmHWM` line (not Linux).
+pub fn peak_resident_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    let kib: u64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
+        .expect("a VmHWM line in /proc/self/status");
+    kib * 1024
+}

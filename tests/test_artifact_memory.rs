@@ -7,13 +7,7 @@ use std::io::Write as _;
 
 use toolsmith::DirStore;
 use toolsmith::artifacts::{ArtifactStore, PageRequest};
-
-fn peak_resident_bytes() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
-    let kib: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
-    kib * 1024
-}
+use toolsmith_workspace::peak_resident_bytes;
 
 #[test]
 fn reading_the_last_page_of_100_mb_stays_small() {

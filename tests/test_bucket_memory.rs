@@ -8,14 +8,8 @@ use std::io::Write as _;
 
 use toolsmith::artifacts::object_store::path::Path;
 use toolsmith::artifacts::{ArtifactStore, BucketStore, PageRequest};
+use toolsmith_workspace::peak_resident_bytes;
 use toolsmith_workspace::s3::S3Server;
-
-fn peak_resident_bytes() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
-    let kib: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
-    kib * 1024
-}
 
 #[test]
 fn a_gigabyte_streamed_to_a_bucket_stays_under_32_mib() {
