@@ -147,11 +147,13 @@ fn unusual_shapes_convert_back_exactly_borrowed_or_owned() {
         json!({ "role": "model", "parts": [
             { "functionCall": { "args": { "x": 1 }, "name": "b", "id": "i1" }, "thoughtSignature": "s" },
             { "functionCall": { "name": "c", "args": {} } },
+            { "functionCall": { "id": "i2", "args": {}, "name": "d" } },
         ], "extra": 1 }),
         json!({ "role": "user", "parts": [
             { "functionResponse": { "id": "i1", "name": "b", "response": { "a": 1, "b": "two" } } },
             { "functionResponse": { "name": "c", "response": { "n": 7 } } },
-            { "text": "and", "thought": true },
+            { "functionResponse": { "response": { "content": "as the tool said" }, "id": "i2", "name": "d" } },
+            { "thought": true, "text": "and" },
             { "inlineData": { "mimeType": "image/png", "data": "AA==" } },
         ] }),
     ];

@@ -91,12 +91,11 @@ fn read(
         let Value::Object(mut object) = content else {
             return Err(error("a content must be a JSON object"));
         };
-        // The parts move out; the content keeps a placeholder in their place.
+        // The parts move out; the content keeps an empty list in their place.
         let parts = match object.get_mut("parts") {
             Some(Value::Array(parts)) => std::mem::take(parts),
             _ => return Err(error("a content needs a `parts` list")),
         };
-        object.insert("parts".to_owned(), Value::Null);
         let role = match object.get("role").and_then(Value::as_str) {
             Some("model") => Role::Assistant,
             _ => Role::User,
@@ -109,23 +108,20 @@ fn read(
             let Value::Object(mut fields) = part else {
                 return Err(error("a part must be a JSON object"));
             };
+            // What a block models moves out of its part (an empty string, which allocates
+            // nothing, left in its place); the part keeps the rest and is written back around it.
             let block = if let Some(Value::String(text)) = fields.get_mut("text") {
                 let text = std::mem::take(text);
                 // A part of text alone needs nothing kept; any other keeps its other fields.
                 let extra = if fields.len() == 1 {
                     Map::new()
                 } else {
-                    fields.insert("text".to_owned(), Value::Null);
                     kept(PART, Value::Object(fields))
                 };
                 Block::Text(TextBlock { text, extra })
             } else if let Some(Value::Object(call)) = fields.get_mut("functionCall") {
-                let name = call
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned();
-                let given_id = call.get("id").and_then(Value::as_str).map(str::to_owned);
+                let name = super::take_string(call, "name").unwrap_or_default();
+                let given_id = super::take_string(call, "id");
                 // The arguments move into the block's input; the part keeps a placeholder.
                 let input = match call.get_mut("args") {
                     Some(args) => std::mem::replace(args, Value::Null),
@@ -151,46 +147,36 @@ fn read(
                     extra,
                 })
             } else if let Some(Value::Object(response)) = fields.get_mut("functionResponse") {
-                let name = response
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned();
-                let given_id = response
-                    .get("id")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned);
-                // The response moves into the block's text: a large response is held once. A
-                // response of one text field is read as that text, the field's name kept in
-                // its place to write it back; any other as its JSON text.
-                let text = match response.get_mut("response") {
-                    Some(Value::Object(fields))
-                        if fields.len() == 1
-                            && fields.values().next().is_some_and(Value::is_string) =>
-                    {
-                        let (key, text) = match std::mem::take(fields).into_iter().next() {
-                            Some((key, Value::String(text))) => (key, text),
-                            _ => Default::default(),
-                        };
-                        response.insert("response".to_owned(), Value::String(key));
-                        text
+                let given_id = super::take_string(response, "id");
+                // Without an id: the first call of its name still unanswered, as Gemini pairs
+                // them (the name stays in the part, which is written back whole).
+                let made_id = given_id.is_none().then(|| {
+                    let name = response.get("name").and_then(Value::as_str);
+                    let name = name.unwrap_or_default();
+                    match unanswered.iter().position(|(called, _)| called == name) {
+                        Some(at) => unanswered.remove(at).1,
+                        None => format!("gemini_{index}_{k}_unpaired"),
                     }
-                    Some(value) => std::mem::replace(value, Value::Null).to_string(),
+                });
+                // The response moves into the block's text: a large response is held once. A
+                // response of one text field is read as that text, the field left empty in its
+                // place to write it back; any other as its JSON text, `null` in its place.
+                let text = match response.get_mut("response") {
+                    Some(value) => match value.as_object_mut().and_then(one_text_field) {
+                        Some(text) => std::mem::take(text),
+                        None => value.take().to_string(),
+                    },
                     None => {
                         response.insert("response".to_owned(), Value::Null);
                         String::new()
                     }
                 };
                 let mut extra = kept(PART, Value::Object(fields));
-                let id = match given_id {
-                    Some(id) => id,
-                    None => {
+                let id = match (given_id, made_id) {
+                    (Some(id), _) => id,
+                    (None, made) => {
                         extra.insert(MADE_ID.to_owned(), Value::Bool(true));
-                        // The first call of that name still unanswered, as Gemini pairs them.
-                        match unanswered.iter().position(|(called, _)| *called == name) {
-                            Some(at) => unanswered.remove(at).1,
-                            None => format!("gemini_{index}_{k}_unpaired"),
-                        }
+                        made.unwrap_or_default()
                     }
                 };
                 Block::ToolResult(ToolResultBlock {
@@ -215,43 +201,68 @@ fn read(
 /// what changed changed: a compacted response, a renamed call), and what a repair added (a
 /// response for a call that had none) as a new part. Ids made for pairing are not written.
 pub fn to_gemini(messages: &[Message]) -> Vec<Value> {
-    let names: HashMap<&str, (&str, bool)> = calls(messages)
-        .map(|(id, name, made)| (id, (name, made)))
-        .collect();
-    write(&|id| names.get(id).copied(), messages.iter().cloned())
+    let calls = calls_answered(messages);
+    write(calls.into_iter(), messages.iter().cloned())
 }
 
 /// [`to_gemini`] of messages the caller no longer needs: every string moves into the contents,
 /// so a large response is not copied.
 pub fn into_gemini(messages: Vec<Message>) -> Vec<Value> {
-    let names: HashMap<String, (String, bool)> = calls(&messages)
-        .map(|(id, name, made)| (id.to_owned(), (name.to_owned(), made)))
+    let calls = calls_answered(&messages);
+    write(calls.into_iter(), messages.into_iter())
+}
+
+/// What the writer needs of the call each result answers, in the results' order: its
+/// function's name, for a result whose part does not name it (one a repair wrote), and whether
+/// the call's id was made here (then the result's is not written either). Looked up while the
+/// calls are borrowed, so a history of ids with names is not copied to write it.
+fn calls_answered(messages: &[Message]) -> Vec<Answered> {
+    let calls: HashMap<&str, (&str, bool)> = messages
+        .iter()
+        .flat_map(Message::tool_uses)
+        .map(|call| {
+            let made = call.extra.get(MADE_ID) == Some(&Value::Bool(true));
+            (call.id.as_str(), (call.name.as_str(), made))
+        })
         .collect();
-    let name_of = |id: &str| names.get(id).map(|(name, made)| (name.as_str(), *made));
-    write(&name_of, messages.into_iter())
+    messages
+        .iter()
+        .flat_map(Message::tool_results)
+        .map(|result| {
+            let call = calls.get(result.tool_use_id.as_str());
+            let named = result
+                .extra
+                .get(PART)
+                .and_then(|part| part.get("functionResponse")?.get("name"))
+                .is_some();
+            Answered {
+                name: (!named).then(|| call.map_or("", |(name, _)| name).to_owned()),
+                made: call.is_some_and(|(_, made)| *made),
+            }
+        })
+        .collect()
 }
 
-/// Each call's id, function and whether its id was made here: a response a repair wrote names
-/// its call's function (and has an id only when its call had one).
-fn calls(messages: &[Message]) -> impl Iterator<Item = (&str, &str, bool)> {
-    messages.iter().flat_map(Message::tool_uses).map(|call| {
-        let made = call.extra.get(MADE_ID) == Some(&Value::Bool(true));
-        (call.id.as_str(), call.name.as_str(), made)
-    })
+/// What [`calls_answered`] found for one result.
+struct Answered {
+    /// The call's function, when the result's part does not name it.
+    name: Option<String>,
+    /// Whether the call's id was made here.
+    made: bool,
 }
-
-/// A call's function and whether its id was made here, by its id.
-type NameOf<'a> = dyn Fn(&str) -> Option<(&'a str, bool)> + 'a;
 
 /// Both writers, a message at a time (see [`read`]).
-fn write(name_of: &NameOf<'_>, messages: impl Iterator<Item = Message>) -> Vec<Value> {
+fn write(
+    mut answered: impl Iterator<Item = Answered>,
+    messages: impl Iterator<Item = Message>,
+) -> Vec<Value> {
     messages
         .map(|message| {
             let parts: Vec<Value> = match message.content {
                 Content::Text(text) => vec![serde_json::json!({ "text": text })],
                 Content::Blocks(blocks) => blocks
                     .into_iter()
-                    .map(|block| part_of(block, name_of))
+                    .map(|block| part_of(block, &mut answered))
                     .collect(),
             };
             let mut extra = message.extra;
@@ -269,30 +280,31 @@ fn write(name_of: &NameOf<'_>, messages: impl Iterator<Item = Message>) -> Vec<V
                 }
             };
             // `parts` where it was (its place kept), or last.
-            content.insert("parts".to_owned(), Value::Array(parts));
+            super::put(&mut content, "parts", Value::Array(parts));
             Value::Object(content)
         })
         .collect()
 }
 
-fn part_of(block: Block, name_of: &NameOf<'_>) -> Value {
+/// A block as the part it was; a result takes the next of `answered`.
+fn part_of(block: Block, answered: &mut impl Iterator<Item = Answered>) -> Value {
     match block {
         Block::Other(part) => part,
         Block::Text(text) => {
             let mut part = original(text.extra).unwrap_or_default();
-            part.insert("text".to_owned(), text.text.into());
+            super::put(&mut part, "text", text.text.into());
             Value::Object(part)
         }
         Block::ToolUse(call) => {
             let made = call.extra.get(MADE_ID) == Some(&Value::Bool(true));
             let mut part = original(call.extra).unwrap_or_default();
             let mut inner = taken(&mut part, "functionCall");
-            inner.insert("name".to_owned(), call.name.into());
-            inner.insert("args".to_owned(), call.input);
+            super::put(&mut inner, "name", call.name.into());
+            super::put(&mut inner, "args", call.input);
             if !made {
-                inner.insert("id".to_owned(), call.id.into());
+                super::put(&mut inner, "id", call.id.into());
             }
-            part.insert("functionCall".to_owned(), Value::Object(inner));
+            super::put(&mut part, "functionCall", Value::Object(inner));
             Value::Object(part)
         }
         Block::ToolResult(result) => {
@@ -304,42 +316,61 @@ fn part_of(block: Block, name_of: &NameOf<'_>) -> Value {
                 })
                 .collect();
             let made_here = result.extra.get(MADE_ID) == Some(&Value::Bool(true));
+            let call = answered.next().unwrap_or(Answered {
+                name: None,
+                made: false,
+            });
             let text = match result.content {
                 Some(ResultContent::Text(text)) => text,
                 _ => result.text().into_owned(),
             };
-            let mut part = original(result.extra).unwrap_or_default();
-            let mut inner = taken(&mut part, "functionResponse");
-            // A response of one text field is that field with the text; any other is the
-            // block's text read back (it was written from the response, in order), unless the
-            // text is no object's any more (compacted, or written by a repair): then
-            // `{"output": text}`.
-            let response = match inner.get("response") {
-                Some(Value::String(key)) => {
-                    let mut fields = Map::new();
-                    fields.insert(key.clone(), Value::String(text));
-                    Value::Object(fields)
-                }
-                _ => match serde_json::from_str::<Value>(&text) {
-                    Ok(object @ Value::Object(_)) => object,
-                    _ => serde_json::json!({ "output": text }),
-                },
+            let read = original(result.extra);
+            // A result read from a part had its id taken out of it when it had one (not made
+            // here): it goes back. One a repair wrote has an id when its call had one.
+            let write_id = if read.is_some() {
+                !made_here
+            } else {
+                !call.made
             };
-            inner.insert("response".to_owned(), response);
+            let mut part = read.unwrap_or_default();
+            let mut inner = taken(&mut part, "functionResponse");
+            // A response of one text field gets the text back in it; any other is the block's
+            // text read back (it was written from the response, in order), unless the text is
+            // no object's any more (compacted, or written by a repair): then `{"output": text}`.
+            let field = inner.get_mut("response").and_then(Value::as_object_mut);
+            match field.and_then(one_text_field) {
+                Some(slot) => *slot = text,
+                None => {
+                    let response = match serde_json::from_str::<Value>(&text) {
+                        Ok(object @ Value::Object(_)) => object,
+                        _ => serde_json::json!({ "output": text }),
+                    };
+                    super::put(&mut inner, "response", response);
+                }
+            }
             if !images.is_empty() && !inner.contains_key("parts") {
                 inner.insert("parts".to_owned(), Value::Array(images));
             }
-            let call = name_of(&result.tool_use_id);
-            if !inner.contains_key("name") {
-                inner.insert("name".to_owned(), call.map_or("", |(name, _)| name).into());
+            if let Some(name) = call.name {
+                super::put(&mut inner, "name", name.into());
             }
-            let made = made_here || call.is_some_and(|(_, made)| made);
-            if !made {
-                inner.insert("id".to_owned(), result.tool_use_id.into());
+            if write_id {
+                super::put(&mut inner, "id", result.tool_use_id.into());
             }
-            part.insert("functionResponse".to_owned(), Value::Object(inner));
+            super::put(&mut part, "functionResponse", Value::Object(inner));
             Value::Object(part)
         }
+    }
+}
+
+/// The text of a response of one text field (`{"output": "…"}`), the form tools' responses take.
+fn one_text_field(fields: &mut Map<String, Value>) -> Option<&mut String> {
+    if fields.len() != 1 {
+        return None;
+    }
+    match fields.values_mut().next() {
+        Some(Value::String(text)) => Some(text),
+        _ => None,
     }
 }
 

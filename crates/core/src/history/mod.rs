@@ -53,7 +53,29 @@ pub use pairing::{
 };
 pub use responses::{from_responses, from_responses_owned, into_responses, to_responses};
 
+use serde_json::{Map, Value};
+
 use crate::tokens::TokenCounter;
+
+/// Sets `key` of `object` to `value`: in its place, without a new key, when it is there (as
+/// the readers leave a placeholder where they took a value out); last when it is not.
+fn put(object: &mut Map<String, Value>, key: &str, value: Value) {
+    match object.get_mut(key) {
+        Some(slot) => *slot = value,
+        None => {
+            object.insert(key.to_owned(), value);
+        }
+    }
+}
+
+/// The string under `key` of `object`, taken out of it: an empty string (which allocates
+/// nothing) is left in its place for the writer to [`put`] it back.
+fn take_string(object: &mut Map<String, Value>, key: &str) -> Option<String> {
+    match object.get_mut(key) {
+        Some(Value::String(text)) => Some(std::mem::take(text)),
+        _ => None,
+    }
+}
 
 /// How much of the context window a history takes, by a [`TokenCounter`]'s estimate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -389,6 +389,12 @@ impl fmt::Display for RepairReport {
 /// (the allowed characters kept, the rest `_`, then `_2`, `_3`, … until unique), and so are the
 /// results of its turn that name it. Repairing a repaired history changes nothing.
 pub fn repair(history: &mut Vec<Message>) -> RepairReport {
+    repair_turns(history, true)
+}
+
+/// [`repair`], with the clean turns moved across as they are (`skip_clean`) or rebuilt like the
+/// others (which must come to the same: the tests compare the two).
+fn repair_turns(history: &mut Vec<Message>, skip_clean: bool) -> RepairReport {
     let mut report = RepairReport::default();
     if is_valid(history) {
         return report;
@@ -397,6 +403,12 @@ pub fn repair(history: &mut Vec<Message>) -> RepairReport {
     // it arrived; only where ids repeat does position decide.
     let once = calls_made_once(history);
     report.renamed = rename_ids(history);
+    // The turns already in repaired form (most of a damaged history) move across as they are.
+    let clean = if skip_clean {
+        clean_turns(history)
+    } else {
+        Vec::new()
+    };
     let old = mem::take(history);
     let mut out: Vec<Message> = Vec::with_capacity(old.len() + 1);
     let mut messages = old.into_iter().peekable();
@@ -410,7 +422,15 @@ pub fn repair(history: &mut Vec<Message>) -> RepairReport {
             push_unless_empty(&mut out, kept, &mut report);
         }
     }
+    let mut clean = clean.into_iter();
     while let Some(assistant) = messages.next() {
+        if clean.next() == Some(true) {
+            out.push(assistant);
+            while let Some(message) = messages.next_if(|m| m.role == Role::User) {
+                out.push(message);
+            }
+            continue;
+        }
         let (assistant, uses) = clean_assistant(assistant, &mut report);
         let mut answers: Vec<Option<ToolResultBlock>> = vec![None; uses.len()];
         let mut following = Vec::new();
@@ -486,17 +506,111 @@ pub fn repair(history: &mut Vec<Message>) -> RepairReport {
     report
 }
 
-/// The ids of the calls made exactly once in `history`.
+/// Of the ids that results name outside their turn (the only ones [`repair`] asks about), those
+/// of calls made exactly once in `history`. Results that answer a call of their own turn are
+/// not looked at, so a history of thousands of calls is not copied to find a few late results.
 fn calls_made_once(history: &[Message]) -> std::collections::HashSet<String> {
-    let mut counts: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    use std::collections::HashMap;
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    let mut turn: Option<&Message> = None;
+    for message in history {
+        if message.role == Role::Assistant {
+            turn = Some(message);
+            continue;
+        }
+        for result in message.tool_results() {
+            let id = result.tool_use_id.as_str();
+            if !turn.is_some_and(|call| call.tool_uses().any(|call| call.id == id)) {
+                counts.insert(id, 0);
+            }
+        }
+    }
+    if counts.is_empty() {
+        return std::collections::HashSet::new();
+    }
     for tool_use in history.iter().flat_map(Message::tool_uses) {
-        *counts.entry(tool_use.id.as_str()).or_default() += 1;
+        if let Some(count) = counts.get_mut(tool_use.id.as_str()) {
+            *count += 1;
+        }
     }
     counts
         .into_iter()
         .filter(|&(_, count)| count == 1)
         .map(|(id, _)| id.to_owned())
         .collect()
+}
+
+/// For each assistant message of `history`, in order, whether its turn (it and the user
+/// messages up to the next one) is already what [`repair`] would make of it: the calls of
+/// distinct ids, answered in their order at the front of the next message and nowhere else, no
+/// call in a user message, no message empty. Such a turn is moved across untouched.
+fn clean_turns(history: &[Message]) -> Vec<bool> {
+    let mut clean = Vec::new();
+    let mut i = history
+        .iter()
+        .position(|m| m.role == Role::Assistant)
+        .unwrap_or(history.len());
+    while i < history.len() {
+        let assistant = &history[i];
+        let following = history[i + 1..]
+            .iter()
+            .take_while(|m| m.role == Role::User)
+            .count();
+        clean.push(turn_is_clean(assistant, &history[i + 1..i + 1 + following]));
+        i += 1 + following;
+    }
+    clean
+}
+
+fn turn_is_clean(assistant: &Message, following: &[Message]) -> bool {
+    if assistant.is_empty() || following.iter().any(Message::is_empty) {
+        return false;
+    }
+    let blocks = assistant.blocks();
+    let mut calls = 0;
+    for (k, block) in blocks.iter().enumerate() {
+        match block {
+            Block::ToolResult(_) => return false,
+            Block::ToolUse(call) => {
+                let repeated = blocks[..k]
+                    .iter()
+                    .filter_map(Block::as_tool_use)
+                    .any(|earlier| earlier.id == call.id);
+                if repeated {
+                    return false;
+                }
+                calls += 1;
+            }
+            _ => {}
+        }
+    }
+    let pairing = |block: &Block| matches!(block, Block::ToolResult(_) | Block::ToolUse(_));
+    let (rest, others) = match following.split_first() {
+        Some((first, others)) if calls > 0 => {
+            let Content::Blocks(answers) = &first.content else {
+                return false;
+            };
+            if answers.len() < calls {
+                return false;
+            }
+            let (answers, rest) = answers.split_at(calls);
+            let in_order = answers
+                .iter()
+                .zip(assistant.tool_uses())
+                .all(|(answer, call)| {
+                    answer
+                        .as_tool_result()
+                        .is_some_and(|answer| answer.tool_use_id == call.id)
+                });
+            if !in_order {
+                return false;
+            }
+            (rest, others)
+        }
+        None if calls > 0 => return false,
+        _ => (&[][..], following),
+    };
+    !rest.iter().any(pairing) && !others.iter().any(|m| m.blocks().iter().any(pairing))
 }
 
 /// Puts a late `result` where its call is answered in `out` (the history repaired so far), in
@@ -538,6 +652,9 @@ fn place_late(
 pub(crate) fn rename_ids(history: &mut [Message]) -> Vec<(String, String)> {
     use std::collections::HashSet;
     let mut renamed = Vec::new();
+    if !needs_renaming(history) {
+        return renamed;
+    }
     // Every id in use anywhere, so a new name never collides with a later one.
     let mut taken: HashSet<String> = history
         .iter()
@@ -592,6 +709,22 @@ pub(crate) fn rename_ids(history: &mut [Message]) -> Vec<(String, String)> {
         renamed.extend(turn);
     }
     renamed
+}
+
+/// Whether [`rename_ids`] has anything to rename: an id not of the allowed characters, or one an
+/// earlier assistant message used. Looked at borrowed, so a history without either (nearly
+/// every one) is not copied to find out.
+fn needs_renaming(history: &[Message]) -> bool {
+    let mut used_before: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    for message in history.iter().filter(|m| m.role == Role::Assistant) {
+        for call in message.tool_uses() {
+            if !is_valid_tool_use_id(&call.id) || used_before.contains(call.id.as_str()) {
+                return true;
+            }
+        }
+        used_before.extend(message.tool_uses().map(|call| call.id.as_str()));
+    }
+    false
 }
 
 /// A valid id not in `taken`, made from `id`: its allowed characters kept, others `_`, then a
@@ -658,5 +791,102 @@ fn push_unless_empty(out: &mut Vec<Message>, message: Message, report: &mut Repa
         report.empty_messages_removed += 1;
     } else {
         out.push(message);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// A small deterministic generator (xorshift), so the comparison below needs no crate.
+    struct Random(u64);
+
+    impl Random {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % n.max(1) as u64) as usize
+        }
+    }
+
+    /// A conversation of turns with 0–3 calls each, answered, then damaged a few times: blocks
+    /// dropped, repeated, moved and renamed, messages dropped, ids reused across turns.
+    fn damaged(random: &mut Random) -> Vec<Message> {
+        let mut messages = vec![Message::user("start")];
+        for t in 0..random.below(8) {
+            let ids: Vec<String> = (0..random.below(4))
+                .map(|c| format!("call_{}_{c}", if random.below(6) == 0 { 0 } else { t }))
+                .collect();
+            let mut blocks = vec![Block::text(format!("turn {t}"))];
+            blocks.extend(ids.iter().map(|id| Block::tool_use(id, "tool", json!({}))));
+            messages.push(Message::from_blocks(Role::Assistant, blocks));
+            let mut results: Vec<Block> = ids
+                .iter()
+                .map(|id| Block::tool_result(id, format!("result of {id}"), false))
+                .collect();
+            if random.below(2) == 0 {
+                results.push(Block::text(format!("user {t}")));
+            }
+            messages.push(Message::from_blocks(Role::User, results));
+        }
+        for _ in 0..random.below(4) {
+            let m = random.below(messages.len());
+            let Content::Blocks(blocks) = &mut messages[m].content else {
+                continue;
+            };
+            if blocks.is_empty() {
+                continue;
+            }
+            let b = random.below(blocks.len());
+            match random.below(5) {
+                0 => {
+                    blocks.remove(b);
+                }
+                1 => blocks.push(blocks[b].clone()),
+                2 => {
+                    let block = blocks.remove(b);
+                    let to = random.below(messages.len());
+                    if let Content::Blocks(blocks) = &mut messages[to].content {
+                        blocks.push(block);
+                    }
+                }
+                3 => match &mut blocks[b] {
+                    Block::ToolUse(call) => call.id = format!("call_{}_0", random.below(3)),
+                    Block::ToolResult(result) => {
+                        result.tool_use_id = format!("call_{}_0", random.below(3));
+                    }
+                    _ => {}
+                },
+                _ => {
+                    messages.remove(m);
+                }
+            }
+        }
+        messages
+    }
+
+    #[test]
+    fn a_clean_turn_moved_across_is_what_rebuilding_it_makes() {
+        let mut random = Random(0x9e37_79b9_7f4a_7c15);
+        let (mut skipped, mut repaired) = (0, 0);
+        for _ in 0..20_000 {
+            let history = damaged(&mut random);
+            if !is_valid(&history) {
+                repaired += 1;
+                skipped += clean_turns(&history).iter().filter(|&&clean| clean).count();
+            }
+            let (mut fast, mut rebuilt) = (history.clone(), history.clone());
+            let fast_report = repair_turns(&mut fast, true);
+            let rebuilt_report = repair_turns(&mut rebuilt, false);
+            assert_eq!(fast, rebuilt, "{history:#?}");
+            assert_eq!(fast_report, rebuilt_report, "{history:#?}");
+        }
+        assert!(
+            repaired > 10_000 && skipped > 10_000,
+            "the comparison covers damaged histories with clean turns: {repaired}, {skipped}"
+        );
     }
 }

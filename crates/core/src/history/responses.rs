@@ -88,9 +88,10 @@ fn read(items: impl Iterator<Item = Value>) -> Result<Vec<Message>, ConversionEr
         let kind = object.get("type").and_then(Value::as_str);
         let (role, block) = match kind {
             Some("function_call") => {
-                let id = string(&object, "call_id")
+                // The id and name move into the block, an empty string left in their places.
+                let id = super::take_string(&mut object, "call_id")
                     .ok_or_else(|| error("a `function_call` needs `call_id`"))?;
-                let name = string(&object, "name")
+                let name = super::take_string(&mut object, "name")
                     .ok_or_else(|| error("a `function_call` needs `name`"))?;
                 let arguments = object
                     .get("arguments")
@@ -109,7 +110,7 @@ fn read(items: impl Iterator<Item = Value>) -> Result<Vec<Message>, ConversionEr
                 )
             }
             Some("function_call_output") => {
-                let id = string(&object, "call_id")
+                let id = super::take_string(&mut object, "call_id")
                     .ok_or_else(|| error("a `function_call_output` needs `call_id`"))?;
                 // The output moves into the block's content; the item keeps a placeholder in its
                 // place that says what kind of JSON it was, so a large output is held once.
@@ -186,8 +187,8 @@ fn item_of(block: Block, role: Role) -> Value {
                 fresh.insert("type".to_owned(), "function_call".into());
                 fresh
             });
-            item.insert("call_id".to_owned(), call.id.into());
-            item.insert("name".to_owned(), call.name.into());
+            super::put(&mut item, "call_id", call.id.into());
+            super::put(&mut item, "name", call.name.into());
             // The arguments as they were written, unless the input changed.
             let unchanged = item
                 .get("arguments")
@@ -199,7 +200,7 @@ fn item_of(block: Block, role: Role) -> Value {
                     Value::String(text) => text,
                     other => other.to_string(),
                 };
-                item.insert("arguments".to_owned(), arguments.into());
+                super::put(&mut item, "arguments", arguments.into());
             }
             Value::Object(item)
         }
@@ -209,7 +210,7 @@ fn item_of(block: Block, role: Role) -> Value {
                 fresh.insert("type".to_owned(), "function_call_output".into());
                 fresh
             });
-            item.insert("call_id".to_owned(), result.tool_use_id.into());
+            super::put(&mut item, "call_id", result.tool_use_id.into());
             // The output from the content: a string as it was, a list of parts as it was, and
             // an output of another JSON kind read back from its text (unless compacted).
             let was_other = item.get("output") == Some(&Value::Bool(true));
@@ -239,7 +240,7 @@ fn item_of(block: Block, role: Role) -> Value {
                         .collect(),
                 ),
             };
-            item.insert("output".to_owned(), output);
+            super::put(&mut item, "output", output);
             Value::Object(item)
         }
     }
@@ -273,10 +274,6 @@ fn role_name(role: Role) -> &'static str {
         Role::User => "user",
         Role::Assistant => "assistant",
     }
-}
-
-fn string(object: &Map<String, Value>, key: &str) -> Option<String> {
-    object.get(key).and_then(Value::as_str).map(str::to_owned)
 }
 
 /// A block's kept fields: the item it was.
