@@ -92,7 +92,7 @@ fn read(
             return Err(error("a content must be a JSON object"));
         };
         // The parts move out; the content keeps an empty list in their place.
-        let parts = match object.get_mut("parts") {
+        let parts = match super::slot(&mut object, "parts") {
             Some(Value::Array(parts)) => std::mem::take(parts),
             _ => return Err(error("a content needs a `parts` list")),
         };
@@ -110,7 +110,7 @@ fn read(
             };
             // What a block models moves out of its part (an empty string, which allocates
             // nothing, left in its place); the part keeps the rest and is written back around it.
-            let block = if let Some(Value::String(text)) = fields.get_mut("text") {
+            let block = if let Some(Value::String(text)) = super::slot(&mut fields, "text") {
                 let text = std::mem::take(text);
                 // A part of text alone needs nothing kept; any other keeps its other fields.
                 let extra = if fields.len() == 1 {
@@ -119,11 +119,11 @@ fn read(
                     kept(PART, Value::Object(fields))
                 };
                 Block::Text(TextBlock { text, extra })
-            } else if let Some(Value::Object(call)) = fields.get_mut("functionCall") {
+            } else if let Some(Value::Object(call)) = super::slot(&mut fields, "functionCall") {
                 let name = super::take_string(call, "name").unwrap_or_default();
                 let given_id = super::take_string(call, "id");
                 // The arguments move into the block's input; the part keeps a placeholder.
-                let input = match call.get_mut("args") {
+                let input = match super::slot(call, "args") {
                     Some(args) => std::mem::replace(args, Value::Null),
                     None => {
                         call.insert("args".to_owned(), Value::Null);
@@ -146,7 +146,9 @@ fn read(
                     input,
                     extra,
                 })
-            } else if let Some(Value::Object(response)) = fields.get_mut("functionResponse") {
+            } else if let Some(Value::Object(response)) =
+                super::slot(&mut fields, "functionResponse")
+            {
                 let given_id = super::take_string(response, "id");
                 // Without an id: the first call of its name still unanswered, as Gemini pairs
                 // them (the name stays in the part, which is written back whole).
@@ -161,7 +163,7 @@ fn read(
                 // The response moves into the block's text: a large response is held once. A
                 // response of one text field is read as that text, the field left empty in its
                 // place to write it back; any other as its JSON text, `null` in its place.
-                let text = match response.get_mut("response") {
+                let text = match super::slot(response, "response") {
                     Some(value) => match value.as_object_mut().and_then(one_text_field) {
                         Some(text) => std::mem::take(text),
                         None => value.take().to_string(),
@@ -337,7 +339,7 @@ fn part_of(block: Block, answered: &mut impl Iterator<Item = Answered>) -> Value
             // A response of one text field gets the text back in it; any other is the block's
             // text read back (it was written from the response, in order), unless the text is
             // no object's any more (compacted, or written by a repair): then `{"output": text}`.
-            let field = inner.get_mut("response").and_then(Value::as_object_mut);
+            let field = super::slot(&mut inner, "response").and_then(Value::as_object_mut);
             match field.and_then(one_text_field) {
                 Some(slot) => *slot = text,
                 None => {
@@ -382,7 +384,7 @@ fn kept(key: &str, value: Value) -> Map<String, Value> {
 
 /// The object under `key` in a part, taken out of it (its place kept for the write back).
 fn taken(part: &mut Map<String, Value>, key: &str) -> Map<String, Value> {
-    match part.get_mut(key).map(Value::take) {
+    match super::slot(part, key).map(Value::take) {
         Some(Value::Object(inner)) => inner,
         _ => Map::new(),
     }

@@ -60,7 +60,7 @@ use crate::tokens::TokenCounter;
 /// Sets `key` of `object` to `value`: in its place, without a new key, when it is there (as
 /// the readers leave a placeholder where they took a value out); last when it is not.
 fn put(object: &mut Map<String, Value>, key: &str, value: Value) {
-    match object.get_mut(key) {
+    match slot(object, key) {
         Some(slot) => *slot = value,
         None => {
             object.insert(key.to_owned(), value);
@@ -68,10 +68,22 @@ fn put(object: &mut Map<String, Value>, key: &str, value: Value) {
     }
 }
 
+/// The value under `key` of `object`. The objects of a history are small (a part, a call, an
+/// item: a handful of fields), and for them a look along the fields, lengths first, is cheaper
+/// than hashing the key; a large one is looked up by hash.
+fn slot<'a>(object: &'a mut Map<String, Value>, key: &str) -> Option<&'a mut Value> {
+    if object.len() > 8 {
+        return object.get_mut(key);
+    }
+    object
+        .iter_mut()
+        .find_map(|(name, value)| (name == key).then_some(value))
+}
+
 /// The string under `key` of `object`, taken out of it: an empty string (which allocates
 /// nothing) is left in its place for the writer to [`put`] it back.
 fn take_string(object: &mut Map<String, Value>, key: &str) -> Option<String> {
-    match object.get_mut(key) {
+    match slot(object, key) {
         Some(Value::String(text)) => Some(std::mem::take(text)),
         _ => None,
     }

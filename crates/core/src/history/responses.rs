@@ -163,6 +163,8 @@ pub fn into_responses(messages: Vec<Message>) -> Vec<Value> {
 /// Both writers, a message at a time (see [`read`]).
 fn write(messages: impl Iterator<Item = Message>, count: usize) -> Vec<Value> {
     let mut items = Vec::with_capacity(count);
+    // One buffer for every call's arguments written out to compare.
+    let mut buffer = Vec::new();
     for message in messages {
         match message.content {
             Content::Text(text) => items.push(serde_json::json!({
@@ -170,14 +172,18 @@ fn write(messages: impl Iterator<Item = Message>, count: usize) -> Vec<Value> {
                 "content": text,
             })),
             Content::Blocks(blocks) => {
-                items.extend(blocks.into_iter().map(|block| item_of(block, message.role)));
+                items.extend(
+                    blocks
+                        .into_iter()
+                        .map(|block| item_of(block, message.role, &mut buffer)),
+                );
             }
         }
     }
     items
 }
 
-fn item_of(block: Block, role: Role) -> Value {
+fn item_of(block: Block, role: Role, buffer: &mut Vec<u8>) -> Value {
     match block {
         Block::Other(item) => item,
         Block::Text(text) => serde_json::json!({ "role": role_name(role), "content": text.text }),
@@ -193,8 +199,7 @@ fn item_of(block: Block, role: Role) -> Value {
             let unchanged = item
                 .get("arguments")
                 .and_then(Value::as_str)
-                .and_then(|written| serde_json::from_str::<Value>(written).ok())
-                .is_some_and(|parsed| parsed == call.input);
+                .is_some_and(|written| says(written, &call.input, buffer));
             if !unchanged {
                 let arguments = match call.input {
                     Value::String(text) => text,
@@ -244,6 +249,16 @@ fn item_of(block: Block, role: Role) -> Value {
             Value::Object(item)
         }
     }
+}
+
+/// Whether the JSON text `written` is `input`: compared as text with `input` written compactly
+/// (as models write arguments, so nothing is parsed), else parsed and compared.
+fn says(written: &str, input: &Value, buffer: &mut Vec<u8>) -> bool {
+    buffer.clear();
+    if serde_json::to_writer(&mut *buffer, input).is_ok() && buffer == written.as_bytes() {
+        return true;
+    }
+    serde_json::from_str::<Value>(written).is_ok_and(|parsed| parsed == *input)
 }
 
 /// A call's output as a result's content: a string as text, a list of parts as blocks kept
