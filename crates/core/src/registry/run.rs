@@ -120,7 +120,11 @@ fn finish(record: &mut CallRecord, outcome: Outcome) {
 
 /// Runs one admitted call under its timeout and the turn's cancellation; a streamed output is
 /// consumed here, under the same timeout, in memory bounded by `most_allowed` chars.
-async fn run_call(
+///
+/// A plain fn returning an `async move` block, not an `async fn`: an async fn's arguments are
+/// moved into locals of its state, which then holds each of them twice, and every call's task
+/// is moved a few times on its way to a worker.
+fn run_call(
     tool: Arc<dyn DynTool>,
     args: CallArgs,
     cx: ToolContext,
@@ -128,64 +132,76 @@ async fn run_call(
     most_allowed: usize,
     style: TrimStyle,
     approval: Option<(Arc<ApprovalPolicy>, Value)>,
-) -> Outcome {
-    let started = Instant::now();
-    if let Some(events) = cx
-        .events_sender()
-        .filter(|events| events.receiver_count() > 0)
-    {
-        let _ = events.send(Event::CallStarted {
-            call_id: cx.call_id().into(),
-            tool: cx.tool_name().into(),
-            allowance: cx.allowance(),
-        });
-    }
-    let call = async {
-        if let Some((policy, shown)) = &approval {
-            // Boxed: a call without approval does not carry the approval's state in its task.
-            Box::pin(approve(policy, &tool, shown, &cx, timeout)).await?;
+) -> impl Future<Output = Outcome> + Send {
+    async move {
+        let started = Instant::now();
+        if let Some(events) = cx
+            .events_sender()
+            .filter(|events| events.receiver_count() > 0)
+        {
+            let _ = events.send(Event::CallStarted {
+                call_id: cx.call_id().into(),
+                tool: cx.tool_name().into(),
+                allowance: cx.allowance(),
+            });
         }
-        tool.call(args, &cx).await.map_err(Failure::Tool)
-    };
-    let returned = tokio::select! {
-        // The call first: a call that is ready never registers a cancellation waiter.
-        biased;
-        returned = with_timeout(timeout, call) => returned,
-        () = cx.cancelled() => Err(ToolError::Cancelled.into()),
-    };
-    let result = match returned {
-        Ok(output) => {
-            let (body, media, tool_meta) = output.into_parts();
-            let (body, error_kind) = match body {
-                OutputBody::Empty => (Body::Text(String::new()), None),
-                OutputBody::Text(text) => (Body::Text(text), None),
-                OutputBody::Json(json) => (Body::Json(json), None),
-                OutputBody::Stream(stream) => {
-                    let deadline = timeout.map(|limit| (started + limit, limit));
-                    // Boxed: a call that returns text never carries the capture's state.
-                    Box::pin(consume(stream, &cx, deadline, most_allowed, style)).await
+        let call = async {
+            if let Some((policy, shown)) = &approval {
+                // Boxed: a call without approval does not carry the approval's state in its task.
+                Box::pin(approve(policy, &tool, shown, &cx, timeout)).await?;
+            }
+            tool.call(args, &cx).await.map_err(Failure::Tool)
+        };
+        // The call is polled once on its own: one that is ready at once (most calls of a fast tool)
+        // never makes a cancellation waiter, and the task of every call carries only a pointer to
+        // one (boxed when a call waits), not the waiter itself: a smaller task is moved faster.
+        let mut call = std::pin::pin!(with_timeout(timeout, call));
+        let first = std::future::poll_fn(|waker| std::task::Poll::Ready(call.as_mut().poll(waker)));
+        let returned = match first.await {
+            std::task::Poll::Ready(returned) => returned,
+            std::task::Poll::Pending => {
+                let cancelled = Box::pin(cx.cancelled());
+                tokio::select! {
+                    biased;
+                    returned = call => returned,
+                    () = cancelled => Err(ToolError::Cancelled.into()),
                 }
-            };
-            Ok(Produced {
-                body,
-                media,
-                tool_meta,
-                error_kind,
-            })
+            }
+        };
+        let result = match returned {
+            Ok(output) => {
+                let (body, media, tool_meta) = output.into_parts();
+                let (body, error_kind) = match body {
+                    OutputBody::Empty => (Body::Text(String::new()), None),
+                    OutputBody::Text(text) => (Body::Text(text), None),
+                    OutputBody::Json(json) => (Body::Json(json), None),
+                    OutputBody::Stream(stream) => {
+                        let deadline = timeout.map(|limit| (started + limit, limit));
+                        // Boxed: a call that returns text never carries the capture's state.
+                        Box::pin(consume(stream, &cx, deadline, most_allowed, style)).await
+                    }
+                };
+                Ok(Produced {
+                    body,
+                    media,
+                    tool_meta,
+                    error_kind,
+                })
+            }
+            Err(failure) => Err(failure),
+        };
+        let timed_out = match &result {
+            Err(failure) => failure.kind() == ErrorKind::Timeout,
+            Ok(produced) => produced.error_kind == Some(ErrorKind::Timeout),
+        };
+        if timed_out {
+            // Whatever the tool spawned and handed the token to stops too.
+            cx.cancellation_token().cancel();
         }
-        Err(failure) => Err(failure),
-    };
-    let timed_out = match &result {
-        Err(failure) => failure.kind() == ErrorKind::Timeout,
-        Ok(produced) => produced.error_kind == Some(ErrorKind::Timeout),
-    };
-    if timed_out {
-        // Whatever the tool spawned and handed the token to stops too.
-        cx.cancellation_token().cancel();
-    }
-    Outcome {
-        result,
-        duration: started.elapsed(),
+        Outcome {
+            result,
+            duration: started.elapsed(),
+        }
     }
 }
 
@@ -273,15 +289,20 @@ async fn approve(
     decided.map_err(|reason| Refusal::Denied { reason }.into())
 }
 
-async fn with_timeout<T>(
+/// `call`, failing with a timeout after `timeout`. One future of either kind, not an async fn
+/// holding both: the call's state is held once.
+fn with_timeout<T>(
     timeout: Option<Duration>,
     call: impl Future<Output = Result<T, Failure>>,
-) -> Result<T, Failure> {
+) -> impl Future<Output = Result<T, Failure>> {
+    use futures_util::FutureExt as _;
+    use futures_util::future::Either;
     match timeout {
-        Some(limit) => tokio::time::timeout(limit, call)
-            .await
-            .unwrap_or(Err(ToolError::Timeout(limit).into())),
-        None => call.await,
+        Some(limit) => Either::Left(
+            tokio::time::timeout(limit, call)
+                .map(move |timed| timed.unwrap_or(Err(ToolError::Timeout(limit).into()))),
+        ),
+        None => Either::Right(call),
     }
 }
 
