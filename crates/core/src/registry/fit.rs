@@ -90,11 +90,41 @@ pub(super) async fn fit(
         };
     }
 
+    // Only the wait for an artifact is a future; the cut is not, so a result (hundreds of
+    // bytes of record and content) is not moved into a future of its own to be cut.
     let mut results = Vec::with_capacity(settled.len());
-    for s in settled {
-        results.push(cut(s, registry).await);
+    for mut s in settled {
+        let stored = match s.storing.take() {
+            Some(storing) => stored(storing, &mut s.body).await,
+            None => None,
+        };
+        results.push(cut(s, stored, registry));
     }
     results
+}
+
+/// Waits until a result's full output is stored: a text stored by a blocking task comes back
+/// into its body, a stream's spool is committed.
+async fn stored(storing: Storing, body: &mut Body) -> Option<Committed> {
+    match storing {
+        Storing::Text(job) => match job.await {
+            Ok((text, stored)) => {
+                *body = match body {
+                    Body::Json(_) => Body::Json(text),
+                    _ => Body::Text(text),
+                };
+                Some(stored)
+            }
+            Err(error) => {
+                // The store panicked and took the text with it; say so.
+                *body = Body::Text(format!(
+                    "Error: the output was lost: the artifact store failed ({error})."
+                ));
+                None
+            }
+        },
+        Storing::Spooled(spool) => spool.committed().await,
+    }
 }
 
 /// A call's content as the model would read it whole, with its figures and the style it is cut
@@ -233,8 +263,9 @@ fn notes_room(notes: &str) -> usize {
     }
 }
 
-/// Cuts one result into its allowance, naming its artifact in the marker.
-async fn cut(s: Settled, registry: &Registry) -> ToolResult {
+/// Cuts one result into its allowance, naming its artifact (`stored`, when it was) in the
+/// marker.
+fn cut(s: Settled, stored: Option<Committed>, registry: &Registry) -> ToolResult {
     let Settled {
         record,
         body,
@@ -242,35 +273,12 @@ async fn cut(s: Settled, registry: &Registry) -> ToolResult {
         tool_meta,
         totals,
         style,
-        storing,
+        storing: _,
         media,
         left_out,
         notes,
         body_allowance,
     } = s;
-    let (body, stored) = match (body, storing) {
-        (body, None) => (body, None),
-        (body, Some(Storing::Text(job))) => match job.await {
-            Ok((text, stored)) => (
-                match body {
-                    Body::Json(_) => Body::Json(text),
-                    _ => Body::Text(text),
-                },
-                Some(stored),
-            ),
-            Err(error) => (
-                // The store panicked and took the text with it; say so.
-                Body::Text(format!(
-                    "Error: the output was lost: the artifact store failed ({error})."
-                )),
-                None,
-            ),
-        },
-        (body, Some(Storing::Spooled(spool))) => {
-            let stored = spool.committed().await;
-            (body, stored)
-        }
-    };
     let (artifact, omitted_bytes, mut artifact_error) = match stored {
         Some(Ok((id, omitted))) => (Some(id), omitted, None),
         Some(Err(error)) => (None, 0, Some(store_failure(&error))),

@@ -55,10 +55,10 @@ pub(super) async fn run(
         let timeout = spec.limits.timeout.or(inner.default_timeout);
         let read_only = spec.annotations.is_read_only();
         let most = budget.most_allowed(batch_budget, record.cap, record.planned);
-        let style = spec.limits.trim_style();
-        let approval = inner.approval.clone().zip(shown);
-        let call = run_call(tool, args, cx, timeout, most, style, approval)
-            .instrument(record.span.clone());
+        // Boxed: only a registry with an approval policy has one, and a call's task is moved.
+        let approval = inner.approval.clone().zip(shown).map(Box::new);
+        let call =
+            run_call(tool, args, cx, timeout, most, approval).instrument(record.span.clone());
         if read_only {
             tasks.push((i, tokio::spawn(call)));
         } else {
@@ -130,8 +130,7 @@ fn run_call(
     cx: ToolContext,
     timeout: Option<Duration>,
     most_allowed: usize,
-    style: TrimStyle,
-    approval: Option<(Arc<ApprovalPolicy>, Value)>,
+    approval: Option<Box<(Arc<ApprovalPolicy>, Value)>>,
 ) -> impl Future<Output = Outcome> + Send {
     async move {
         let started = Instant::now();
@@ -146,7 +145,7 @@ fn run_call(
             });
         }
         let call = async {
-            if let Some((policy, shown)) = &approval {
+            if let Some((policy, shown)) = approval.as_deref() {
                 // Boxed: a call without approval does not carry the approval's state in its task.
                 Box::pin(approve(policy, &tool, shown, &cx, timeout)).await?;
             }
@@ -155,16 +154,19 @@ fn run_call(
         // The call is polled once on its own: one that is ready at once (most calls of a fast tool)
         // never makes a cancellation waiter, and the task of every call carries only a pointer to
         // one (boxed when a call waits), not the waiter itself: a smaller task is moved faster.
-        let mut call = std::pin::pin!(with_timeout(timeout, call));
-        let first = std::future::poll_fn(|waker| std::task::Poll::Ready(call.as_mut().poll(waker)));
-        let returned = match first.await {
-            std::task::Poll::Ready(returned) => returned,
-            std::task::Poll::Pending => {
-                let cancelled = Box::pin(cx.cancelled());
-                tokio::select! {
-                    biased;
-                    returned = call => returned,
-                    () = cancelled => Err(ToolError::Cancelled.into()),
+        let returned = {
+            let mut call = std::pin::pin!(with_timeout(timeout, call));
+            let first =
+                std::future::poll_fn(|waker| std::task::Poll::Ready(call.as_mut().poll(waker)));
+            match first.await {
+                std::task::Poll::Ready(returned) => returned,
+                std::task::Poll::Pending => {
+                    let cancelled = Box::pin(cx.cancelled());
+                    tokio::select! {
+                        biased;
+                        returned = call => returned,
+                        () = cancelled => Err(ToolError::Cancelled.into()),
+                    }
                 }
             }
         };
@@ -177,6 +179,8 @@ fn run_call(
                     OutputBody::Json(json) => (Body::Json(json), None),
                     OutputBody::Stream(stream) => {
                         let deadline = timeout.map(|limit| (started + limit, limit));
+                        // The tool's style, looked up only for a stream (the task stays small).
+                        let style = tool.spec().limits.trim_style();
                         // Boxed: a call that returns text never carries the capture's state.
                         Box::pin(consume(stream, &cx, deadline, most_allowed, style)).await
                     }
