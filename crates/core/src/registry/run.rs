@@ -124,6 +124,10 @@ fn finish(record: &mut CallRecord, outcome: Outcome) {
 /// A plain fn returning an `async move` block, not an `async fn`: an async fn's arguments are
 /// moved into locals of its state, which then holds each of them twice, and every call's task
 /// is moved a few times on its way to a worker.
+#[expect(
+    clippy::manual_async_fn,
+    reason = "an async fn would hold every argument twice in each call's task"
+)]
 fn run_call(
     tool: Arc<dyn DynTool>,
     args: CallArgs,
