@@ -80,6 +80,16 @@ fn slot<'a>(object: &'a mut Map<String, Value>, key: &str) -> Option<&'a mut Val
         .find_map(|(name, value)| (name == key).then_some(value))
 }
 
+/// [`slot`], to read.
+fn field<'a>(object: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+    if object.len() > 8 {
+        return object.get(key);
+    }
+    object
+        .iter()
+        .find_map(|(name, value)| (name == key).then_some(value))
+}
+
 /// The string under `key` of `object`, taken out of it: an empty string (which allocates
 /// nothing) is left in its place for the writer to [`put`] it back.
 fn take_string(object: &mut Map<String, Value>, key: &str) -> Option<String> {

@@ -76,7 +76,8 @@ pub fn from_responses_owned(items: Vec<Value>) -> Result<Vec<Message>, Conversio
 /// Both readers: each item is taken as it comes (a borrowed one copied just before, so the copy
 /// of a history is never all held at once).
 fn read(items: impl Iterator<Item = Value>) -> Result<Vec<Message>, ConversionError> {
-    let mut messages: Vec<Message> = Vec::new();
+    // At most a message an item: made once, not grown (and moved) as it fills.
+    let mut messages: Vec<Message> = Vec::with_capacity(items.size_hint().0);
     for (index, item) in items.enumerate() {
         let error = |problem: &str| ConversionError {
             index,
@@ -85,7 +86,7 @@ fn read(items: impl Iterator<Item = Value>) -> Result<Vec<Message>, ConversionEr
         let Value::Object(mut object) = item else {
             return Err(error("an item must be a JSON object"));
         };
-        let kind = object.get("type").and_then(Value::as_str);
+        let kind = super::field(&object, "type").and_then(Value::as_str);
         let (role, block) = match kind {
             Some("function_call") => {
                 // The id and name move into the block, an empty string left in their places.
@@ -93,8 +94,7 @@ fn read(items: impl Iterator<Item = Value>) -> Result<Vec<Message>, ConversionEr
                     .ok_or_else(|| error("a `function_call` needs `call_id`"))?;
                 let name = super::take_string(&mut object, "name")
                     .ok_or_else(|| error("a `function_call` needs `name`"))?;
-                let arguments = object
-                    .get("arguments")
+                let arguments = super::field(&object, "arguments")
                     .and_then(Value::as_str)
                     .unwrap_or("{}");
                 let input = serde_json::from_str(arguments)
@@ -150,14 +150,25 @@ fn read(items: impl Iterator<Item = Value>) -> Result<Vec<Message>, ConversionEr
 /// goes back as it was (with what changed — a renamed call, a compacted output — changed), and
 /// what a repair added (an output for a call that had none) as a new item.
 pub fn to_responses(messages: &[Message]) -> Vec<Value> {
-    write(messages.iter().cloned(), messages.len())
+    write(messages.iter().cloned(), items_of(messages))
 }
 
 /// [`to_responses`] of messages the caller no longer needs: every string moves into the items,
 /// so a large output is not copied.
 pub fn into_responses(messages: Vec<Message>) -> Vec<Value> {
-    let count = messages.len();
+    let count = items_of(&messages);
     write(messages.into_iter(), count)
+}
+
+/// How many items `messages` are written as (one a block), so the list is made once.
+fn items_of(messages: &[Message]) -> usize {
+    messages
+        .iter()
+        .map(|message| match &message.content {
+            Content::Text(_) => 1,
+            Content::Blocks(blocks) => blocks.len(),
+        })
+        .sum()
 }
 
 /// Both writers, a message at a time (see [`read`]).
@@ -196,8 +207,7 @@ fn item_of(block: Block, role: Role, buffer: &mut Vec<u8>) -> Value {
             super::put(&mut item, "call_id", call.id.into());
             super::put(&mut item, "name", call.name.into());
             // The arguments as they were written, unless the input changed.
-            let unchanged = item
-                .get("arguments")
+            let unchanged = super::field(&item, "arguments")
                 .and_then(Value::as_str)
                 .is_some_and(|written| says(written, &call.input, buffer));
             if !unchanged {
@@ -218,7 +228,7 @@ fn item_of(block: Block, role: Role, buffer: &mut Vec<u8>) -> Value {
             super::put(&mut item, "call_id", result.tool_use_id.into());
             // The output from the content: a string as it was, a list of parts as it was, and
             // an output of another JSON kind read back from its text (unless compacted).
-            let was_other = item.get("output") == Some(&Value::Bool(true));
+            let was_other = super::field(&item, "output") == Some(&Value::Bool(true));
             let output = match result.content {
                 None => Value::String(String::new()),
                 Some(ResultContent::Text(text)) if was_other => {
@@ -273,10 +283,10 @@ fn content_of(output: Value) -> ResultContent {
 
 /// Which side an item is on: the user's (its messages, the outputs of calls) or the model's.
 fn side_of(object: &Map<String, Value>) -> Role {
-    match object.get("role").and_then(Value::as_str) {
+    match super::field(object, "role").and_then(Value::as_str) {
         Some("assistant") => Role::Assistant,
         Some(_) => Role::User,
-        None => match object.get("type").and_then(Value::as_str) {
+        None => match super::field(&object, "type").and_then(Value::as_str) {
             Some(kind) if kind.ends_with("_output") || kind.ends_with("_response") => Role::User,
             Some("item_reference") => Role::User,
             _ => Role::Assistant,
