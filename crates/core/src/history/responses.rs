@@ -286,7 +286,7 @@ fn side_of(object: &Map<String, Value>) -> Role {
     match super::field(object, "role").and_then(Value::as_str) {
         Some("assistant") => Role::Assistant,
         Some(_) => Role::User,
-        None => match super::field(&object, "type").and_then(Value::as_str) {
+        None => match super::field(object, "type").and_then(Value::as_str) {
             Some(kind) if kind.ends_with("_output") || kind.ends_with("_response") => Role::User,
             Some("item_reference") => Role::User,
             _ => Role::Assistant,
