@@ -3,6 +3,8 @@
 //! Not published. Each tool does one predictable thing, so a test can say exactly what the
 //! registry must make of it.
 
+#![forbid(unsafe_code)]
+
 pub mod s3;
 
 use std::borrow::Cow;

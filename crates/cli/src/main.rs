@@ -1,6 +1,8 @@
 //! The `toolsmith` command-line tool: the standard tools, the budget and the history tools of
 //! toolsmith, from a shell.
 
+#![forbid(unsafe_code)]
+
 /// Prints to stdout like `print!`; when the reader went away (`toolsmith call … | head -c 10`)
 /// the process ends quietly, with success, instead of panicking as `print!` does.
 macro_rules! out {

@@ -6,6 +6,8 @@
 //! Run: `bash scripts/perf-gate.sh` (the gate), or `cargo run --profile gate -p toolsmith-gate
 //! -- <case>` to run one case natively; `--list` names the cases.
 
+#![forbid(unsafe_code)]
+
 // The inputs the benches measure, made in one place.
 #[path = "../../../benches/inputs/mod.rs"]
 mod inputs;

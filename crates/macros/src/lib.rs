@@ -5,6 +5,8 @@
 //! documents them with examples; never on this crate directly. The generated code names only
 //! `::toolsmith` (or the path given with `#[tool(crate = "…")]`).
 
+#![forbid(unsafe_code)]
+
 mod ast;
 mod attr;
 mod check;

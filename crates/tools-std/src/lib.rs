@@ -25,6 +25,8 @@
 //! 300. Oversized work is refused with the count or the size and how to narrow it; write and exec
 //! tools are `preserve`d from history compaction.
 
+#![forbid(unsafe_code)]
+
 mod command;
 mod confine;
 mod grep;

@@ -106,8 +106,8 @@ impl Capture {
     /// the head (a line and a half of memory).
     #[must_use]
     pub(crate) fn keeping(mut self, style: &TrimStyle) -> Self {
-        self.watch = super::salience::automaton(style.salience)
-            .map(|automaton| Watch::new(automaton, MAX_HELD, self.head_cap));
+        self.watch = super::salience::searcher(style.salience)
+            .map(|searcher| Watch::new(searcher, MAX_HELD, self.head_cap));
         self.follow_runs = style.fold.then_some(style.render != super::Render::Never);
         self
     }
@@ -359,14 +359,10 @@ impl CapturedParts {
                 surveyed: None,
                 totals,
             };
-            let automaton = super::salience::automaton(style.salience);
-            if let Some(cut) = super::keep::cut(
-                &source,
-                allowance,
-                style,
-                continuation,
-                automaton.as_deref(),
-            ) {
+            let searcher = super::salience::searcher(style.salience);
+            if let Some(cut) =
+                super::keep::cut(&source, allowance, style, continuation, searcher.as_ref())
+            {
                 return cut;
             }
         }

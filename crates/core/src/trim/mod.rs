@@ -167,16 +167,16 @@ pub fn fit_with<'a>(
     }
     // One read of the input (its salient lines found as it is counted, on every core when it
     // is large); everything after it is proportional to what is kept.
-    let automaton = if style.reduces() {
-        salience::automaton(style.salience)
+    let searcher = if style.reduces() {
+        salience::searcher(style.salience)
     } else {
         None
     };
     let (original_chars, newlines, hits) = if chars_fit {
         (None, count_newlines(bytes), None)
     } else {
-        let survey = survey::survey(text, automaton.as_deref());
-        let hits = automaton.is_some().then_some(survey.hits);
+        let survey = survey::survey(text, searcher.as_ref());
+        let hits = searcher.is_some().then_some(survey.hits);
         (Some(survey.totals.chars), survey.totals.newlines, hits)
     };
     let original_lines = lines_from(bytes, newlines);
@@ -203,13 +203,7 @@ pub fn fit_with<'a>(
             surveyed: hits.as_deref(),
             totals,
         };
-        if let Some(cut) = keep::cut(
-            &source,
-            allowance,
-            style,
-            continuation,
-            automaton.as_deref(),
-        ) {
+        if let Some(cut) = keep::cut(&source, allowance, style, continuation, searcher.as_ref()) {
             return cut;
         }
     }
@@ -292,10 +286,8 @@ fn rendered_whole(
 /// How many salient parts `text` holds (errors, failures, tracebacks …, each with the block it
 /// opens): what a one-line summary of an old result states.
 pub(crate) fn salient_count(text: &str) -> usize {
-    salience::automaton(Salience::Default).map_or(0, |automaton| {
-        let found = salience::Found::Search(&automaton);
-        salience::scan(text, 0..text.len(), 1, found, usize::MAX).len()
-    })
+    let found = salience::Found::Search(&salience::Searcher::Default);
+    salience::scan(text, 0..text.len(), 1, found, usize::MAX).len()
 }
 
 /// The size of a whole text, as a marker states it.

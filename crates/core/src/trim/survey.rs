@@ -12,10 +12,9 @@
 use std::collections::VecDeque;
 use std::ops::Range;
 
-use aho_corasick::AhoCorasick;
-
 use super::Totals;
 use super::bytes::{count_chars_and_newlines, count_newlines, lines_from};
+use super::salience::Searcher;
 
 /// Bytes counted and then searched together: small enough to stay in a core's cache.
 const BLOCK: usize = 128 * 1024;
@@ -46,12 +45,12 @@ pub(crate) struct Survey {
     pub(crate) hits: Vec<Hit>,
 }
 
-/// Reads `text` once: its totals and, with an automaton, its salient lines.
-pub(crate) fn survey(text: &str, automaton: Option<&AhoCorasick>) -> Survey {
+/// Reads `text` once: its totals and, with a searcher, its salient lines.
+pub(crate) fn survey(text: &str, searcher: Option<&Searcher>) -> Survey {
     let bytes = text.as_bytes();
     let parts = split(bytes.len(), threads_for(bytes.len()));
     let found: Vec<Part> = if parts.len() == 1 {
-        vec![read(bytes, 0..bytes.len(), automaton)]
+        vec![read(bytes, 0..bytes.len(), searcher)]
     } else {
         std::thread::scope(|scope| {
             let mut handles = Vec::with_capacity(parts.len() - 1);
@@ -61,18 +60,18 @@ pub(crate) fn survey(text: &str, automaton: Option<&AhoCorasick>) -> Survey {
                     .name("toolsmith-survey".into())
                     .spawn_scoped(scope, {
                         let range = range.clone();
-                        move || read(bytes, range, automaton)
+                        move || read(bytes, range, searcher)
                     });
                 // A thread that cannot start: its part is read here, after the first.
                 handles.push(spawned.map_err(|_| range));
             }
-            let mut found = vec![read(bytes, parts[0].clone(), automaton)];
+            let mut found = vec![read(bytes, parts[0].clone(), searcher)];
             for handle in handles {
                 found.push(match handle {
                     Ok(handle) => handle
                         .join()
                         .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-                    Err(range) => read(bytes, range, automaton),
+                    Err(range) => read(bytes, range, searcher),
                 });
             }
             found
@@ -142,41 +141,39 @@ impl Kept {
     }
 }
 
-/// Counts `bytes[range]` and, with an automaton, finds its salient lines, block by block.
-fn read(bytes: &[u8], range: Range<usize>, automaton: Option<&AhoCorasick>) -> Part {
+/// Counts `bytes[range]` and, with a searcher, finds its salient lines, block by block.
+fn read(bytes: &[u8], range: Range<usize>, searcher: Option<&Searcher>) -> Part {
     let mut part = Part::default();
-    // A match that starts in a block may end in the next: each search runs on past the block
-    // by the longest pattern.
-    let overlap = automaton.map_or(0, |a| a.max_pattern_len().saturating_sub(1));
     let mut lines = LineStarts::new(range.start);
     // The newlines of the part before `counted_at`.
     let (mut counted_at, mut counted) = (range.start, 0usize);
+    let mut found = Vec::new();
     let mut block_start = range.start;
     while block_start < range.end {
         let block_end = (block_start + BLOCK).min(range.end);
-        let (chars, newlines) = count_chars_and_newlines(&bytes[block_start..block_end]);
+        let block = block_start..block_end;
+        let (chars, newlines) = match searcher {
+            Some(searcher) => {
+                found.clear();
+                searcher.count_and_find(bytes, block, &mut found)
+            }
+            None => count_chars_and_newlines(&bytes[block]),
+        };
         part.chars += chars;
         part.newlines += newlines;
-        if let Some(automaton) = automaton {
-            let searched = &bytes[block_start..(block_end + overlap).min(bytes.len())];
-            for found in automaton.find_iter(searched) {
-                let at = block_start + found.start();
-                if at >= block_end {
-                    break;
-                }
-                let start = lines.start_of(bytes, at);
-                if part.hits.last_start() == Some(start) {
-                    continue;
-                }
-                if start > counted_at {
-                    counted += count_newlines(&bytes[counted_at..start]);
-                    counted_at = start;
-                }
-                part.hits.push(Hit {
-                    start,
-                    line: counted,
-                });
+        for occurrence in &found {
+            let start = lines.start_of(bytes, occurrence.start);
+            if part.hits.last_start() == Some(start) {
+                continue;
             }
+            if start > counted_at {
+                counted += count_newlines(&bytes[counted_at..start]);
+                counted_at = start;
+            }
+            part.hits.push(Hit {
+                start,
+                line: counted,
+            });
         }
         block_start = block_end;
     }
@@ -259,12 +256,13 @@ fn merge(bytes: &[u8], parts: Vec<Part>) -> Survey {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trim::Salience;
-    use crate::trim::salience::automaton;
+    use crate::trim::salience::default_automaton;
 
-    /// The salient lines as one search of the whole text finds them, numbered by counting.
-    fn searched(text: &str, automaton: &AhoCorasick) -> Vec<Hit> {
+    /// The salient lines as one search of the whole text by the default automaton finds them,
+    /// numbered by counting.
+    fn searched(text: &str) -> Vec<Hit> {
         let bytes = text.as_bytes();
+        let automaton = default_automaton();
         let mut hits: Vec<Hit> = Vec::new();
         for found in automaton.find_iter(bytes) {
             let at = found.start();
@@ -307,20 +305,20 @@ mod tests {
     #[test]
     fn every_split_finds_what_one_search_finds() {
         let text = log(40_000);
-        let automaton = automaton(Salience::Default).unwrap();
-        let expected = searched(&text, &automaton);
+        let searcher = Searcher::Default;
+        let expected = searched(&text);
         assert!(expected.len() > 1_000);
         let totals = Totals::of(&text);
         for n in [1, 2, 3, 5, 8] {
             let parts = split(text.len(), n)
                 .into_iter()
-                .map(|range| read(text.as_bytes(), range, Some(&automaton)))
+                .map(|range| read(text.as_bytes(), range, Some(&searcher)))
                 .collect();
             let survey = merge(text.as_bytes(), parts);
             assert_eq!(survey.totals, totals, "{n} parts");
             assert_eq!(survey.hits, expected, "{n} parts");
         }
-        let whole = survey(&text, Some(&automaton));
+        let whole = survey(&text, Some(&searcher));
         assert_eq!((whole.totals, whole.hits), (totals, expected));
     }
 
@@ -328,11 +326,11 @@ mod tests {
     fn a_long_line_is_one_hit_whichever_part_finds_it() {
         let line = "error: ".repeat(200_000);
         let text = format!("first\n{line}\nlast error: done");
-        let automaton = automaton(Salience::Default).unwrap();
+        let searcher = Searcher::Default;
         for n in [1, 2, 4] {
             let parts = split(text.len(), n)
                 .into_iter()
-                .map(|range| read(text.as_bytes(), range, Some(&automaton)))
+                .map(|range| read(text.as_bytes(), range, Some(&searcher)))
                 .collect();
             let survey = merge(text.as_bytes(), parts);
             assert_eq!(

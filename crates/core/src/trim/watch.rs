@@ -6,14 +6,11 @@
 //! lines of an excerpt being gathered); the line a chunk ends inside, and the one before it, are
 //! carried to the next chunk, each cut to [`LINE_CAP`] bytes.
 
-use std::borrow::Cow;
 use std::collections::VecDeque;
-
-use aho_corasick::AhoCorasick;
 
 use super::bytes::{is_blank, without_break};
 use super::keep::HeldExcerpt;
-use super::salience::continues;
+use super::salience::{Searcher, continues};
 use super::signature::signature;
 
 /// The most bytes of one line an excerpt keeps; the rest of a longer line is dropped from the
@@ -27,7 +24,7 @@ const SEAM: usize = 64;
 /// Gathers the excerpts of the bytes it is shown, keeping the first `half` and the latest
 /// `half`, in at most `max_bytes` of text each side.
 pub(crate) struct Watch {
-    automaton: Cow<'static, AhoCorasick>,
+    searcher: Searcher,
     /// The number of the line `partial` belongs to.
     line: usize,
     /// The line being read, up to the chunk's end (at most `LINE_CAP` bytes of it).
@@ -67,15 +64,11 @@ struct Open {
 }
 
 impl Watch {
-    /// Watches with `automaton`, keeping at most `max_excerpts` excerpts of at most `max_bytes`
+    /// Watches with `searcher`, keeping at most `max_excerpts` excerpts of at most `max_bytes`
     /// bytes of text in all.
-    pub(crate) fn new(
-        automaton: Cow<'static, AhoCorasick>,
-        max_excerpts: usize,
-        max_bytes: usize,
-    ) -> Self {
+    pub(crate) fn new(searcher: Searcher, max_excerpts: usize, max_bytes: usize) -> Self {
         Watch {
-            automaton,
+            searcher,
             line: 1,
             partial: Vec::new(),
             previous: Vec::new(),
@@ -140,25 +133,25 @@ impl Watch {
     /// Where the matches in `chunk` are (and one that straddles the seam with the chunk before).
     fn hits(&mut self, chunk: &[u8]) -> Vec<usize> {
         let mut hits = Vec::new();
+        let mut found = Vec::new();
         if !self.seam.is_empty() {
             let mut seam = self.seam.clone();
             let seam_len = seam.len();
             seam.extend_from_slice(&chunk[..chunk.len().min(SEAM)]);
-            if let Some(hit) = self
-                .automaton
-                .find_iter(&seam[..])
-                .find(|hit| hit.start() < seam_len && hit.end() > seam_len)
-            {
+            self.searcher.find(&seam, 0..seam_len, &mut found);
+            if let Some(hit) = found.iter().find(|hit| hit.end > seam_len) {
                 // The match's line in the chunk (or the one it started on, carried).
-                hits.push(hit.end().saturating_sub(seam_len + 1));
+                hits.push(hit.end.saturating_sub(seam_len + 1));
             }
+            found.clear();
         }
-        hits.extend(self.automaton.find_iter(chunk).map(|hit| {
+        self.searcher.find(chunk, 0..chunk.len(), &mut found);
+        hits.extend(found.into_iter().map(|hit| {
             // A pattern that starts with its line break matches the next line.
-            if chunk[hit.start()] == b'\n' {
-                hit.start() + 1
+            if chunk[hit.start] == b'\n' {
+                hit.start + 1
             } else {
-                hit.start()
+                hit.start
             }
         }));
         hits
@@ -271,7 +264,7 @@ impl Watch {
         let mut probe = Vec::with_capacity(line.len() + 1);
         probe.push(b'\n');
         probe.extend_from_slice(line);
-        self.automaton.is_match(&probe[..])
+        self.searcher.is_match(&probe[..])
     }
 
     /// Keeps a gathered excerpt, within the bounds.
@@ -322,16 +315,15 @@ fn cap<'a>(more: &'a [u8], so_far: &[u8]) -> &'a [u8] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trim::salience::{self, Salience};
+    use crate::trim::salience;
 
     /// What a scan of the whole text finds, as the watch holds it.
     fn scanned(text: &str) -> Vec<(usize, usize, String)> {
-        let automaton = salience::automaton(Salience::Default).unwrap();
         salience::scan(
             text,
             0..text.len(),
             1,
-            salience::Found::Search(&automaton),
+            salience::Found::Search(&Searcher::Default),
             usize::MAX,
         )
         .into_iter()
@@ -340,8 +332,7 @@ mod tests {
     }
 
     fn watched(text: &str, chunk: usize) -> Vec<(usize, usize, String)> {
-        let automaton = salience::automaton(Salience::Default).unwrap();
-        let mut watch = Watch::new(automaton, usize::MAX, usize::MAX);
+        let mut watch = Watch::new(Searcher::Default, usize::MAX, usize::MAX);
         for piece in text.as_bytes().chunks(chunk.max(1)) {
             watch.push(piece);
         }

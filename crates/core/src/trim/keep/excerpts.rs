@@ -1,11 +1,9 @@
 //! The salient parts of a middle a cut cannot show whole: found in a text's middle, or gathered
 //! from a stream as it passed; trimmed to what the walks do not cover.
 
-use aho_corasick::AhoCorasick;
-
 use super::super::bytes::{nth_line_end, nth_line_start};
 use super::super::marker::gap_line;
-use super::super::salience;
+use super::super::salience::{self, Searcher};
 use super::super::{Totals, grouped};
 use super::Source;
 use super::walk::Walk;
@@ -48,7 +46,7 @@ pub(super) fn candidates<'a>(
     source: &Source<'a>,
     head: &Walk<'_>,
     tail: &Walk<'_>,
-    automaton: &AhoCorasick,
+    searcher: &Searcher,
 ) -> Vec<Candidate<'a>> {
     if !source.whole {
         return source
@@ -66,7 +64,7 @@ pub(super) fn candidates<'a>(
     let end = text.len() - tail.bytes;
     let found = match source.surveyed {
         Some(hits) => salience::Found::Surveyed(hits),
-        None => salience::Found::Search(automaton),
+        None => salience::Found::Search(searcher),
     };
     salience::scan(
         text,

@@ -19,7 +19,7 @@ mod assemble;
 mod excerpts;
 mod walk;
 
-use aho_corasick::AhoCorasick;
+use super::salience::Searcher;
 
 use super::bytes::{line_end, nth_line_end, without_break};
 use super::marker::{Layout, line_cut_reserve, render, summary_reserve};
@@ -62,7 +62,7 @@ pub(super) fn cut(
     allowance: usize,
     style: &TrimStyle,
     continuation: &Continuation<'_>,
-    automaton: Option<&AhoCorasick>,
+    searcher: Option<&Searcher>,
 ) -> Option<Trimmed<'static>> {
     if source.totals.lines < 2 {
         return None;
@@ -78,7 +78,7 @@ pub(super) fn cut(
         render: false,
         ..shown
     };
-    let chosen = plan.excerpts(automaton, plain);
+    let chosen = plan.excerpts(searcher, plain);
     let mut best = plan.lay_out(&chosen, plain, 0)?;
     let mut reserved = plain;
     if best.text().chars().count() > allowance {
@@ -241,8 +241,8 @@ impl<'s, 'a> Plan<'s, 'a> {
     /// The salient parts of the middle to keep: the head and the tail are walked as they would
     /// be beside excerpts that take their whole share, the middle they leave is searched once,
     /// and the excerpts are chosen fairly within the share.
-    fn excerpts(&self, automaton: Option<&AhoCorasick>, reserved: Shown) -> Vec<Candidate<'a>> {
-        let Some(automaton) = automaton else {
+    fn excerpts(&self, searcher: Option<&Searcher>, reserved: Shown) -> Vec<Candidate<'a>> {
+        let Some(searcher) = searcher else {
             return Vec::new();
         };
         let Some(room) = self.room(reserved, 0) else {
@@ -262,7 +262,7 @@ impl<'s, 'a> Plan<'s, 'a> {
         if middle_first > middle_last {
             return Vec::new();
         }
-        let in_middle: Vec<Candidate<'a>> = candidates(self.source, &head, &tail, automaton)
+        let in_middle: Vec<Candidate<'a>> = candidates(self.source, &head, &tail, searcher)
             .iter()
             .filter_map(|c| within(c, middle_first, middle_last))
             .collect();

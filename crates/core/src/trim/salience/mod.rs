@@ -9,9 +9,11 @@
 use std::ops::Range;
 use std::sync::OnceLock;
 
+mod anchors;
+
 use aho_corasick::{AhoCorasick, MatchKind};
 
-use super::bytes::{count_newlines, is_blank, line_end, without_break};
+use super::bytes::{count_chars_and_newlines, count_newlines, is_blank, line_end, without_break};
 use super::signature::signature;
 use super::survey::{Hit, LineStarts};
 
@@ -67,8 +69,8 @@ const PATTERNS: &[&str] = &[
     "core dumped",
 ];
 
-/// The default patterns' automaton, built once.
-fn default_automaton() -> &'static AhoCorasick {
+/// The default patterns' automaton, built once: what searches where the anchors cannot.
+pub(in crate::trim) fn default_automaton() -> &'static AhoCorasick {
     static AUTOMATON: OnceLock<AhoCorasick> = OnceLock::new();
     AUTOMATON.get_or_init(|| build(PATTERNS.iter().copied()))
 }
@@ -83,14 +85,86 @@ fn build<'a>(patterns: impl IntoIterator<Item = &'a str>) -> AhoCorasick {
         })
 }
 
-/// The automaton of a salience, or `None` when it is off.
-pub(crate) fn automaton(salience: Salience) -> Option<std::borrow::Cow<'static, AhoCorasick>> {
+/// How the salient patterns of a [`Salience`] are found: the one owner of that search, for
+/// texts, surveys and streams.
+#[derive(Debug, Clone)]
+pub(crate) enum Searcher {
+    /// The default patterns, by their anchors ([`anchors`]).
+    Default,
+    /// The default patterns and a tool's own, by an automaton of them all.
+    Automaton(AhoCorasick),
+}
+
+/// The searcher of a salience, or `None` when it is off.
+pub(crate) fn searcher(salience: Salience) -> Option<Searcher> {
     match salience {
         Salience::Off => None,
-        Salience::Default => Some(std::borrow::Cow::Borrowed(default_automaton())),
-        Salience::Also(extra) => Some(std::borrow::Cow::Owned(build(
+        Salience::Default => Some(Searcher::Default),
+        Salience::Also(extra) => Some(Searcher::Automaton(build(
             PATTERNS.iter().copied().chain(extra.iter().copied()),
         ))),
+    }
+}
+
+impl Searcher {
+    /// Appends to `found` where the patterns occur that start in `bytes[span]` (they may run on
+    /// past it), in order of their starts. Every line that holds a pattern holds the start of
+    /// one found; a pattern that starts with a line break belongs to the line after it.
+    pub(crate) fn find(&self, bytes: &[u8], span: Range<usize>, found: &mut Vec<Range<usize>>) {
+        match self {
+            Searcher::Default => anchors::find(bytes, span, found),
+            Searcher::Automaton(automaton) => find_by_automaton(automaton, bytes, span, found),
+        }
+    }
+
+    /// Counts the chars and newlines of `bytes[span]` while it [finds](Self::find) the patterns
+    /// that start in it: one read of the span.
+    pub(crate) fn count_and_find(
+        &self,
+        bytes: &[u8],
+        span: Range<usize>,
+        found: &mut Vec<Range<usize>>,
+    ) -> (usize, usize) {
+        match self {
+            Searcher::Default => anchors::count_and_find(bytes, span, found),
+            Searcher::Automaton(automaton) => {
+                find_by_automaton(automaton, bytes, span.clone(), found);
+                count_chars_and_newlines(&bytes[span])
+            }
+        }
+    }
+
+    /// Whether `bytes` holds a pattern.
+    pub(crate) fn is_match(&self, bytes: &[u8]) -> bool {
+        match self {
+            Searcher::Default => {
+                let mut found = Vec::new();
+                anchors::find(bytes, 0..bytes.len(), &mut found);
+                !found.is_empty()
+            }
+            Searcher::Automaton(automaton) => automaton.is_match(bytes),
+        }
+    }
+}
+
+/// [`Searcher::find`] by an automaton: its leftmost matches that start in `span`.
+fn find_by_automaton(
+    automaton: &AhoCorasick,
+    bytes: &[u8],
+    span: Range<usize>,
+    found: &mut Vec<Range<usize>>,
+) {
+    // A match that starts in the span may end past it, by less than the longest pattern.
+    let end = span
+        .end
+        .saturating_add(automaton.max_pattern_len().saturating_sub(1))
+        .min(bytes.len());
+    for hit in automaton.find_iter(&bytes[span.start..end]) {
+        let start = span.start + hit.start();
+        if start >= span.end {
+            break;
+        }
+        found.push(start..span.start + hit.end());
     }
 }
 
@@ -123,8 +197,8 @@ impl Excerpt {
 /// read it already.
 #[derive(Clone, Copy)]
 pub(crate) enum Found<'a> {
-    /// Searched for with this automaton.
-    Search(&'a AhoCorasick),
+    /// Searched for with this searcher.
+    Search(&'a Searcher),
     /// The salient lines a [survey](super::survey) of the whole text found.
     Surveyed(&'a [Hit]),
 }
@@ -141,15 +215,17 @@ pub(crate) fn scan(
     limit: usize,
 ) -> Vec<Excerpt> {
     let bytes = text.as_bytes();
-    let region = &bytes[range.clone()];
     // The salient lines of the range: each line's start and, when the survey knows it, number.
     let lines: Box<dyn Iterator<Item = (usize, Option<usize>)> + '_> = match found {
-        Found::Search(automaton) => {
+        Found::Search(searcher) => {
+            // Patterns wholly within the range.
+            let mut occurrences = Vec::new();
+            searcher.find(&bytes[..range.end], range.clone(), &mut occurrences);
             let mut starts = LineStarts::at_line_start(range.start);
             Box::new(
-                automaton
-                    .find_iter(region)
-                    .map(move |hit| (starts.start_of(bytes, range.start + hit.start()), None)),
+                occurrences
+                    .into_iter()
+                    .map(move |occurrence| (starts.start_of(bytes, occurrence.start), None)),
             )
         }
         Found::Surveyed(hits) => {
@@ -314,7 +390,7 @@ mod tests {
             text,
             0..text.len(),
             1,
-            Found::Search(default_automaton()),
+            Found::Search(&Searcher::Default),
             64,
         )
         .into_iter()
@@ -387,7 +463,7 @@ mod tests {
             &text,
             0..text.len(),
             1,
-            Found::Search(default_automaton()),
+            Found::Search(&Searcher::Default),
             1_000,
         );
         assert_eq!(found.len(), 101);
