@@ -4,8 +4,9 @@
 //!
 //! A cut must read every byte once (the marker states the exact totals), and the cut that keeps
 //! what matters must search the middle for salient lines. Done as two passes, the search read
-//! the text from memory a second time; here each block is counted and then searched while it is
-//! still in cache, and a large text is split among the cores, each part read by one. What comes
+//! the text from memory a second time; here each block is counted as it is searched (by the
+//! default patterns' kernel; counted and then searched while in cache by an automaton), and a
+//! large text is split among the cores, each part read by one. What comes
 //! back is the same whatever the split: the totals, and the salient lines in order, each with
 //! its number.
 
@@ -16,7 +17,7 @@ use super::Totals;
 use super::bytes::{count_chars_and_newlines, count_newlines, lines_from};
 use super::salience::Searcher;
 
-/// Bytes counted and then searched together: small enough to stay in a core's cache.
+/// Bytes counted and searched together: small enough to stay in a core's cache.
 const BLOCK: usize = 128 * 1024;
 /// The fewest bytes worth a thread of their own (a thread costs tens of microseconds).
 const MIN_SHARE: usize = 4 << 20;

@@ -117,6 +117,16 @@ const fn max_at() -> usize {
             ANCHORED[i].at + ANCHOR_LEN <= ANCHORED[i].pattern.len(),
             "an anchor runs past its pattern"
         );
+        let mut j = 0;
+        while j < ANCHOR_LEN {
+            // The kernel looks a byte's low nibble up with the byte itself: a byte that is not
+            // ASCII looks up nothing.
+            assert!(
+                ANCHORED[i].pattern[ANCHORED[i].at + j].is_ascii(),
+                "an anchor's byte is not ASCII"
+            );
+            j += 1;
+        }
         if ANCHORED[i].at > max {
             max = ANCHORED[i].at;
         }
@@ -229,12 +239,50 @@ fn confirm(
     }
 }
 
-/// The vector kernel where the CPU has one, and its absence elsewhere.
+/// The most positions a kernel's step takes.
+const MAX_LANES: usize = 64;
+/// The bytes a step reads at most: its positions and the anchor's bytes after the last.
+const PADDED: usize = MAX_LANES + ANCHOR_LEN - 1;
+
+/// A vector kernel: it takes steps of [`LANES`](Kernel::LANES) positions, looking each byte of
+/// the anchor-long window from a position up in the nibble tables, and counts chars and
+/// newlines as it goes. A value of one exists only where the CPU can run it.
+trait Kernel: Copy {
+    /// Positions a step takes (at most [`MAX_LANES`]).
+    const LANES: usize;
+
+    /// Takes whole steps from `at`: each step's positions before `end`, each with the anchor's
+    /// bytes after it in `bytes`. Counts them (with `COUNT`) until a step has a candidate.
+    fn steps<const COUNT: bool>(self, bytes: &[u8], at: usize, end: usize) -> Stop;
+
+    /// The candidates of one step over the first `LANES + ANCHOR_LEN - 1` bytes of `window`.
+    fn step(self, window: &[u8; PADDED]) -> Candidates;
+}
+
+/// The positions of a step that are candidates, one bit each, and each one's buckets.
+#[derive(Debug)]
+struct Candidates {
+    positions: u64,
+    buckets: [u8; MAX_LANES],
+}
+
+/// Where [`Kernel::steps`] stopped: before a step it could not take whole, or after a step with
+/// candidates (at its start); what it counted on the way.
+#[derive(Debug)]
+struct Stop {
+    at: usize,
+    chars: usize,
+    newlines: usize,
+    candidate: Option<(usize, Candidates)>,
+}
+
+/// The kernels this CPU can run, the widest first.
 mod kernel {
     use std::ops::Range;
 
-    /// Counts (with `COUNT`) and searches `span`; `None` where the CPU has no AVX2, or when more
-    /// than `max_candidates` positions were candidates (what it found is then incomplete).
+    /// Counts (with `COUNT`) and searches `span` with the widest kernel the CPU can run; `None`
+    /// where it can run none, or when more than `max_candidates` positions were candidates
+    /// (what it found is then incomplete).
     pub(super) fn run<const COUNT: bool>(
         bytes: &[u8],
         span: Range<usize>,
@@ -243,275 +291,88 @@ mod kernel {
     ) -> Option<(usize, usize)> {
         #[cfg(target_arch = "x86_64")]
         {
-            super::avx2::run::<COUNT>(bytes, span, found, max_candidates)
+            use super::x86::{Avx2, Avx512};
+            if let Some(kernel) = Avx512::detect() {
+                return super::search::<_, COUNT>(kernel, bytes, span, found, max_candidates);
+            }
+            if let Some(kernel) = Avx2::detect() {
+                return super::search::<_, COUNT>(kernel, bytes, span, found, max_candidates);
+            }
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            let _ = (bytes, span, found, max_candidates);
-            None
-        }
+        let _ = (bytes, span, found, max_candidates);
+        None
     }
 }
 
-/// The kernel in AVX2: the one place in the crate with `unsafe` code — a call into a function
-/// compiled for AVX2 once the CPU is known to have it, and unaligned vector loads and stores of
-/// bytes in bounds. A benchmark showed the need (BENCHMARKS.md, "the salience search at memory
-/// speed"): the automaton's general search ran at half the speed of this one.
 #[cfg(target_arch = "x86_64")]
-#[allow(unsafe_code)]
-mod avx2 {
-    use std::arch::x86_64::{
-        __m256i, _mm256_add_epi8, _mm256_and_si256, _mm256_andnot_si256, _mm256_cmpeq_epi8,
-        _mm256_cmpgt_epi8, _mm256_extract_epi64, _mm256_loadu_si256, _mm256_movemask_epi8,
-        _mm256_sad_epu8, _mm256_set1_epi8, _mm256_setzero_si256, _mm256_shuffle_epi8,
-        _mm256_srli_epi16, _mm256_storeu_si256, _mm256_sub_epi8, _mm256_testz_si256,
-    };
-    use std::ops::Range;
+mod x86;
 
-    use super::{ANCHOR_LEN, MAX_AT, NIBBLES, confirm};
-
-    /// Positions a vector holds.
-    const LANES: usize = 32;
-    /// The bytes one step reads: a vector's positions and the anchor's bytes after the last.
-    const WINDOW: usize = LANES + ANCHOR_LEN - 1;
-    /// Steps a lane's nibble-wide counters take before they could overflow.
-    const ROUNDS: usize = 15;
-
-    pub(super) fn run<const COUNT: bool>(
-        bytes: &[u8],
-        span: Range<usize>,
-        found: &mut Vec<Range<usize>>,
-        max_candidates: usize,
-    ) -> Option<(usize, usize)> {
-        if !std::arch::is_x86_feature_detected!("avx2") {
+/// Counts (with `COUNT`) and searches `span` with `kernel`: whole steps, then the rest of the
+/// span and the positions after it where an anchor of a pattern that starts in it may lie.
+/// `None` when more than `max_candidates` positions were candidates.
+fn search<K: Kernel, const COUNT: bool>(
+    kernel: K,
+    bytes: &[u8],
+    span: Range<usize>,
+    found: &mut Vec<Range<usize>>,
+    max_candidates: usize,
+) -> Option<(usize, usize)> {
+    let (mut chars, mut newlines, mut seen) = (0, 0, 0);
+    let mut at = span.start;
+    loop {
+        let stop = kernel.steps::<COUNT>(bytes, at, span.end);
+        at = stop.at;
+        chars += stop.chars;
+        newlines += stop.newlines;
+        let Some((step, candidates)) = stop.candidate else {
+            break;
+        };
+        seen += candidates.positions.count_ones() as usize;
+        if seen > max_candidates {
             return None;
         }
-        // SAFETY: the CPU has AVX2 (checked just above), all that calling a function compiled
-        // for it requires.
-        unsafe { kernel::<COUNT>(bytes, span, found, max_candidates) }
+        confirm_all(bytes, step, &candidates, &span, found);
     }
-
-    /// The tables, each 16-byte table in both halves of a vector (a shuffle looks up within its
-    /// half).
-    struct Tables {
-        low: [__m256i; ANCHOR_LEN],
-        high: [__m256i; ANCHOR_LEN],
-        nibble: __m256i,
-    }
-
-    impl Tables {
-        #[target_feature(enable = "avx2")]
-        fn new() -> Self {
-            let both = |table: &[u8; 16]| {
-                let mut doubled = [0u8; LANES];
-                doubled[..16].copy_from_slice(table);
-                doubled[16..].copy_from_slice(table);
-                load(&doubled, 0)
-            };
-            Tables {
-                low: std::array::from_fn(|j| both(&NIBBLES.low[j])),
-                high: std::array::from_fn(|j| both(&NIBBLES.high[j])),
-                nibble: _mm256_set1_epi8(0x0f),
-            }
+    // From a copy, zeros after the text's end.
+    let stop = (span.end + MAX_AT).min(bytes.len());
+    while at < stop {
+        if COUNT && at < span.end {
+            let (c, n) = count_chars_and_newlines(&bytes[at..span.end.min(at + K::LANES)]);
+            chars += c;
+            newlines += n;
         }
-
-        /// For each of the 32 positions a window starts, the buckets whose anchor its bytes
-        /// may be.
-        #[target_feature(enable = "avx2")]
-        #[inline]
-        fn buckets(&self, window: &[u8; WINDOW]) -> __m256i {
-            let mut buckets = _mm256_set1_epi8(-1);
-            for j in 0..ANCHOR_LEN {
-                let v = load(window, j);
-                // A shuffle looks up by an index's low nibble, and gives zero where its top bit
-                // is set: where the byte is not ASCII, which no anchor's byte is.
-                let low = _mm256_shuffle_epi8(self.low[j], v);
-                let high = _mm256_shuffle_epi8(
-                    self.high[j],
-                    _mm256_and_si256(_mm256_srli_epi16::<4>(v), self.nibble),
-                );
-                buckets = _mm256_and_si256(buckets, _mm256_and_si256(low, high));
-            }
-            buckets
+        let mut window = [0u8; PADDED];
+        let copied = (K::LANES + ANCHOR_LEN - 1).min(bytes.len() - at);
+        window[..copied].copy_from_slice(&bytes[at..at + copied]);
+        let mut candidates = kernel.step(&window);
+        if stop - at < K::LANES {
+            candidates.positions &= (1u64 << (stop - at)) - 1;
         }
-    }
-
-    /// The sum of a vector's 32 bytes.
-    #[target_feature(enable = "avx2")]
-    #[inline]
-    fn sum(v: __m256i) -> usize {
-        let sums = _mm256_sad_epu8(v, _mm256_setzero_si256());
-        let total = _mm256_extract_epi64::<0>(sums)
-            + _mm256_extract_epi64::<1>(sums)
-            + _mm256_extract_epi64::<2>(sums)
-            + _mm256_extract_epi64::<3>(sums);
-        usize::try_from(total).unwrap_or(0)
-    }
-
-    /// The 32 bytes of a window from `at` (at most its last 32).
-    #[target_feature(enable = "avx2")]
-    #[inline]
-    fn load<const N: usize>(bytes: &[u8; N], at: usize) -> __m256i {
-        let chunk = &bytes[at..at + LANES];
-        // SAFETY: `chunk` is 32 bytes of a live slice, what the load reads; it needs no
-        // alignment.
-        unsafe { _mm256_loadu_si256(chunk.as_ptr().cast()) }
-    }
-
-    /// The 32 bytes of a vector.
-    #[target_feature(enable = "avx2")]
-    #[inline]
-    fn bytes_of(v: __m256i) -> [u8; LANES] {
-        let mut out = [0u8; LANES];
-        // SAFETY: `out` is 32 writable bytes, what the store writes; it needs no alignment.
-        unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) };
-        out
-    }
-
-    /// The positions of a vector of buckets that have any: one bit a position.
-    #[target_feature(enable = "avx2")]
-    #[inline]
-    fn candidates(buckets: __m256i) -> u32 {
-        let none = _mm256_cmpeq_epi8(buckets, _mm256_setzero_si256());
-        // The sign bits as an integer: a bit for each position with no bucket.
-        !(_mm256_movemask_epi8(none).cast_unsigned())
-    }
-
-    #[target_feature(enable = "avx2")]
-    fn kernel<const COUNT: bool>(
-        bytes: &[u8],
-        span: Range<usize>,
-        found: &mut Vec<Range<usize>>,
-        max_candidates: usize,
-    ) -> Option<(usize, usize)> {
-        let tables = Tables::new();
-        let (mut chars, mut newlines) = (0usize, 0usize);
-        let mut seen = 0usize;
-        let mut at = span.start;
-        // Whole steps: 32 positions in the span, each with its anchor's bytes in the text.
-        loop {
-            let stop = steps::<COUNT>(&tables, bytes, at, span.end);
-            at = stop.at;
-            chars += stop.chars;
-            newlines += stop.newlines;
-            let Some((step, positions, buckets)) = stop.candidate else {
-                break;
-            };
-            seen += positions.count_ones() as usize;
+        if candidates.positions != 0 {
+            seen += candidates.positions.count_ones() as usize;
             if seen > max_candidates {
                 return None;
             }
-            confirm_all(bytes, step, positions, &buckets, &span, found);
+            confirm_all(bytes, at, &candidates, &span, found);
         }
-        // The rest of the span, and the positions after it where an anchor of a pattern that
-        // starts in it may lie: from a copy, zeros after the text's end.
-        let stop = (span.end + MAX_AT).min(bytes.len());
-        while at < stop {
-            if COUNT && at < span.end {
-                let (c, n) = super::count_chars_and_newlines(&bytes[at..span.end.min(at + LANES)]);
-                chars += c;
-                newlines += n;
-            }
-            let mut window = [0u8; WINDOW];
-            let copied = WINDOW.min(bytes.len() - at);
-            window[..copied].copy_from_slice(&bytes[at..at + copied]);
-            let buckets = tables.buckets(&window);
-            let within = match stop - at {
-                left if left >= LANES => u32::MAX,
-                left => (1u32 << left) - 1,
-            };
-            let positions = candidates(buckets) & within;
-            if positions != 0 {
-                seen += positions.count_ones() as usize;
-                if seen > max_candidates {
-                    return None;
-                }
-                confirm_all(bytes, at, positions, &bytes_of(buckets), &span, found);
-            }
-            at += LANES;
-        }
-        Some((chars, newlines))
+        at += K::LANES;
     }
+    Some((chars, newlines))
+}
 
-    /// Where [`steps`] stopped: before a step it could not take whole, or after a step with
-    /// candidates; what it counted on the way.
-    struct Stop {
-        at: usize,
-        chars: usize,
-        newlines: usize,
-        /// The step with candidates: its start, a bit for each candidate, their buckets.
-        candidate: Option<(usize, u32, [u8; LANES])>,
-    }
-
-    /// Takes whole steps from `at` (32 positions before `end`, each with its anchor's bytes in
-    /// the text), counting (with `COUNT`), until one has a candidate. It calls nothing, so its
-    /// vectors stay in registers.
-    #[target_feature(enable = "avx2")]
-    fn steps<const COUNT: bool>(tables: &Tables, bytes: &[u8], mut at: usize, end: usize) -> Stop {
-        let (mut chars, mut newlines) = (0, 0);
-        loop {
-            // Each lane counts chars in its low nibble and newlines in its high one, widened
-            // before either could overflow.
-            let mut lane_counts = _mm256_setzero_si256();
-            let mut candidate = None;
-            let mut whole = true;
-            for _ in 0..ROUNDS {
-                let window = match bytes.get(at..).and_then(<[u8]>::first_chunk::<WINDOW>) {
-                    Some(window) if at + LANES <= end => window,
-                    _ => {
-                        whole = false;
-                        break;
-                    }
-                };
-                if COUNT {
-                    let v = load(window, 0);
-                    // A char starts at every byte but a continuation byte (0b10xx_xxxx: below
-                    // -64 as i8). A true comparison is -1 (0xff): subtracting it adds one to
-                    // the low nibble, subtracting its high nibble (0xf0, -16) one to the high.
-                    let starts = _mm256_cmpgt_epi8(v, _mm256_set1_epi8(-65));
-                    let breaks = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'\n' as i8));
-                    let breaks = _mm256_andnot_si256(tables.nibble, breaks);
-                    lane_counts = _mm256_sub_epi8(lane_counts, _mm256_add_epi8(starts, breaks));
-                }
-                let buckets = tables.buckets(window);
-                at += LANES;
-                if _mm256_testz_si256(buckets, buckets) == 0 {
-                    candidate = Some((at - LANES, candidates(buckets), bytes_of(buckets)));
-                    break;
-                }
-            }
-            if COUNT {
-                chars += sum(_mm256_and_si256(lane_counts, tables.nibble));
-                newlines += sum(_mm256_and_si256(
-                    _mm256_srli_epi16::<4>(lane_counts),
-                    tables.nibble,
-                ));
-            }
-            if candidate.is_some() || !whole {
-                return Stop {
-                    at,
-                    chars,
-                    newlines,
-                    candidate,
-                };
-            }
-        }
-    }
-
-    /// Confirms each candidate of a step: `positions` has a bit for each, `buckets` a byte.
-    fn confirm_all(
-        bytes: &[u8],
-        at: usize,
-        mut positions: u32,
-        buckets: &[u8; LANES],
-        span: &Range<usize>,
-        found: &mut Vec<Range<usize>>,
-    ) {
-        while positions != 0 {
-            let lane = positions.trailing_zeros() as usize;
-            positions &= positions - 1;
-            confirm(bytes, at + lane, buckets[lane], span, found);
-        }
+/// Confirms each candidate of the step from `at`.
+fn confirm_all(
+    bytes: &[u8],
+    at: usize,
+    candidates: &Candidates,
+    span: &Range<usize>,
+    found: &mut Vec<Range<usize>>,
+) {
+    let mut positions = candidates.positions;
+    while positions != 0 {
+        let lane = positions.trailing_zeros() as usize;
+        positions &= positions - 1;
+        confirm(bytes, at + lane, candidates.buckets[lane], span, found);
     }
 }
 
@@ -546,6 +407,39 @@ mod tests {
             .collect();
         lines.dedup();
         lines
+    }
+
+    /// What each kernel this CPU can run counts and finds in `span`, in order; `None` where it
+    /// gave up (more than `max_candidates` candidates).
+    #[allow(clippy::type_complexity)]
+    fn by_each_kernel(
+        bytes: &[u8],
+        span: Range<usize>,
+        max_candidates: usize,
+    ) -> Vec<(&'static str, Option<((usize, usize), Vec<Range<usize>>)>)> {
+        fn with<K: Kernel>(
+            kernel: K,
+            bytes: &[u8],
+            span: Range<usize>,
+            max_candidates: usize,
+        ) -> Option<((usize, usize), Vec<Range<usize>>)> {
+            let mut found = Vec::new();
+            let counted = search::<K, true>(kernel, bytes, span, &mut found, max_candidates)?;
+            in_order(&mut found);
+            Some((counted, found))
+        }
+        let mut results = Vec::new();
+        #[cfg(target_arch = "x86_64")]
+        {
+            if let Some(kernel) = x86::Avx2::detect() {
+                results.push(("avx2", with(kernel, bytes, span.clone(), max_candidates)));
+            }
+            if let Some(kernel) = x86::Avx512::detect() {
+                results.push(("avx512", with(kernel, bytes, span.clone(), max_candidates)));
+            }
+        }
+        let _ = (bytes, span, max_candidates);
+        results
     }
 
     /// Texts made of the patterns, their anchors, near misses of both, line breaks, indents
@@ -603,6 +497,12 @@ mod tests {
             proptest::prop_assert_eq!(&counted, &expected);
             proptest::prop_assert_eq!(totals, count_chars_and_newlines(&bytes[span.clone()]));
 
+            // Each kernel this CPU can run, whichever the search would choose.
+            let counts = count_chars_and_newlines(&bytes[span.clone()]);
+            for (kernel, result) in by_each_kernel(bytes, span.clone(), usize::MAX) {
+                proptest::prop_assert_eq!(result, Some((counts, expected.clone())), "{}", kernel);
+            }
+
             // The automaton reports leftmost matches only, on the same lines.
             let mut by_automaton = Vec::new();
             find_by_automaton(default_automaton(), bytes, span, &mut by_automaton);
@@ -652,13 +552,10 @@ mod tests {
         text.insert_str(BLOCK + 7, "\nerror: here\n");
         let bytes = text.as_bytes();
         let whole = 0..bytes.len();
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            let mut partial = Vec::new();
+        for (kernel, result) in by_each_kernel(bytes, 0..BLOCK, MAX_CANDIDATES) {
             assert_eq!(
-                kernel::run::<true>(bytes, 0..BLOCK, &mut partial, MAX_CANDIDATES),
-                None,
-                "the kernel gives up on a block of more than {MAX_CANDIDATES} candidates"
+                result, None,
+                "{kernel} gives up on a block of more than {MAX_CANDIDATES} candidates"
             );
         }
         let mut found = Vec::new();
