@@ -283,12 +283,33 @@ fn find(
         }
         return (count >= 3).then_some((Run { step, lines: count }, span));
     }
-    // A block of several lines repeated.
-    let mut window: Vec<(usize, usize)> = vec![first, second];
-    window.extend(lines.by_ref().take(2 * MAX_PERIOD - 2));
+    // A block of several lines repeated: looked for in the next lines, read once (in the text
+    // one after another, so one look tells whether any needs rendering).
+    let mut read = [first; 2 * MAX_PERIOD];
+    read[1] = second;
+    let mut filled = 2;
+    for (slot, line) in read[2..].iter_mut().zip(lines.by_ref()) {
+        *slot = line;
+        filled += 1;
+    }
+    let window = &read[..filled];
+    let (low, high) = window
+        .iter()
+        .fold((usize::MAX, 0), |(low, high), &(start, end)| {
+            (low.min(start), high.max(end))
+        });
+    let plain = !render || !terminal::needs_rendering(&bytes[low..high]);
+    let same_in_window = |a: (usize, usize), b: (usize, usize)| {
+        if plain {
+            without_break(&bytes[a.0..a.1]) == without_break(&bytes[b.0..b.1])
+        } else {
+            text(a) == text(b)
+        }
+    };
+    let period = (2..=MAX_PERIOD).find(|&p| {
+        2 * p <= window.len() && (0..p).all(|i| same_in_window(window[i], window[i + p]))
+    })?;
     let same = |a: (usize, usize), b: (usize, usize)| text(a) == text(b);
-    let period = (2..=MAX_PERIOD)
-        .find(|&p| 2 * p <= window.len() && (0..p).all(|i| same(window[i], window[i + p])))?;
     let mut count = 2 * period;
     // The last `period` lines read, to compare each next line with the one a period before.
     let mut recent: VecDeque<(usize, usize)> = window[period..2 * period].iter().copied().collect();
@@ -517,6 +538,26 @@ mod tests {
         assert_eq!(run.lines, 6, "whole blocks only");
         assert_eq!(end, 12);
         assert_eq!(run_of("a\nb\nc\nd\n"), None);
+    }
+
+    #[test]
+    fn a_block_repeats_as_the_reader_sees_it() {
+        let rendered = |text: &str| forward(text.as_bytes(), 0, text.len(), true);
+        // Colours in the first lines only: the blocks are the same on screen.
+        let text = "\x1b[32mok\x1b[0m\nwait\nok\nwait\nok\nwait\nend\n";
+        let (run, _) = rendered(text).unwrap();
+        assert_eq!((run.step, run.lines), (Step::Same { period: 2 }, 6));
+        assert_eq!(run_of(text), None, "raw, the first block differs");
+        // Windows line breaks are not a rendering's business.
+        let (run, _) = rendered("f\r\ng\r\nf\r\ng\r\nf\r\ng\r\nend\r\n").unwrap();
+        assert_eq!((run.step, run.lines), (Step::Same { period: 2 }, 6));
+        // Plain lines where the period is found, a coloured one after them still continues it.
+        let mut text = "f\ng\n".repeat(6);
+        text.push_str("\x1b[1mf\x1b[0m\ng\nend\n");
+        let (run, _) = rendered(&text).unwrap();
+        assert_eq!((run.step, run.lines), (Step::Same { period: 2 }, 14));
+        let (run, _) = run_of(&text).unwrap();
+        assert_eq!(run.lines, 12, "raw, the coloured line ends it");
     }
 
     #[test]
