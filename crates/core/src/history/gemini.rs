@@ -116,7 +116,7 @@ fn read(
                 let extra = if fields.len() == 1 {
                     Map::new()
                 } else {
-                    kept(PART, Value::Object(fields))
+                    super::kept(PART, fields)
                 };
                 Block::Text(TextBlock { text, extra })
             } else if let Some(Value::Object(call)) = super::slot(&mut fields, "functionCall") {
@@ -130,7 +130,7 @@ fn read(
                         Value::Object(Map::new())
                     }
                 };
-                let mut extra = kept(PART, Value::Object(fields));
+                let mut extra = super::kept(PART, fields);
                 let id = match given_id {
                     Some(id) => id,
                     None => {
@@ -173,7 +173,7 @@ fn read(
                         String::new()
                     }
                 };
-                let mut extra = kept(PART, Value::Object(fields));
+                let mut extra = super::kept(PART, fields);
                 let id = match (given_id, made_id) {
                     (Some(id), _) => id,
                     (None, made) => {
@@ -193,7 +193,7 @@ fn read(
             blocks.push(block);
         }
         let mut message = Message::from_blocks(role, blocks);
-        message.extra = kept(CONTENT, Value::Object(object));
+        message.extra = super::kept(CONTENT, object);
         messages.push(message);
     }
     Ok(messages)
@@ -267,10 +267,9 @@ fn write(
                     .map(|block| part_of(block, &mut answered))
                     .collect(),
             };
-            let mut extra = message.extra;
-            let mut content = match extra.swap_remove(CONTENT) {
-                Some(Value::Object(kept)) => kept,
-                _ => {
+            let mut content = match super::original(message.extra, CONTENT) {
+                Some(kept) => kept,
+                None => {
                     let role = if message.role == Role::Assistant {
                         "model"
                     } else {
@@ -293,13 +292,13 @@ fn part_of(block: Block, answered: &mut impl Iterator<Item = Answered>) -> Value
     match block {
         Block::Other(part) => part,
         Block::Text(text) => {
-            let mut part = original(text.extra).unwrap_or_default();
+            let mut part = super::original(text.extra, PART).unwrap_or_default();
             super::put(&mut part, "text", text.text.into());
             Value::Object(part)
         }
         Block::ToolUse(call) => {
             let made = call.extra.get(MADE_ID) == Some(&Value::Bool(true));
-            let mut part = original(call.extra).unwrap_or_default();
+            let mut part = super::original(call.extra, PART).unwrap_or_default();
             let mut inner = taken(&mut part, "functionCall");
             super::put(&mut inner, "name", call.name.into());
             super::put(&mut inner, "args", call.input);
@@ -326,7 +325,7 @@ fn part_of(block: Block, answered: &mut impl Iterator<Item = Answered>) -> Value
                 Some(ResultContent::Text(text)) => text,
                 _ => result.text().into_owned(),
             };
-            let read = original(result.extra);
+            let read = super::original(result.extra, PART);
             // A result read from a part had its id taken out of it when it had one (not made
             // here): it goes back. One a repair wrote has an id when its call had one.
             let write_id = if read.is_some() {
@@ -376,24 +375,10 @@ fn one_text_field(fields: &mut Map<String, Value>) -> Option<&mut String> {
     }
 }
 
-fn kept(key: &str, value: Value) -> Map<String, Value> {
-    let mut extra = Map::new();
-    extra.insert(key.to_owned(), value);
-    extra
-}
-
 /// The object under `key` in a part, taken out of it (its place kept for the write back).
 fn taken(part: &mut Map<String, Value>, key: &str) -> Map<String, Value> {
     match super::slot(part, key).map(Value::take) {
         Some(Value::Object(inner)) => inner,
         _ => Map::new(),
-    }
-}
-
-/// The part a block was, taken out of its kept fields.
-fn original(mut extra: Map<String, Value>) -> Option<Map<String, Value>> {
-    match extra.swap_remove(PART) {
-        Some(Value::Object(part)) => Some(part),
-        _ => None,
     }
 }

@@ -327,14 +327,21 @@ pub fn microcompact(history: &mut [Message], policy: &CompactPolicy) -> CompactR
                 if text.starts_with(SUMMARY_PREFIX) {
                     continue;
                 }
-                let figures = Figures::of(&text);
+                // A summary states the salient parts too: counted in the same read.
+                let summarize = age >= policy.summarize_after_turns;
+                let (totals, salient) = if summarize {
+                    trim::totals_and_salient_count(&text)
+                } else {
+                    (Totals::of(&text), 0)
+                };
+                let figures = Figures::of(&text, totals);
                 if figures.chars <= policy.min_chars {
                     continue;
                 }
-                let new = if age >= policy.summarize_after_turns {
+                let new = if summarize {
                     report.summarized.push(result.tool_use_id.clone());
                     let kind = detect_for(&text, call.map(|call| &call.input));
-                    summary(&figures, kind, trim::salient_count(&text))
+                    summary(&figures, kind, salient)
                 } else if age >= policy.truncate_after_turns {
                     match truncate(&text, policy) {
                         Some(cut) => {
@@ -366,8 +373,8 @@ struct Figures {
 }
 
 impl Figures {
-    fn of(text: &str) -> Figures {
-        let totals = Totals::of(text);
+    /// The figures of `text`, whose totals are `totals`.
+    fn of(text: &str, totals: Totals) -> Figures {
         match parse_marker(text) {
             Some(mut figures) => {
                 figures.current_chars = totals.chars;

@@ -68,6 +68,31 @@ fn put(object: &mut Map<String, Value>, key: &str, value: Value) {
     }
 }
 
+/// Kept fields of one entry: `object` (what a block or a message was in another format, to be
+/// written back around what it models) under `key`.
+fn kept(key: &str, object: Map<String, Value>) -> Map<String, Value> {
+    let mut extra = Map::new();
+    extra.insert(key.to_owned(), Value::Object(object));
+    extra
+}
+
+/// The object under `key` of kept fields (as [`kept`] made them), taken out of them. Fields of
+/// one entry, the most, are taken apart without looking the key up by hash.
+fn original(mut extra: Map<String, Value>, key: &str) -> Option<Map<String, Value>> {
+    let value = if extra.len() == 1 {
+        extra
+            .into_iter()
+            .next()
+            .and_then(|(name, value)| (name == key).then_some(value))
+    } else {
+        extra.swap_remove(key)
+    };
+    match value {
+        Some(Value::Object(object)) => Some(object),
+        _ => None,
+    }
+}
+
 /// The value under `key` of `object`. The objects of a history are small (a part, a call, an
 /// item: a handful of fields), and for them a look along the fields, lengths first, is cheaper
 /// than hashing the key; a large one is looked up by hash.

@@ -105,7 +105,7 @@ fn read(items: impl Iterator<Item = Value>) -> Result<Vec<Message>, ConversionEr
                         id,
                         name,
                         input,
-                        extra: kept(object),
+                        extra: super::kept(ITEM, object),
                     }),
                 )
             }
@@ -128,7 +128,7 @@ fn read(items: impl Iterator<Item = Value>) -> Result<Vec<Message>, ConversionEr
                         tool_use_id: id,
                         content,
                         is_error: None,
-                        extra: kept(object),
+                        extra: super::kept(ITEM, object),
                     }),
                 )
             }
@@ -199,7 +199,7 @@ fn item_of(block: Block, role: Role, buffer: &mut Vec<u8>) -> Value {
         Block::Other(item) => item,
         Block::Text(text) => serde_json::json!({ "role": role_name(role), "content": text.text }),
         Block::ToolUse(call) => {
-            let mut item = original(call.extra).unwrap_or_else(|| {
+            let mut item = super::original(call.extra, ITEM).unwrap_or_else(|| {
                 let mut fresh = Map::new();
                 fresh.insert("type".to_owned(), "function_call".into());
                 fresh
@@ -220,7 +220,7 @@ fn item_of(block: Block, role: Role, buffer: &mut Vec<u8>) -> Value {
             Value::Object(item)
         }
         Block::ToolResult(result) => {
-            let mut item = original(result.extra).unwrap_or_else(|| {
+            let mut item = super::original(result.extra, ITEM).unwrap_or_else(|| {
                 let mut fresh = Map::new();
                 fresh.insert("type".to_owned(), "function_call_output".into());
                 fresh
@@ -298,20 +298,5 @@ fn role_name(role: Role) -> &'static str {
     match role {
         Role::User => "user",
         Role::Assistant => "assistant",
-    }
-}
-
-/// A block's kept fields: the item it was.
-fn kept(item: Map<String, Value>) -> Map<String, Value> {
-    let mut extra = Map::new();
-    extra.insert(ITEM.to_owned(), Value::Object(item));
-    extra
-}
-
-/// The item a block was, taken out of its kept fields.
-fn original(mut extra: Map<String, Value>) -> Option<Map<String, Value>> {
-    match extra.swap_remove(ITEM) {
-        Some(Value::Object(item)) => Some(item),
-        _ => None,
     }
 }

@@ -283,11 +283,21 @@ fn rendered_whole(
     })
 }
 
-/// How many salient parts `text` holds (errors, failures, tracebacks …, each with the block it
-/// opens): what a one-line summary of an old result states.
-pub(crate) fn salient_count(text: &str) -> usize {
-    let found = salience::Found::Search(&salience::Searcher::Default);
-    salience::scan(text, 0..text.len(), 1, found, usize::MAX).len()
+/// The totals of `text` and how many salient parts it holds (errors, failures, tracebacks …,
+/// each with the block it opens), from one read of it: what a one-line summary of an old result
+/// states.
+pub(crate) fn totals_and_salient_count(text: &str) -> (Totals, usize) {
+    let searcher = salience::Searcher::Default;
+    let survey = survey::survey(text, Some(&searcher));
+    // A survey keeps the first and the last of a great many salient lines: then all are
+    // searched for again, to count them all.
+    let found = if survey.hits.len() < 2 * survey::KEPT {
+        salience::Found::Surveyed(&survey.hits)
+    } else {
+        salience::Found::Search(&searcher)
+    };
+    let parts = salience::scan(text, 0..text.len(), 1, found, usize::MAX).len();
+    (survey.totals, parts)
 }
 
 /// The size of a whole text, as a marker states it.
@@ -345,6 +355,23 @@ pub fn line_count(text: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_summary_counts_every_salient_part_however_many() {
+        let searched = |text: &str| {
+            let found = salience::Found::Search(&salience::Searcher::Default);
+            salience::scan(text, 0..text.len(), 1, found, usize::MAX).len()
+        };
+        let few = "ok\nerror: one\n\nok\nTraceback (most recent call last):\n  x\nE: y\n";
+        // More salient lines than a survey keeps (the first and the last 65,536).
+        let many: String = (0..140_000).map(|i| format!("error: {i}\n\n")).collect();
+        for text in [few, many.as_str()] {
+            let (totals, parts) = totals_and_salient_count(text);
+            assert_eq!(totals, Totals::of(text));
+            assert_eq!(parts, searched(text));
+        }
+        assert_eq!(totals_and_salient_count(&many).1, 140_000);
+    }
 
     #[test]
     fn text_within_allowance_is_borrowed() {

@@ -9,7 +9,7 @@
 
 #![allow(unsafe_code)]
 
-use super::{ANCHOR_LEN, Candidates, Kernel, MAX_LANES, PADDED, Stop};
+use super::{ANCHOR_LEN, Candidates, Kernel, MAX_LANES, NIBBLES, PADDED, Stop};
 
 /// The AVX2 kernel, where the CPU has AVX2.
 #[derive(Debug, Clone, Copy)]
@@ -69,9 +69,23 @@ impl Kernel for Avx512 {
     }
 }
 
-/// A table of 16 bytes repeated to fill `N`: a shuffle looks up within each 16 bytes.
-fn repeated<const N: usize>(table: &[u8; 16]) -> [u8; N] {
-    std::array::from_fn(|i| table[i % 16])
+/// The nibble tables, each repeated to fill the widest vector: a shuffle looks up within each
+/// 16 bytes.
+const LOW: [[u8; MAX_LANES]; ANCHOR_LEN] = repeated(&NIBBLES.low);
+const HIGH: [[u8; MAX_LANES]; ANCHOR_LEN] = repeated(&NIBBLES.high);
+
+const fn repeated(tables: &[[u8; 16]; ANCHOR_LEN]) -> [[u8; MAX_LANES]; ANCHOR_LEN] {
+    let mut out = [[0; MAX_LANES]; ANCHOR_LEN];
+    let mut j = 0;
+    while j < ANCHOR_LEN {
+        let mut i = 0;
+        while i < MAX_LANES {
+            out[j][i] = tables[j][i % 16];
+            i += 1;
+        }
+        j += 1;
+    }
+    out
 }
 
 mod avx2 {
@@ -82,8 +96,7 @@ mod avx2 {
         _mm256_srli_epi16, _mm256_storeu_si256, _mm256_sub_epi8, _mm256_testz_si256,
     };
 
-    use super::super::NIBBLES;
-    use super::{ANCHOR_LEN, Candidates, MAX_LANES, PADDED, Stop, repeated};
+    use super::{ANCHOR_LEN, Candidates, HIGH, LOW, MAX_LANES, PADDED, Stop};
 
     const LANES: usize = 32;
     /// The bytes one step reads.
@@ -102,8 +115,8 @@ mod avx2 {
         #[target_feature(enable = "avx2")]
         fn new() -> Self {
             Tables {
-                low: std::array::from_fn(|j| load(&repeated::<LANES>(&NIBBLES.low[j]), 0)),
-                high: std::array::from_fn(|j| load(&repeated::<LANES>(&NIBBLES.high[j]), 0)),
+                low: std::array::from_fn(|j| load(&LOW[j], 0)),
+                high: std::array::from_fn(|j| load(&HIGH[j], 0)),
                 nibble: _mm256_set1_epi8(0x0f),
             }
         }
@@ -237,8 +250,7 @@ mod avx512 {
         _mm512_storeu_si512, _mm512_test_epi8_mask,
     };
 
-    use super::super::NIBBLES;
-    use super::{ANCHOR_LEN, Candidates, MAX_LANES, PADDED, Stop, repeated};
+    use super::{ANCHOR_LEN, Candidates, HIGH, LOW, MAX_LANES, PADDED, Stop};
 
     const LANES: usize = 64;
     /// The bytes one step reads.
@@ -255,8 +267,8 @@ mod avx512 {
         #[target_feature(enable = "avx512f,avx512bw")]
         fn new() -> Self {
             Tables {
-                low: std::array::from_fn(|j| load(&repeated::<LANES>(&NIBBLES.low[j]), 0)),
-                high: std::array::from_fn(|j| load(&repeated::<LANES>(&NIBBLES.high[j]), 0)),
+                low: std::array::from_fn(|j| load(&LOW[j], 0)),
+                high: std::array::from_fn(|j| load(&HIGH[j], 0)),
                 nibble: _mm512_set1_epi8(0x0f),
             }
         }
