@@ -1,9 +1,10 @@
 //! Where the default salient patterns occur, found at about the speed of reading memory.
 //!
 //! Each default pattern has an *anchor*: four of its bytes, chosen because they rarely occur in
-//! real output, and one of eight buckets. For 32 positions at once, a vector kernel looks up the
-//! two nibbles of each of the four bytes from a position in tables of the buckets whose anchors
-//! have that nibble there (the packed "Teddy" search of Hyperscan and aho-corasick); a position
+//! real output, and one of eight buckets. For 64 positions at once (AVX-512) or 32 (AVX2), a
+//! vector kernel (`x86.rs`, chosen at run time) looks up the two nibbles of each of the four
+//! bytes from a position in tables of the buckets whose anchors have that nibble there (the
+//! packed "Teddy" search of Hyperscan and aho-corasick); a position
 //! every lookup agrees on for some bucket is a *candidate*, and only candidates are compared with
 //! their buckets' patterns. The same pass counts the chars and newlines of the bytes it reads, so
 //! a survey of a long text reads it once.
@@ -13,7 +14,7 @@
 //! corpus make at most one in every few thousand positions a candidate (a test holds them to
 //! it). A hostile text can make most positions candidates: a block of more than
 //! [`MAX_CANDIDATES`] is searched by the default automaton instead, whose time is linear whatever
-//! the text, as is every block on a CPU without AVX2. Either way the same lines are found: every
+//! the text, as is every block on a CPU with neither. Either way the same lines are found: every
 //! occurrence of a pattern is reported, and the automaton's leftmost matches start on the same
 //! lines (no pattern holds a line break but at its start).
 
