@@ -39,7 +39,10 @@ const fn anchored(pattern: &'static str, at: usize, bucket: u8) -> Anchored {
 }
 
 /// Every default pattern with its anchor, by bucket (the same patterns as `PATTERNS`: a test
-/// holds the two lists together).
+/// holds the two lists together). A new pattern takes four of its bytes that are rare in output
+/// (not `tion`, `ing `, ` the`) and the bucket whose anchors share the most nibbles with them
+/// (a bucket accepts any mix of its anchors' nibbles at each position); the corpus test says
+/// whether the choice makes too many candidates.
 const ANCHORED: [Anchored; 31] = [
     anchored("undefined reference", 7, 0),
     anchored("FAILED", 0, 0),
