@@ -175,15 +175,35 @@ pub(super) fn count_and_find(
     span: Range<usize>,
     found: &mut Vec<Range<usize>>,
 ) -> (usize, usize) {
+    by_blocks::<true>(bytes, span, found)
+}
+
+/// Appends to `found` every occurrence of a default pattern that starts in `span` (it may run on
+/// past it), in order of their starts.
+pub(super) fn find(bytes: &[u8], span: Range<usize>, found: &mut Vec<Range<usize>>) {
+    by_blocks::<false>(bytes, span, found);
+}
+
+/// Both, block by block: a kernel where the CPU has one and the block does not flood it, the
+/// automaton (and, with `COUNT`, the plain count) where not. Without `COUNT` the counts are 0.
+fn by_blocks<const COUNT: bool>(
+    bytes: &[u8],
+    span: Range<usize>,
+    found: &mut Vec<Range<usize>>,
+) -> (usize, usize) {
     let (mut chars, mut newlines) = (0, 0);
     for block in blocks(span) {
         let mark = found.len();
-        let counted = match kernel::run::<true>(bytes, block.clone(), found, MAX_CANDIDATES) {
+        let counted = match kernel::run::<COUNT>(bytes, block.clone(), found, MAX_CANDIDATES) {
             Some(counted) => counted,
             None => {
                 found.truncate(mark);
                 find_by_automaton(default_automaton(), bytes, block.clone(), found);
-                count_chars_and_newlines(&bytes[block])
+                if COUNT {
+                    count_chars_and_newlines(&bytes[block])
+                } else {
+                    (0, 0)
+                }
             }
         };
         chars += counted.0;
@@ -191,19 +211,6 @@ pub(super) fn count_and_find(
         in_order(&mut found[mark..]);
     }
     (chars, newlines)
-}
-
-/// Appends to `found` every occurrence of a default pattern that starts in `span` (it may run on
-/// past it), in order of their starts.
-pub(super) fn find(bytes: &[u8], span: Range<usize>, found: &mut Vec<Range<usize>>) {
-    for block in blocks(span) {
-        let mark = found.len();
-        if kernel::run::<false>(bytes, block.clone(), found, MAX_CANDIDATES).is_none() {
-            found.truncate(mark);
-            find_by_automaton(default_automaton(), bytes, block, found);
-        }
-        in_order(&mut found[mark..]);
-    }
 }
 
 /// `span` in blocks of [`BLOCK`] bytes.
