@@ -2,9 +2,11 @@
 //! (`tests/data/histories`): converted exactly both ways, repaired, compacted and cleared, each
 //! result checked by the format's own pairing rule written here, not by the library.
 
-use serde_json::{Value, json};
+use proptest::prelude::*;
+use serde_json::{Map, Value, json};
 use toolsmith::history::{
-    self, ClearPolicy, CompactPolicy, from_gemini, from_responses, to_gemini, to_responses,
+    self, Block, ClearPolicy, CompactPolicy, Content, Message, from_gemini, from_responses,
+    to_gemini, to_responses,
 };
 
 fn responses_fixture() -> Vec<Value> {
@@ -184,6 +186,55 @@ fn unusual_shapes_convert_back_exactly_borrowed_or_owned() {
     assert_eq!(text(&history::into_gemini(messages)), text(&expected));
 }
 
+/// Messages read from another format and saved as JSON (the Anthropic shape, as an agent
+/// persists its session) are read back with what each block was, and written back to the same
+/// contents and items; a field the agent added beside it is kept too.
+#[test]
+fn read_histories_saved_as_json_convert_back_exactly() {
+    let text = |values: &[Value]| serde_json::to_string(values).unwrap();
+    let saved = |messages: &[Message]| -> Vec<Message> {
+        let json = serde_json::to_string(messages).unwrap();
+        serde_json::from_str(&json).unwrap()
+    };
+    let contents = gemini_fixture();
+    let messages = from_gemini(&contents).unwrap();
+    let json = serde_json::to_value(&messages).unwrap();
+    assert!(json[0]["gemini_content"]["role"].is_string(), "{json}");
+    assert!(json[0]["content"][0]["gemini_part"].is_object(), "{json}");
+    let again = saved(&messages);
+    assert_eq!(again, messages);
+    assert_eq!(text(&to_gemini(&again)), text(&contents));
+
+    let items = responses_fixture();
+    let mut messages = from_responses(&items).unwrap();
+    let call = messages
+        .iter_mut()
+        .flat_map(|message| match &mut message.content {
+            Content::Blocks(blocks) => blocks.iter_mut(),
+            Content::Text(_) => [].iter_mut(),
+        })
+        .find_map(|block| match block {
+            Block::ToolUse(call) => Some(call),
+            _ => None,
+        })
+        .unwrap();
+    call.extra
+        .insert("cache_control".to_owned(), json!({ "type": "ephemeral" }));
+    let json = serde_json::to_value(&messages).unwrap();
+    let call = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|message| message["content"].as_array().into_iter().flatten())
+        .find(|block| block["type"] == "tool_use")
+        .unwrap();
+    assert_eq!(call["cache_control"]["type"], "ephemeral");
+    assert_eq!(call["responses_item"]["type"], "function_call");
+    let again = saved(&messages);
+    assert_eq!(again, messages);
+    assert_eq!(text(&to_responses(&again)), text(&items));
+}
+
 #[test]
 fn a_broken_responses_history_is_repaired_without_losing_a_real_output() {
     let mut items = responses_fixture();
@@ -309,4 +360,155 @@ fn long_results_are_compacted_and_cleared_in_both_formats() {
     );
     assert_eq!(response["id"], "call-7a3f");
     assert!(gemini_violations(&back).is_empty());
+}
+
+/// A saved block that is not an object is refused with what was wrong, not read as anything.
+#[test]
+fn a_saved_block_that_is_not_an_object_is_refused_by_name() {
+    let error = serde_json::from_str::<Message>(r#"{"role": "user", "content": [3]}"#)
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("must be a JSON object"), "{error}");
+    let error = serde_json::from_str::<Message>(r#"{"role": "user", "content": 3}"#)
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("a string or a list of blocks"), "{error}");
+    let error = serde_json::from_str::<Block>("3").unwrap_err().to_string();
+    assert!(error.contains("must be a JSON object"), "{error}");
+    let block: Block = serde_json::from_str(r#"{"inlineData": {"data": "AA=="}}"#).unwrap();
+    assert!(matches!(block, Block::Other(_)));
+}
+
+/// An object of these fields, in this order.
+fn object(fields: Vec<(&str, Value)>) -> Value {
+    Value::Object(
+        fields
+            .into_iter()
+            .map(|(key, value)| (key.to_owned(), value))
+            .collect::<Map<String, Value>>(),
+    )
+}
+
+/// Fields in any order: what a provider, or an agent's own code, may write.
+fn shuffled(fields: Vec<(&'static str, Value)>) -> impl Strategy<Value = Value> {
+    Just(fields).prop_shuffle().prop_map(object)
+}
+
+fn gemini_part() -> impl Strategy<Value = Value> {
+    let text = "[a-z \n]{0,12}";
+    let name = prop::sample::select(vec!["ls", "read", "grep"]);
+    let id = prop::option::of("[a-z0-9]{1,4}");
+    prop_oneof![
+        (text, any::<bool>()).prop_flat_map(|(text, thought)| {
+            let mut fields = vec![("text", json!(text))];
+            if thought {
+                fields.push(("thought", json!(true)));
+            }
+            shuffled(fields)
+        }),
+        (name.clone(), id.clone(), any::<bool>()).prop_flat_map(|(name, id, signed)| {
+            let mut call = vec![("name", json!(name)), ("args", json!({ "path": "src" }))];
+            if let Some(id) = id {
+                call.push(("id", json!(id)));
+            }
+            (shuffled(call), Just(signed)).prop_flat_map(|(call, signed)| {
+                let mut part = vec![("functionCall", call)];
+                if signed {
+                    part.push(("thoughtSignature", json!("sig")));
+                }
+                shuffled(part)
+            })
+        }),
+        (name, id, 0..3usize, "[a-z\n]{0,10}").prop_flat_map(|(name, id, shape, text)| {
+            let response = match shape {
+                0 => json!({ "output": text }),
+                1 => json!({ "a": 1, "b": text }),
+                _ => json!({ "result": { "ok": true } }),
+            };
+            let mut fields = vec![("name", json!(name)), ("response", response)];
+            if let Some(id) = id {
+                fields.push(("id", json!(id)));
+            }
+            shuffled(fields).prop_map(|response| json!({ "functionResponse": response }))
+        }),
+        Just(json!({ "inlineData": { "mimeType": "image/png", "data": "AA==" } })),
+    ]
+}
+
+fn gemini_content() -> impl Strategy<Value = Value> {
+    let role = prop::sample::select(vec!["user", "model"]);
+    (
+        role,
+        prop::collection::vec(gemini_part(), 1..4),
+        any::<bool>(),
+    )
+        .prop_flat_map(|(role, parts, more)| {
+            let mut fields = vec![("role", json!(role)), ("parts", Value::Array(parts))];
+            if more {
+                fields.push(("note", json!("kept")));
+            }
+            shuffled(fields)
+        })
+}
+
+fn responses_item() -> impl Strategy<Value = Value> {
+    let call_id = "call_[0-9]{1,2}";
+    prop_oneof![
+        (call_id, any::<bool>()).prop_flat_map(|(call_id, status)| {
+            let mut fields = vec![
+                ("type", json!("function_call")),
+                ("call_id", json!(call_id)),
+                ("name", json!("ls")),
+                ("arguments", json!("{\"path\":\"src\"}")),
+            ];
+            if status {
+                fields.push(("status", json!("completed")));
+            }
+            shuffled(fields)
+        }),
+        (call_id, 0..3usize, "[a-z\n]{0,10}").prop_flat_map(|(call_id, shape, text)| {
+            let output = match shape {
+                0 => json!(text),
+                1 => json!([{ "type": "input_text", "text": text }]),
+                _ => json!({ "ok": true }),
+            };
+            shuffled(vec![
+                ("type", json!("function_call_output")),
+                ("call_id", json!(call_id)),
+                ("output", output),
+            ])
+        }),
+        "[a-z ]{0,10}".prop_map(|text| json!({ "role": "user", "content": text })),
+        Just(json!({ "type": "reasoning", "id": "rs_1", "summary": [] })),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// Whatever the order of their fields, contents and items convert back to the same JSON
+    /// text: read owned and written back, read borrowed and written back borrowed, and read,
+    /// saved as JSON, read back from it and written back.
+    #[test]
+    fn any_field_order_converts_back_exactly(
+        contents in prop::collection::vec(gemini_content(), 1..8),
+        items in prop::collection::vec(responses_item(), 1..8),
+    ) {
+        let text = |values: &[Value]| serde_json::to_string(values).unwrap();
+        let saved = |messages: &[Message]| -> Vec<Message> {
+            serde_json::from_str(&serde_json::to_string(messages).unwrap()).unwrap()
+        };
+        let messages = from_gemini(&contents).unwrap();
+        prop_assert_eq!(text(&to_gemini(&messages)), text(&contents));
+        prop_assert_eq!(text(&to_gemini(&saved(&messages))), text(&contents));
+        let owned = history::into_gemini(history::from_gemini_owned(contents.clone()).unwrap());
+        prop_assert_eq!(text(&owned), text(&contents));
+
+        let messages = from_responses(&items).unwrap();
+        prop_assert_eq!(text(&to_responses(&messages)), text(&items));
+        prop_assert_eq!(text(&to_responses(&saved(&messages))), text(&items));
+        let owned =
+            history::into_responses(history::from_responses_owned(items.clone()).unwrap());
+        prop_assert_eq!(text(&owned), text(&items));
+    }
 }

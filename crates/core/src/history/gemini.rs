@@ -13,14 +13,23 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
+use super::extra::{Extra, Holes, Origin, field};
 use super::message::{
     Block, Content, Message, ResultContent, Role, TextBlock, ToolResultBlock, ToolUseBlock,
 };
 use super::openai::ConversionError;
 
-/// The keys, in a block's or a message's kept fields, of what it was.
-const PART: &str = "gemini_part";
-const CONTENT: &str = "gemini_content";
+/// What a block and a message were: a part, a content.
+const PART: Origin = Origin::GeminiPart;
+const CONTENT: Origin = Origin::GeminiContent;
+/// The holes of a part: the field its block came from (`text`, `functionCall`,
+/// `functionResponse`), and in a call or response its `id`, `name`, and `args` or `response`.
+const FIELD: usize = 0;
+const ID: usize = 1;
+const NAME: usize = 2;
+const VALUE: usize = 3;
+/// The hole of a content: its `parts`.
+const PARTS: usize = 0;
 /// Marks an id made here, for a call or response that had none.
 const MADE_ID: &str = "gemini_made_id";
 
@@ -91,46 +100,46 @@ fn read(
         let Value::Object(mut object) = content else {
             return Err(error("a content must be a JSON object"));
         };
-        // The parts move out; the content keeps an empty list in their place.
-        let parts = match super::slot(&mut object, "parts") {
-            Some(Value::Array(parts)) => std::mem::take(parts),
-            _ => return Err(error("a content needs a `parts` list")),
-        };
-        let role = match object.get("role").and_then(Value::as_str) {
+        let role = match field(&object, "role").and_then(Value::as_str) {
             Some("model") => Role::Assistant,
             _ => Role::User,
+        };
+        // The parts move out; the content keeps their list, emptied (its room kept for the
+        // parts written back).
+        let mut content_holes = Holes::NEW;
+        let Some(Value::Array(parts)) = content_holes.find(PARTS, &mut object, "parts") else {
+            return Err(error("a content needs a `parts` list"));
         };
         if role == Role::Assistant {
             unanswered.clear();
         }
         let mut blocks = Vec::with_capacity(parts.len());
-        for (k, part) in parts.into_iter().enumerate() {
+        for (k, part) in parts.drain(..).enumerate() {
             let Value::Object(mut fields) = part else {
                 return Err(error("a part must be a JSON object"));
             };
             // What a block models moves out of its part (an empty string, which allocates
             // nothing, left in its place); the part keeps the rest and is written back around it.
-            let block = if let Some(Value::String(text)) = super::slot(&mut fields, "text") {
+            let mut holes = Holes::NEW;
+            let block = if let Some(Value::String(text)) = holes.find(FIELD, &mut fields, "text") {
                 let text = std::mem::take(text);
-                // A part of text alone needs nothing kept; any other keeps its other fields.
-                let extra = if fields.len() == 1 {
-                    Map::new()
-                } else {
-                    super::kept(PART, fields)
-                };
-                Block::Text(TextBlock { text, extra })
-            } else if let Some(Value::Object(call)) = super::slot(&mut fields, "functionCall") {
-                let name = super::take_string(call, "name").unwrap_or_default();
-                let given_id = super::take_string(call, "id");
+                Block::Text(TextBlock {
+                    text,
+                    extra: Extra::of(PART, fields, holes),
+                })
+            } else if let Some(Value::Object(call)) = holes.find(FIELD, &mut fields, "functionCall")
+            {
+                let name = holes.take_string(NAME, call, "name").unwrap_or_default();
+                let given_id = holes.take_string(ID, call, "id");
                 // The arguments move into the block's input; the part keeps a placeholder.
-                let input = match super::slot(call, "args") {
+                let input = match holes.find(VALUE, call, "args") {
                     Some(args) => std::mem::replace(args, Value::Null),
                     None => {
-                        call.insert("args".to_owned(), Value::Null);
+                        holes.insert(VALUE, call, "args", Value::Null);
                         Value::Object(Map::new())
                     }
                 };
-                let mut extra = super::kept(PART, fields);
+                let mut extra = Extra::of(PART, fields, holes);
                 let id = match given_id {
                     Some(id) => id,
                     None => {
@@ -147,13 +156,17 @@ fn read(
                     extra,
                 })
             } else if let Some(Value::Object(response)) =
-                super::slot(&mut fields, "functionResponse")
+                holes.find(FIELD, &mut fields, "functionResponse")
             {
-                let given_id = super::take_string(response, "id");
+                let given_id = holes.take_string(ID, response, "id");
+                // The name stays in the part, which is written back whole; where it is, is kept
+                // (whether the part names its function is what the writer asks).
+                let name = holes
+                    .find(NAME, response, "name")
+                    .and_then(|name| name.as_str());
                 // Without an id: the first call of its name still unanswered, as Gemini pairs
-                // them (the name stays in the part, which is written back whole).
+                // them.
                 let made_id = given_id.is_none().then(|| {
-                    let name = response.get("name").and_then(Value::as_str);
                     let name = name.unwrap_or_default();
                     match unanswered.iter().position(|(called, _)| called == name) {
                         Some(at) => unanswered.remove(at).1,
@@ -163,17 +176,17 @@ fn read(
                 // The response moves into the block's text: a large response is held once. A
                 // response of one text field is read as that text, the field left empty in its
                 // place to write it back; any other as its JSON text, `null` in its place.
-                let text = match super::slot(response, "response") {
+                let text = match holes.find(VALUE, response, "response") {
                     Some(value) => match value.as_object_mut().and_then(one_text_field) {
                         Some(text) => std::mem::take(text),
                         None => value.take().to_string(),
                     },
                     None => {
-                        response.insert("response".to_owned(), Value::Null);
+                        holes.insert(VALUE, response, "response", Value::Null);
                         String::new()
                     }
                 };
-                let mut extra = super::kept(PART, fields);
+                let mut extra = Extra::of(PART, fields, holes);
                 let id = match (given_id, made_id) {
                     (Some(id), _) => id,
                     (None, made) => {
@@ -193,7 +206,7 @@ fn read(
             blocks.push(block);
         }
         let mut message = Message::from_blocks(role, blocks);
-        message.extra = super::kept(CONTENT, object);
+        message.extra = Extra::of(CONTENT, object, content_holes);
         messages.push(message);
     }
     Ok(messages)
@@ -232,11 +245,12 @@ fn calls_answered(messages: &[Message]) -> Vec<Answered> {
         .flat_map(Message::tool_results)
         .map(|result| {
             let call = calls.get(result.tool_use_id.as_str());
-            let named = result
-                .extra
-                .get(PART)
-                .and_then(|part| part.get("functionResponse")?.get("name"))
-                .is_some();
+            let named = result.extra.was(PART).is_some_and(|part| {
+                part.holes.had(NAME).unwrap_or_else(|| {
+                    let response = field(&part.object, "functionResponse");
+                    response.and_then(|response| response.get("name")).is_some()
+                })
+            });
             Answered {
                 name: (!named).then(|| call.map_or("", |(name, _)| name).to_owned()),
                 made: call.is_some_and(|(_, made)| *made),
@@ -260,15 +274,8 @@ fn write(
 ) -> Vec<Value> {
     messages
         .map(|message| {
-            let parts: Vec<Value> = match message.content {
-                Content::Text(text) => vec![serde_json::json!({ "text": text })],
-                Content::Blocks(blocks) => blocks
-                    .into_iter()
-                    .map(|block| part_of(block, &mut answered))
-                    .collect(),
-            };
-            let mut content = match super::original(message.extra, CONTENT) {
-                Some(kept) => kept,
+            let (mut content, holes) = match message.extra.into_was(CONTENT) {
+                Some(was) => (was.object, was.holes),
                 None => {
                     let role = if message.role == Role::Assistant {
                         "model"
@@ -277,11 +284,26 @@ fn write(
                     };
                     let mut fresh = Map::new();
                     fresh.insert("role".to_owned(), role.into());
-                    fresh
+                    (fresh, Holes::UNKNOWN)
                 }
             };
-            // `parts` where it was (its place kept), or last.
-            super::put(&mut content, "parts", Value::Array(parts));
+            // The parts go into the list they were read from (its room kept), in its place.
+            let mut parts = match holes.slot(PARTS, &mut content, "parts") {
+                Some(Value::Array(parts)) => std::mem::take(parts),
+                _ => Vec::new(),
+            };
+            parts.clear();
+            match message.content {
+                Content::Text(text) => parts.push(serde_json::json!({ "text": text })),
+                Content::Blocks(blocks) => {
+                    parts.extend(
+                        blocks
+                            .into_iter()
+                            .map(|block| part_of(block, &mut answered)),
+                    );
+                }
+            }
+            holes.put(PARTS, &mut content, "parts", Value::Array(parts));
             Value::Object(content)
         })
         .collect()
@@ -292,20 +314,20 @@ fn part_of(block: Block, answered: &mut impl Iterator<Item = Answered>) -> Value
     match block {
         Block::Other(part) => part,
         Block::Text(text) => {
-            let mut part = super::original(text.extra, PART).unwrap_or_default();
-            super::put(&mut part, "text", text.text.into());
+            let (mut part, holes) = was(text.extra);
+            holes.put(FIELD, &mut part, "text", text.text.into());
             Value::Object(part)
         }
         Block::ToolUse(call) => {
             let made = call.extra.get(MADE_ID) == Some(&Value::Bool(true));
-            let mut part = super::original(call.extra, PART).unwrap_or_default();
-            let mut inner = taken(&mut part, "functionCall");
-            super::put(&mut inner, "name", call.name.into());
-            super::put(&mut inner, "args", call.input);
+            let (mut part, holes) = was(call.extra);
+            let mut inner = taken(holes, &mut part, "functionCall");
+            holes.put(NAME, &mut inner, "name", call.name.into());
+            holes.put(VALUE, &mut inner, "args", call.input);
             if !made {
-                super::put(&mut inner, "id", call.id.into());
+                holes.put(ID, &mut inner, "id", call.id.into());
             }
-            super::put(&mut part, "functionCall", Value::Object(inner));
+            holes.put(FIELD, &mut part, "functionCall", Value::Object(inner));
             Value::Object(part)
         }
         Block::ToolResult(result) => {
@@ -325,7 +347,7 @@ fn part_of(block: Block, answered: &mut impl Iterator<Item = Answered>) -> Value
                 Some(ResultContent::Text(text)) => text,
                 _ => result.text().into_owned(),
             };
-            let read = super::original(result.extra, PART);
+            let read = result.extra.into_was(PART);
             // A result read from a part had its id taken out of it when it had one (not made
             // here): it goes back. One a repair wrote has an id when its call had one.
             let write_id = if read.is_some() {
@@ -333,34 +355,47 @@ fn part_of(block: Block, answered: &mut impl Iterator<Item = Answered>) -> Value
             } else {
                 !call.made
             };
-            let mut part = read.unwrap_or_default();
-            let mut inner = taken(&mut part, "functionResponse");
+            let (mut part, holes) =
+                read.map_or((Map::new(), Holes::UNKNOWN), |was| (was.object, was.holes));
+            let mut inner = taken(holes, &mut part, "functionResponse");
             // A response of one text field gets the text back in it; any other is the block's
             // text read back (it was written from the response, in order), unless the text is
             // no object's any more (compacted, or written by a repair): then `{"output": text}`.
-            let field = super::slot(&mut inner, "response").and_then(Value::as_object_mut);
-            match field.and_then(one_text_field) {
+            let field = holes.slot(VALUE, &mut inner, "response");
+            match field
+                .and_then(Value::as_object_mut)
+                .and_then(one_text_field)
+            {
                 Some(slot) => *slot = text,
                 None => {
                     let response = match serde_json::from_str::<Value>(&text) {
                         Ok(object @ Value::Object(_)) => object,
                         _ => serde_json::json!({ "output": text }),
                     };
-                    super::put(&mut inner, "response", response);
+                    holes.put(VALUE, &mut inner, "response", response);
                 }
             }
             if !images.is_empty() && !inner.contains_key("parts") {
                 inner.insert("parts".to_owned(), Value::Array(images));
             }
             if let Some(name) = call.name {
-                super::put(&mut inner, "name", name.into());
+                holes.put(NAME, &mut inner, "name", name.into());
             }
             if write_id {
-                super::put(&mut inner, "id", result.tool_use_id.into());
+                holes.put(ID, &mut inner, "id", result.tool_use_id.into());
             }
-            super::put(&mut part, "functionResponse", Value::Object(inner));
+            holes.put(FIELD, &mut part, "functionResponse", Value::Object(inner));
             Value::Object(part)
         }
+    }
+}
+
+/// The part a block was, and where its values were taken out; an empty one for a block that was
+/// none.
+fn was(extra: Extra) -> (Map<String, Value>, Holes) {
+    match extra.into_was(PART) {
+        Some(was) => (was.object, was.holes),
+        None => (Map::new(), Holes::UNKNOWN),
     }
 }
 
@@ -375,9 +410,10 @@ fn one_text_field(fields: &mut Map<String, Value>) -> Option<&mut String> {
     }
 }
 
-/// The object under `key` in a part, taken out of it (its place kept for the write back).
-fn taken(part: &mut Map<String, Value>, key: &str) -> Map<String, Value> {
-    match super::slot(part, key).map(Value::take) {
+/// The object under `key` in a part, taken out of it (`null` left in its place, for the writer
+/// to put it back).
+fn taken(holes: Holes, part: &mut Map<String, Value>, key: &str) -> Map<String, Value> {
+    match holes.slot(FIELD, part, key).map(Value::take) {
         Some(Value::Object(inner)) => inner,
         _ => Map::new(),
     }

@@ -2,7 +2,9 @@
 
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use serde_json::{Map, Value};
+use serde_json::Value;
+
+pub use super::extra::Extra;
 
 /// Who wrote a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -24,11 +26,11 @@ pub struct Message {
     pub content: Content,
     /// Any other field, kept as it was.
     #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    pub extra: Extra,
 }
 
 /// A message's content: a plain string, or a list of blocks.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Content {
     /// `"content": "…"`.
@@ -61,7 +63,7 @@ pub struct TextBlock {
     pub text: String,
     /// Other fields (`cache_control`, `citations`), kept as they were.
     #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    pub extra: Extra,
 }
 
 /// A tool call made by the model.
@@ -75,7 +77,7 @@ pub struct ToolUseBlock {
     pub input: Value,
     /// Other fields, kept as they were.
     #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    pub extra: Extra,
 }
 
 /// The answer to a tool call.
@@ -91,11 +93,11 @@ pub struct ToolResultBlock {
     pub is_error: Option<bool>,
     /// Other fields (`cache_control`), kept as they were.
     #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    pub extra: Extra,
 }
 
 /// A tool result's content: a string, or blocks (text, images).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum ResultContent {
     /// `"content": "…"`.
@@ -109,7 +111,7 @@ impl Block {
     pub fn text(text: impl Into<String>) -> Self {
         Block::Text(TextBlock {
             text: text.into(),
-            extra: Map::new(),
+            extra: Extra::new(),
         })
     }
 
@@ -119,7 +121,7 @@ impl Block {
             id: id.into(),
             name: name.into(),
             input,
-            extra: Map::new(),
+            extra: Extra::new(),
         })
     }
 
@@ -133,7 +135,7 @@ impl Block {
             tool_use_id: tool_use_id.into(),
             content: Some(ResultContent::Text(text.into())),
             is_error: is_error.then_some(true),
-            extra: Map::new(),
+            extra: Extra::new(),
         })
     }
 
@@ -232,7 +234,7 @@ impl Message {
         Message {
             role: Role::User,
             content: Content::Text(text.into()),
-            extra: Map::new(),
+            extra: Extra::new(),
         }
     }
 
@@ -241,7 +243,7 @@ impl Message {
         Message {
             role: Role::Assistant,
             content: Content::Text(text.into()),
-            extra: Map::new(),
+            extra: Extra::new(),
         }
     }
 
@@ -250,7 +252,7 @@ impl Message {
         Message {
             role,
             content: Content::Blocks(blocks),
-            extra: Map::new(),
+            extra: Extra::new(),
         }
     }
 
@@ -318,6 +320,55 @@ impl Serialize for Block {
     }
 }
 
+/// A content, a string or a list of blocks, read with what was wrong when it is neither (rather
+/// than that no form matched): `Content` and `ResultContent` alike.
+struct ContentVisitor<T> {
+    text: fn(String) -> T,
+    blocks: fn(Vec<Block>) -> T,
+}
+
+impl<'de, T> serde::de::Visitor<'de> for ContentVisitor<T> {
+    type Value = T;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("a `content` that is a string or a list of blocks")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<T, E> {
+        Ok((self.text)(text.to_owned()))
+    }
+
+    fn visit_string<E: serde::de::Error>(self, text: String) -> Result<T, E> {
+        Ok((self.text)(text))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<T, A::Error> {
+        let mut blocks = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
+        while let Some(block) = seq.next_element()? {
+            blocks.push(block);
+        }
+        Ok((self.blocks)(blocks))
+    }
+}
+
+impl<'de> Deserialize<'de> for Content {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ContentVisitor {
+            text: Content::Text,
+            blocks: Content::Blocks,
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for ResultContent {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ContentVisitor {
+            text: ResultContent::Text,
+            blocks: ResultContent::Blocks,
+        })
+    }
+}
+
 impl<'de> Deserialize<'de> for Block {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let mut value = Value::deserialize(deserializer)?;
@@ -346,8 +397,12 @@ impl<'de> Deserialize<'de> for Block {
                     .map(Block::ToolResult)
                     .map_err(D::Error::custom)
             }
-            Some(_) => Ok(Block::Other(value)),
-            None => Err(D::Error::custom("a content block needs a string `type`")),
+            // Another kind, or an object of another format without a `type` (a Responses
+            // message item, a Gemini part), as `serialize` wrote it.
+            _ if value.is_object() => Ok(Block::Other(value)),
+            _ => Err(D::Error::custom(
+                "a content block must be a JSON object (with a `type`: `text`, `tool_use`, …)",
+            )),
         }
     }
 }

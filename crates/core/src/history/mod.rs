@@ -25,6 +25,7 @@
 
 mod clear;
 mod escalation;
+mod extra;
 mod gemini;
 mod message;
 mod microcompact;
@@ -38,7 +39,7 @@ pub use clear::{CLEARED_PREFIX, ClearPolicy, ClearReport, clear_tool_uses};
 pub use escalation::{CONTINUATION_TEXT, Escalation, MaxTokensEscalation};
 pub use gemini::{from_gemini, from_gemini_owned, into_gemini, to_gemini};
 pub use message::{
-    Block, Content, Message, ResultContent, Role, TextBlock, ToolResultBlock, ToolUseBlock,
+    Block, Content, Extra, Message, ResultContent, Role, TextBlock, ToolResultBlock, ToolUseBlock,
 };
 pub use microcompact::{
     CompactPolicy, CompactReport, ContentKind, detect, detect_for, microcompact,
@@ -53,76 +54,7 @@ pub use pairing::{
 };
 pub use responses::{from_responses, from_responses_owned, into_responses, to_responses};
 
-use serde_json::{Map, Value};
-
 use crate::tokens::TokenCounter;
-
-/// Sets `key` of `object` to `value`: in its place, without a new key, when it is there (as
-/// the readers leave a placeholder where they took a value out); last when it is not.
-fn put(object: &mut Map<String, Value>, key: &str, value: Value) {
-    match slot(object, key) {
-        Some(slot) => *slot = value,
-        None => {
-            object.insert(key.to_owned(), value);
-        }
-    }
-}
-
-/// Kept fields of one entry: `object` (what a block or a message was in another format, to be
-/// written back around what it models) under `key`.
-fn kept(key: &str, object: Map<String, Value>) -> Map<String, Value> {
-    let mut extra = Map::new();
-    extra.insert(key.to_owned(), Value::Object(object));
-    extra
-}
-
-/// The object under `key` of kept fields (as [`kept`] made them), taken out of them. Fields of
-/// one entry, the most, are taken apart without looking the key up by hash.
-fn original(mut extra: Map<String, Value>, key: &str) -> Option<Map<String, Value>> {
-    let value = if extra.len() == 1 {
-        extra
-            .into_iter()
-            .next()
-            .and_then(|(name, value)| (name == key).then_some(value))
-    } else {
-        extra.swap_remove(key)
-    };
-    match value {
-        Some(Value::Object(object)) => Some(object),
-        _ => None,
-    }
-}
-
-/// The value under `key` of `object`. The objects of a history are small (a part, a call, an
-/// item: a handful of fields), and for them a look along the fields, lengths first, is cheaper
-/// than hashing the key; a large one is looked up by hash.
-fn slot<'a>(object: &'a mut Map<String, Value>, key: &str) -> Option<&'a mut Value> {
-    if object.len() > 8 {
-        return object.get_mut(key);
-    }
-    object
-        .iter_mut()
-        .find_map(|(name, value)| (name == key).then_some(value))
-}
-
-/// [`slot`], to read.
-fn field<'a>(object: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
-    if object.len() > 8 {
-        return object.get(key);
-    }
-    object
-        .iter()
-        .find_map(|(name, value)| (name == key).then_some(value))
-}
-
-/// The string under `key` of `object`, taken out of it: an empty string (which allocates
-/// nothing) is left in its place for the writer to [`put`] it back.
-fn take_string(object: &mut Map<String, Value>, key: &str) -> Option<String> {
-    match slot(object, key) {
-        Some(Value::String(text)) => Some(std::mem::take(text)),
-        _ => None,
-    }
-}
 
 /// How much of the context window a history takes, by a [`TokenCounter`]'s estimate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

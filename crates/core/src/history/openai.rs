@@ -1,8 +1,8 @@
 //! Conversion between OpenAI chat messages and the Anthropic-shaped [`Message`].
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use super::message::{Block, Content, Message, ResultContent, Role, ToolResultBlock};
+use super::message::{Block, Content, Extra, Message, ResultContent, Role, ToolResultBlock};
 
 /// A conversion failure: the OpenAI message that could not be read, and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -53,7 +53,7 @@ pub fn from_openai(messages: &[Value]) -> Result<(Option<String>, Vec<Message>),
                         tool_use_id: id.to_owned(),
                         content: Some(ResultContent::Text(text_of(message.get("content")))),
                         is_error: None,
-                        extra: Map::new(),
+                        extra: Extra::new(),
                     }));
             }
             "user" => {

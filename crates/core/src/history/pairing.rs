@@ -10,9 +10,9 @@
 use std::fmt;
 use std::mem;
 
-use serde_json::Map;
-
-use super::message::{Block, Content, Message, ResultContent, Role, ToolResultBlock, ToolUseBlock};
+use super::message::{
+    Block, Content, Extra, Message, ResultContent, Role, ToolResultBlock, ToolUseBlock,
+};
 
 /// The text of a synthetic result for a call that never got one.
 pub const MISSING_RESULT_TEXT: &str = "Error: this tool call did not complete (the conversation \
@@ -478,14 +478,14 @@ fn repair_turns(history: &mut Vec<Message>, skip_clean: bool) -> RepairReport {
                             tool_use_id: id.clone(),
                             content: Some(ResultContent::Text(MISSING_RESULT_TEXT.to_owned())),
                             is_error: Some(true),
-                            extra: Map::new(),
+                            extra: Extra::new(),
                         }
                     }))
                 })
                 .collect();
-            let first = following.next();
-            let extra = first.as_ref().map(|m| m.extra.clone()).unwrap_or_default();
-            if let Some(first) = first {
+            let mut extra = Extra::new();
+            if let Some(first) = following.next() {
+                extra = first.extra;
                 match first.content {
                     Content::Text(text) if !text.is_empty() => blocks.push(Block::text(text)),
                     Content::Text(_) => {}

@@ -11,13 +11,19 @@
 
 use serde_json::{Map, Value};
 
+use super::extra::{Extra, Holes, Origin, field};
 use super::message::{
     Block, Content, Message, ResultContent, Role, ToolResultBlock, ToolUseBlock, base64_image,
 };
 use super::openai::ConversionError;
 
-/// The key, in a block's kept fields, of the item it was.
-const ITEM: &str = "responses_item";
+/// What a block was: an item.
+const ITEM: Origin = Origin::ResponsesItem;
+/// The holes of an item: its `call_id`, a call's `name`, and a call's `arguments` or an
+/// output's `output`.
+const CALL_ID: usize = 0;
+const NAME: usize = 1;
+const VALUE: usize = 2;
 
 /// Reads Responses API input items (`[{"type": "message", …}, {"type": "function_call", …},
 /// …]`) into messages.
@@ -86,17 +92,19 @@ fn read(items: impl Iterator<Item = Value>) -> Result<Vec<Message>, ConversionEr
         let Value::Object(mut object) = item else {
             return Err(error("an item must be a JSON object"));
         };
-        let kind = super::field(&object, "type").and_then(Value::as_str);
+        let kind = field(&object, "type").and_then(Value::as_str);
+        let mut holes = Holes::NEW;
         let (role, block) = match kind {
             Some("function_call") => {
                 // The id and name move into the block, an empty string left in their places.
-                let id = super::take_string(&mut object, "call_id")
+                let id = holes
+                    .take_string(CALL_ID, &mut object, "call_id")
                     .ok_or_else(|| error("a `function_call` needs `call_id`"))?;
-                let name = super::take_string(&mut object, "name")
+                let name = holes
+                    .take_string(NAME, &mut object, "name")
                     .ok_or_else(|| error("a `function_call` needs `name`"))?;
-                let arguments = super::field(&object, "arguments")
-                    .and_then(Value::as_str)
-                    .unwrap_or("{}");
+                let arguments = holes.find(VALUE, &mut object, "arguments");
+                let arguments = arguments.and_then(|value| value.as_str()).unwrap_or("{}");
                 let input = serde_json::from_str(arguments)
                     .unwrap_or_else(|_| Value::String(arguments.to_owned()));
                 (
@@ -105,16 +113,17 @@ fn read(items: impl Iterator<Item = Value>) -> Result<Vec<Message>, ConversionEr
                         id,
                         name,
                         input,
-                        extra: super::kept(ITEM, object),
+                        extra: Extra::of(ITEM, object, holes),
                     }),
                 )
             }
             Some("function_call_output") => {
-                let id = super::take_string(&mut object, "call_id")
+                let id = holes
+                    .take_string(CALL_ID, &mut object, "call_id")
                     .ok_or_else(|| error("a `function_call_output` needs `call_id`"))?;
                 // The output moves into the block's content; the item keeps a placeholder in its
                 // place that says what kind of JSON it was, so a large output is held once.
-                let content = object.get_mut("output").map(|output| {
+                let content = holes.find(VALUE, &mut object, "output").map(|output| {
                     let placeholder = match output {
                         Value::String(_) => Value::String(String::new()),
                         Value::Array(_) => Value::Array(Vec::new()),
@@ -128,7 +137,7 @@ fn read(items: impl Iterator<Item = Value>) -> Result<Vec<Message>, ConversionEr
                         tool_use_id: id,
                         content,
                         is_error: None,
-                        extra: super::kept(ITEM, object),
+                        extra: Extra::of(ITEM, object, holes),
                     }),
                 )
             }
@@ -199,36 +208,29 @@ fn item_of(block: Block, role: Role, buffer: &mut Vec<u8>) -> Value {
         Block::Other(item) => item,
         Block::Text(text) => serde_json::json!({ "role": role_name(role), "content": text.text }),
         Block::ToolUse(call) => {
-            let mut item = super::original(call.extra, ITEM).unwrap_or_else(|| {
-                let mut fresh = Map::new();
-                fresh.insert("type".to_owned(), "function_call".into());
-                fresh
-            });
-            super::put(&mut item, "call_id", call.id.into());
-            super::put(&mut item, "name", call.name.into());
+            let (mut item, holes) = was(call.extra, "function_call");
+            holes.put(CALL_ID, &mut item, "call_id", call.id.into());
+            holes.put(NAME, &mut item, "name", call.name.into());
             // The arguments as they were written, unless the input changed.
-            let unchanged = super::field(&item, "arguments")
-                .and_then(Value::as_str)
+            let unchanged = holes
+                .slot(VALUE, &mut item, "arguments")
+                .and_then(|written| written.as_str())
                 .is_some_and(|written| says(written, &call.input, buffer));
             if !unchanged {
                 let arguments = match call.input {
                     Value::String(text) => text,
                     other => other.to_string(),
                 };
-                super::put(&mut item, "arguments", arguments.into());
+                holes.put(VALUE, &mut item, "arguments", arguments.into());
             }
             Value::Object(item)
         }
         Block::ToolResult(result) => {
-            let mut item = super::original(result.extra, ITEM).unwrap_or_else(|| {
-                let mut fresh = Map::new();
-                fresh.insert("type".to_owned(), "function_call_output".into());
-                fresh
-            });
-            super::put(&mut item, "call_id", result.tool_use_id.into());
+            let (mut item, holes) = was(result.extra, "function_call_output");
+            holes.put(CALL_ID, &mut item, "call_id", result.tool_use_id.into());
             // The output from the content: a string as it was, a list of parts as it was, and
             // an output of another JSON kind read back from its text (unless compacted).
-            let was_other = super::field(&item, "output") == Some(&Value::Bool(true));
+            let was_other = holes.slot(VALUE, &mut item, "output") == Some(&mut Value::Bool(true));
             let output = match result.content {
                 None => Value::String(String::new()),
                 Some(ResultContent::Text(text)) if was_other => {
@@ -255,8 +257,21 @@ fn item_of(block: Block, role: Role, buffer: &mut Vec<u8>) -> Value {
                         .collect(),
                 ),
             };
-            super::put(&mut item, "output", output);
+            holes.put(VALUE, &mut item, "output", output);
             Value::Object(item)
+        }
+    }
+}
+
+/// The item a block was, and where its values were taken out; a new one of `kind` for a block
+/// that was none.
+fn was(extra: Extra, kind: &str) -> (Map<String, Value>, Holes) {
+    match extra.into_was(ITEM) {
+        Some(was) => (was.object, was.holes),
+        None => {
+            let mut fresh = Map::new();
+            fresh.insert("type".to_owned(), kind.into());
+            (fresh, Holes::UNKNOWN)
         }
     }
 }
@@ -283,10 +298,10 @@ fn content_of(output: Value) -> ResultContent {
 
 /// Which side an item is on: the user's (its messages, the outputs of calls) or the model's.
 fn side_of(object: &Map<String, Value>) -> Role {
-    match super::field(object, "role").and_then(Value::as_str) {
+    match field(object, "role").and_then(Value::as_str) {
         Some("assistant") => Role::Assistant,
         Some(_) => Role::User,
-        None => match super::field(object, "type").and_then(Value::as_str) {
+        None => match field(object, "type").and_then(Value::as_str) {
             Some(kind) if kind.ends_with("_output") || kind.ends_with("_response") => Role::User,
             Some("item_reference") => Role::User,
             _ => Role::Assistant,

@@ -2,10 +2,10 @@
 
 use std::time::Duration;
 
-use serde_json::{Map, json};
+use serde_json::json;
 
 use crate::artifacts::ArtifactId;
-use crate::history::{Block, ResultContent, TextBlock, ToolResultBlock};
+use crate::history::{Block, Extra, ResultContent, TextBlock, ToolResultBlock};
 use crate::tool::{ErrorKind, Media, MediaKind};
 use crate::trim::{Cut, grouped};
 
@@ -63,7 +63,7 @@ impl ToolResult {
         if !self.content.is_empty() {
             blocks.push(Block::Text(TextBlock {
                 text: self.content.clone(),
-                extra: Map::new(),
+                extra: Extra::new(),
             }));
         }
         for media in &self.media {
@@ -75,7 +75,7 @@ impl ToolResult {
                         media.mime_type(),
                         grouped(media.size())
                     ),
-                    extra: Map::new(),
+                    extra: Extra::new(),
                 }),
                 MediaKind::Image => Block::Other(json!({
                     "type": "image",
@@ -92,7 +92,7 @@ impl ToolResult {
                         media.mime_type(),
                         grouped(media.size())
                     ),
-                    extra: Map::new(),
+                    extra: Extra::new(),
                 }),
             });
         }
@@ -100,7 +100,7 @@ impl ToolResult {
             tool_use_id: self.call_id.clone(),
             content: Some(ResultContent::Blocks(blocks)),
             is_error: self.is_error().then_some(true),
-            extra: Map::new(),
+            extra: Extra::new(),
         })
     }
 }
