@@ -27,9 +27,12 @@ use serde_json::{Map, Value};
 /// assert_eq!(json["cache_control"], json!({ "type": "ephemeral" }));
 /// # Ok::<(), serde_json::Error>(())
 /// ```
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub struct Extra {
-    fields: Map<String, Value>,
+    /// The other fields; or, for a message or block read from another format, the object it was
+    /// there (and the other fields, if it has any, in `was`). A read block carries no map it
+    /// does not use, and an `Extra` is not much larger than one map.
+    map: Map<String, Value>,
     was: Option<Was>,
 }
 
@@ -61,20 +64,19 @@ impl Origin {
     }
 }
 
-/// What a message or a block was in another format: the object, what the message or block
-/// models taken out of it, and where.
+/// Of an [`Extra`] read from another format: which, where the values its message or block
+/// models were taken out of the object, and its other fields (made when there are any).
 #[derive(Debug, Clone)]
-pub(crate) struct Was {
-    pub(crate) origin: Origin,
-    pub(crate) object: Map<String, Value>,
-    pub(crate) holes: Holes,
+struct Was {
+    origin: Origin,
+    holes: Holes,
+    fields: Option<Box<Map<String, Value>>>,
 }
 
-impl PartialEq for Was {
-    /// The same object of the same format (where its holes are known or not is no difference).
-    fn eq(&self, other: &Self) -> bool {
-        self.origin == other.origin && self.object == other.object
-    }
+/// The fields of an `Extra` that has none kept apart.
+fn no_fields() -> &'static Map<String, Value> {
+    static EMPTY: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(Map::new)
 }
 
 impl Extra {
@@ -83,33 +85,56 @@ impl Extra {
         Self::default()
     }
 
-    /// What was read from another format, with nothing else.
+    /// What was read from another format, with no other field.
     pub(crate) fn of(origin: Origin, object: Map<String, Value>, holes: Holes) -> Self {
         Extra {
-            fields: Map::new(),
+            map: object,
             was: Some(Was {
                 origin,
-                object,
                 holes,
+                fields: None,
             }),
         }
     }
 
-    /// What it was in `origin`'s format, if it was read from one.
-    pub(crate) fn was(&self, origin: Origin) -> Option<&Was> {
-        self.was.as_ref().filter(|was| was.origin == origin)
+    /// What it was in `origin`'s format, if it was read from one, and where its values were
+    /// taken out.
+    pub(crate) fn was(&self, origin: Origin) -> Option<(&Map<String, Value>, Holes)> {
+        match &self.was {
+            Some(was) if was.origin == origin => Some((&self.map, was.holes)),
+            _ => None,
+        }
     }
 
     /// [`Extra::was`], taken: what to write back around what the block models.
-    pub(crate) fn into_was(self, origin: Origin) -> Option<Was> {
-        self.was.filter(|was| was.origin == origin)
+    pub(crate) fn into_was(self, origin: Origin) -> Option<(Map<String, Value>, Holes)> {
+        match self.was {
+            Some(was) if was.origin == origin => Some((self.map, was.holes)),
+            _ => None,
+        }
+    }
+
+    /// What it was in another format, and which.
+    fn object(&self) -> Option<(Origin, &Map<String, Value>)> {
+        self.was.as_ref().map(|was| (was.origin, &self.map))
+    }
+}
+
+impl PartialEq for Extra {
+    /// The same fields, and the same object of the same format (where its values were taken out
+    /// being known or not is no difference).
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other && self.object() == other.object()
     }
 }
 
 impl From<Map<String, Value>> for Extra {
     /// These fields.
     fn from(fields: Map<String, Value>) -> Self {
-        Extra { fields, was: None }
+        Extra {
+            map: fields,
+            was: None,
+        }
     }
 }
 
@@ -117,20 +142,30 @@ impl std::ops::Deref for Extra {
     type Target = Map<String, Value>;
 
     fn deref(&self) -> &Self::Target {
-        &self.fields
+        match &self.was {
+            None => &self.map,
+            Some(was) => match &was.fields {
+                Some(fields) => fields,
+                None => no_fields(),
+            },
+        }
     }
 }
 
 impl std::ops::DerefMut for Extra {
     fn deref_mut(&mut self) -> &mut Self::Target {
-        &mut self.fields
+        match &mut self.was {
+            None => &mut self.map,
+            Some(was) => was.fields.get_or_insert_with(Box::default),
+        }
     }
 }
 
 impl Serialize for Extra {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let was = (self.was.iter()).map(|was| (was.origin.key(), Field::Object(&was.object)));
-        let fields = (self.fields.iter()).map(|(key, value)| (key.as_str(), Field::Value(value)));
+        let was = (self.object().into_iter())
+            .map(|(origin, object)| (origin.key(), Field::Object(object)));
+        let fields = (self.iter()).map(|(key, value)| (key.as_str(), Field::Value(value)));
         serializer.collect_map(was.chain(fields))
     }
 }
@@ -160,15 +195,21 @@ impl<'de> Deserialize<'de> for Extra {
                 return None;
             }
             match fields.shift_remove(origin.key()) {
-                Some(Value::Object(object)) => Some(Was {
-                    origin,
-                    object,
-                    holes: Holes::UNKNOWN,
-                }),
+                Some(Value::Object(object)) => Some((origin, object)),
                 _ => None,
             }
         });
-        Ok(Extra { fields, was })
+        Ok(match was {
+            None => Extra::from(fields),
+            Some((origin, object)) => Extra {
+                map: object,
+                was: Some(Was {
+                    origin,
+                    holes: Holes::UNKNOWN,
+                    fields: (!fields.is_empty()).then(|| Box::new(fields)),
+                }),
+            },
+        })
     }
 }
 
@@ -309,4 +350,42 @@ pub(crate) fn field<'a>(object: &'a Map<String, Value>, key: &str) -> Option<&'a
     object
         .iter()
         .find_map(|(name, value)| (name == key).then_some(value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every block and message holds one: what a read one keeps must not make the others
+    /// larger to move (a repair moves every block of a history).
+    #[test]
+    fn an_extra_is_one_map_and_a_few_words() {
+        let map = std::mem::size_of::<Map<String, Value>>();
+        assert!(std::mem::size_of::<Extra>() <= map + 16);
+    }
+
+    /// Fields added to a block read from another format are its own, beside the object it
+    /// was; equal to the same read from JSON.
+    #[test]
+    fn fields_beside_what_it_was() {
+        let object: Map<String, Value> =
+            [("text".to_owned(), Value::from(""))].into_iter().collect();
+        let mut extra = Extra::of(Origin::GeminiPart, object.clone(), Holes::NEW);
+        assert!(extra.is_empty());
+        extra.insert("cache_control".to_owned(), Value::from("x"));
+        assert_eq!(extra.len(), 1);
+        assert_eq!(
+            extra.was(Origin::GeminiPart).map(|(map, _)| map),
+            Some(&object)
+        );
+        assert!(extra.was(Origin::ResponsesItem).is_none());
+        let json = serde_json::to_string(&extra).unwrap();
+        assert_eq!(json, r#"{"gemini_part":{"text":""},"cache_control":"x"}"#);
+        let read: Extra = serde_json::from_str(&json).unwrap();
+        assert_eq!(read, extra);
+        assert_eq!(
+            read.into_was(Origin::GeminiPart).map(|(map, _)| map),
+            Some(object)
+        );
+    }
 }

@@ -245,9 +245,9 @@ fn calls_answered(messages: &[Message]) -> Vec<Answered> {
         .flat_map(Message::tool_results)
         .map(|result| {
             let call = calls.get(result.tool_use_id.as_str());
-            let named = result.extra.was(PART).is_some_and(|part| {
-                part.holes.had(NAME).unwrap_or_else(|| {
-                    let response = field(&part.object, "functionResponse");
+            let named = result.extra.was(PART).is_some_and(|(part, holes)| {
+                holes.had(NAME).unwrap_or_else(|| {
+                    let response = field(part, "functionResponse");
                     response.and_then(|response| response.get("name")).is_some()
                 })
             });
@@ -275,7 +275,7 @@ fn write(
     messages
         .map(|message| {
             let (mut content, holes) = match message.extra.into_was(CONTENT) {
-                Some(was) => (was.object, was.holes),
+                Some(was) => was,
                 None => {
                     let role = if message.role == Role::Assistant {
                         "model"
@@ -355,8 +355,7 @@ fn part_of(block: Block, answered: &mut impl Iterator<Item = Answered>) -> Value
             } else {
                 !call.made
             };
-            let (mut part, holes) =
-                read.map_or((Map::new(), Holes::UNKNOWN), |was| (was.object, was.holes));
+            let (mut part, holes) = read.unwrap_or((Map::new(), Holes::UNKNOWN));
             let mut inner = taken(holes, &mut part, "functionResponse");
             // A response of one text field gets the text back in it; any other is the block's
             // text read back (it was written from the response, in order), unless the text is
@@ -394,7 +393,7 @@ fn part_of(block: Block, answered: &mut impl Iterator<Item = Answered>) -> Value
 /// none.
 fn was(extra: Extra) -> (Map<String, Value>, Holes) {
     match extra.into_was(PART) {
-        Some(was) => (was.object, was.holes),
+        Some(was) => was,
         None => (Map::new(), Holes::UNKNOWN),
     }
 }

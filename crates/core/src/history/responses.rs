@@ -267,7 +267,7 @@ fn item_of(block: Block, role: Role, buffer: &mut Vec<u8>) -> Value {
 /// that was none.
 fn was(extra: Extra, kind: &str) -> (Map<String, Value>, Holes) {
     match extra.into_was(ITEM) {
-        Some(was) => (was.object, was.holes),
+        Some(was) => was,
         None => {
             let mut fresh = Map::new();
             fresh.insert("type".to_owned(), kind.into());
