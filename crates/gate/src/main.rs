@@ -35,6 +35,8 @@ const CASES: &[&str] = &[
     "turn_execute_100_noops",
     "relay_tool_answer_1mib",
     "history_repair_compact_1000",
+    "history_gemini_round_trip_1000",
+    "history_responses_round_trip_1000",
 ];
 
 /// A case's input, made before the count starts.
@@ -44,6 +46,9 @@ enum Input {
     Turn(Box<Registry>, Vec<ToolCall>),
     Relay(Vec<u8>),
     History(Vec<Message>),
+    /// Gemini `contents` (`true`) or Responses items, converted, repaired, compacted and
+    /// written back.
+    Converted(Vec<serde_json::Value>, bool),
 }
 
 fn input(case: &str) -> Option<Input> {
@@ -76,6 +81,14 @@ fn input(case: &str) -> Option<Input> {
             Input::Relay(serde_json::to_vec(&answer).expect("JSON"))
         }
         "history_repair_compact_1000" => Input::History(inputs::damaged(&inputs::session(1_000))),
+        "history_gemini_round_trip_1000" => Input::Converted(
+            history::to_gemini(&inputs::damaged(&inputs::session(1_000))),
+            true,
+        ),
+        "history_responses_round_trip_1000" => Input::Converted(
+            history::to_responses(&inputs::damaged(&inputs::session(1_000))),
+            false,
+        ),
         _ => return None,
     })
 }
@@ -117,6 +130,24 @@ fn measured(input: Input, runtime: &tokio::runtime::Runtime) -> usize {
             black_box(&repaired);
             black_box(&compacted);
             messages.len()
+        }
+        Input::Converted(values, gemini) => {
+            let read = if gemini {
+                history::from_gemini_owned(values)
+            } else {
+                history::from_responses_owned(values)
+            };
+            let mut messages = read.expect("the benches' histories convert");
+            let violations = history::validate(&messages).len();
+            let repaired = history::repair(&mut messages);
+            let compacted = history::microcompact(&mut messages, &CompactPolicy::default());
+            black_box((violations, &repaired, &compacted));
+            let written = if gemini {
+                history::into_gemini(messages)
+            } else {
+                history::into_responses(messages)
+            };
+            written.len()
         }
     }
 }
