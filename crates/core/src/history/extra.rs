@@ -312,10 +312,17 @@ impl Holes {
             return None;
         }
         // The place is the reader's, in an object nothing else changed: the key is not read
-        // (its length is, beside the value, as a check that costs no trip to memory).
-        let (name, value) = object.iter_mut().nth(usize::from(at))?;
-        debug_assert_eq!(name, key, "a hole's place names another field");
-        (name.len() == key.len()).then_some(value)
+        // (its length is, beside the value, as a check that costs no trip to memory; a place
+        // that fails it is not trusted, and the key is looked up).
+        let at = usize::from(at);
+        let placed = object.iter().nth(at).is_some_and(|(name, _)| {
+            debug_assert_eq!(name, key, "a hole's place names another field");
+            name.len() == key.len()
+        });
+        if !placed {
+            return slot(object, key);
+        }
+        object.iter_mut().nth(at).map(|(_, value)| value)
     }
 
     /// Sets the `n`th value, under `key`, of `object`: in its place, or last when it was not
