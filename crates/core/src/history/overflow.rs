@@ -93,10 +93,15 @@ const RATE_LIMIT_PATTERNS: &[&str] = &[
     "tokens per min",
     "per minute",
     "per day",
+    "per hour",
     "(tpm)",
+    "(tpd)",
     "(rpm)",
     "quota",
     "too many requests",
+    // Gemini and Vertex: "Resource has been exhausted (e.g. check quota)."
+    "resource has been exhausted",
+    "resource exhausted",
 ];
 
 /// What a provider's error means for an agent: one of three verdicts, each with its own
@@ -235,14 +240,31 @@ pub fn classify_provider_error(status: Option<u16>, message: &str) -> ProviderEr
     ProviderErrorKind::Other
 }
 
-/// Wordings of a key or account out of credit (with no number it can pay for).
+/// Wordings of a key's or an account's limits: out of credit (with no number it can pay for),
+/// or a limit on the tokens it may spend in a period. They name tokens and a limit, as a
+/// window's overflow does, but compacting the history cannot help: a new key, more credit or
+/// the next period does.
 const CREDIT_PATTERNS: &[&str] = &[
     "credit balance",
     "insufficient credits",
     "more credits",
+    "purchase more credits",
+    "of credit left",
+    "insufficient balance",
     "key limit exceeded",
     "insufficient_quota",
     "billing",
+    // OpenRouter: "Prompt tokens limit exceeded: N > M. To increase, visit … and create a key
+    // with a higher monthly limit".
+    "monthly limit",
+    "daily limit",
+    "weekly limit",
+    "monthly token",
+    "per month",
+    // Anthropic: "You have reached your specified API usage limits."
+    "usage limit",
+    "spending limit",
+    "upgrade your plan",
 ];
 
 /// How an error says a number is over a limit (about the output parameter).
