@@ -388,7 +388,7 @@ fn issue_registry(store: &toolsmith::artifacts::MemoryStore) -> toolsmith::Regis
 }
 
 #[tokio::test]
-async fn a_text_that_parses_as_json_is_cut_by_its_lines_not_compacted() {
+async fn a_text_that_is_a_json_document_is_cut_as_json() {
     let store = toolsmith::artifacts::MemoryStore::new();
     let registry = issue_registry(&store);
     let args = json!({ "count": 2_000, "as_text": true });
@@ -399,19 +399,53 @@ async fn a_text_that_parses_as_json_is_cut_by_its_lines_not_compacted() {
         .remove(0);
     let whole = serde_json::to_string_pretty(&issues(2_000)).unwrap();
     assert!(result.content_chars() <= 5_000);
-    // The head keeps the tool's own lines, indentation and all: a text is the tool's
-    // statement, whatever it looks like.
-    assert!(
-        result.content.starts_with("[\n  {\n    \"number\": 1,\n"),
-        "{}",
-        &result.content[..200]
-    );
-    // Folded or cut, never re-serialized: the marker states it, as for any text.
+    // Valid JSON, its first and last elements whole, the marker one element between them.
+    let value: Value = serde_json::from_str(&result.content).expect("valid JSON");
+    let rows = value.as_array().unwrap();
+    assert_eq!(rows[0]["number"], 1);
+    assert_eq!(rows.last().unwrap()["number"], 2_000);
     let marker = toolsmith::trim::find_marker(&result.content).expect("a marker");
-    assert_eq!(marker.lines, Some(whole.lines().count()));
+    assert!(marker.json_compacted, "{}", &result.content[..300]);
+    // The figures are the text's as the tool wrote it, and the artifact keeps it byte for byte.
     assert_eq!(result.meta.original_lines, whole.lines().count());
+    assert_eq!(result.meta.original_chars, whole.chars().count());
     let id = result.meta.artifact.clone().expect("stored");
     assert_eq!(store.get(&id).unwrap(), whole);
+    // A text is still not the tool's structure: only a JSON output is.
+    assert!(!result.meta.structured);
+}
+
+#[tokio::test]
+async fn json_lines_and_text_that_only_looks_like_json_are_cut_by_their_lines() {
+    use toolsmith::trim::{TrimStyle, fit};
+    let records: String = (0..2_000)
+        .map(|i| format!("{{\"level\":\"info\",\"n\":{}}}\n", i * 7_919 % 10_007))
+        .collect();
+    let log: String = (0..2_000)
+        .map(|i| format!("[INFO] request {} served]\n", i * 7_919 % 10_007))
+        .collect();
+    for text in [records.as_str(), log.as_str()] {
+        let trimmed = fit(text, 2_000, &TrimStyle::default());
+        assert!(trimmed.text().chars().count() <= 2_000);
+        // Whole lines (records) at both ends: a line cut, not a JSON one.
+        assert!(
+            !trimmed.cut().unwrap().spans.is_empty(),
+            "{}",
+            trimmed.text()
+        );
+        let first = trimmed.text().lines().next().unwrap();
+        assert!(text.lines().any(|line| line == first));
+        assert!(
+            text.trim_end()
+                .ends_with(trimmed.text().lines().last().unwrap())
+        );
+    }
+    // And a style that turns the JSON cut off cuts a document by its lines too.
+    let document = serde_json::to_string_pretty(&issues(500)).unwrap();
+    let by_lines = fit(&document, 2_000, &TrimStyle::default().with_json(false));
+    assert!(serde_json::from_str::<Value>(by_lines.text()).is_err());
+    let as_json = fit(&document, 2_000, &TrimStyle::default());
+    assert!(serde_json::from_str::<Value>(as_json.text()).is_ok());
 }
 
 #[tokio::test]

@@ -99,6 +99,51 @@ pub fn fit_json(
     })
 }
 
+/// Whether `bytes` may be one JSON object or array: its first byte that is not whitespace opens
+/// one and its last closes one. What [`fit_with`](super::fit_with) looks at before it tries a
+/// JSON cut: two bytes, no pass over the text.
+pub(super) fn may_be_document(bytes: &[u8]) -> bool {
+    let first = bytes.iter().position(|&b| !is_ws(b));
+    let last = bytes.iter().rposition(|&b| !is_ws(b));
+    matches!(
+        (first.map(|at| bytes[at]), last.map(|at| bytes[at])),
+        (Some(b'{'), Some(b'}')) | (Some(b'['), Some(b']'))
+    )
+}
+
+/// A whole text that is one JSON document, fitted as JSON: the text itself when it fits (in
+/// chars and in `max_lines`), else what [`fit_json`] makes of it with its figures; `None` when
+/// the text is not one JSON value (JSON lines, a log that starts with `[`) or the allowance is
+/// too small for a valid skeleton, so that the text is cut by its lines.
+pub(super) fn fit_document<'a>(
+    text: &'a str,
+    allowance: usize,
+    max_lines: Option<usize>,
+    head_ratio: f64,
+    full: &FullOutput<'_>,
+) -> Option<super::Trimmed<'a>> {
+    let fit = fit_json(text, allowance, head_ratio, full)?;
+    let bytes = text.as_bytes();
+    // Without a marker, the input's chars are what was kept and the whitespace taken out.
+    let original_chars = if fit.markers == 0 {
+        fit.kept_chars + fit.whitespace_removed
+    } else {
+        count_chars(bytes)
+    };
+    let lines = super::bytes::lines_from(bytes, super::bytes::count_newlines(bytes));
+    if original_chars <= allowance && max_lines.is_none_or(|max| lines <= max) {
+        return Some(super::Trimmed {
+            text: std::borrow::Cow::Borrowed(text),
+            cut: None,
+        });
+    }
+    let cut = super::Cut::of_json(original_chars, lines, &fit);
+    Some(super::Trimmed {
+        text: std::borrow::Cow::Owned(fit.text),
+        cut: Some(cut),
+    })
+}
+
 /// The input's chars: known, or being counted by another thread.
 enum Count<'scope> {
     Known(usize),

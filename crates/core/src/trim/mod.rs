@@ -9,6 +9,13 @@
 //! span and its first line. A fold stands for lines that would fit only where it is lossless
 //! (the same lines repeated, or one number counting up by one): every line can be rebuilt.
 //!
+//! A text that is one JSON document (an object or an array, compact or pretty) is cut as JSON
+//! by every style ([`fit_json`]: valid JSON, the marker inside, the first and last elements
+//! kept), unless the style turns it off ([`TrimStyle::with_json`]) or the text is a page of a
+//! paginated call. Telling costs two bytes (the first and last that are not whitespace); a text
+//! that only looks like JSON, and JSON lines (a record a line), are cut by their lines. A stream
+//! past its capture is never whole in memory, so it is cut by its lines too.
+//!
 //! The positional cut ([`TrimStyle::head_tail`]) runs two stages, as the budget contract
 //! describes:
 //!
@@ -159,6 +166,22 @@ pub fn fit_with<'a>(
         && let Some(rendered) = rendered_whole(text, allowance, style, continuation)
     {
         return rendered;
+    }
+    // A JSON document is cut as JSON: valid, its first and last elements kept, the marker
+    // inside. Not a page of a paginated call (its marker says where to read on, by lines).
+    if style.json
+        && continuation.page_offset.is_none()
+        && (bytes.len() > allowance || style.max_lines.is_some())
+        && json::may_be_document(bytes)
+        && let Some(fitted) = json::fit_document(
+            text,
+            allowance,
+            style.max_lines,
+            style.head_ratio,
+            &continuation.full,
+        )
+    {
+        return fitted;
     }
     // A text of at most `allowance` bytes has at most `allowance` chars: no count needed.
     let chars_fit = bytes.len() <= allowance;

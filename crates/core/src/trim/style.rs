@@ -25,6 +25,8 @@ pub struct TrimStyle {
     pub(super) salience: Salience,
     /// When escapes and redraws are rendered away.
     pub(super) render: Render,
+    /// Whether a text that is one JSON document is cut as JSON.
+    pub(super) json: bool,
 }
 
 /// When a text's escape sequences and redraws (carriage returns, backspaces) are rendered as a
@@ -63,6 +65,7 @@ impl TrimStyle {
             fold: false,
             salience: Salience::Off,
             render: Render::Never,
+            json: true,
         }
     }
 
@@ -98,6 +101,17 @@ impl TrimStyle {
     #[must_use]
     pub fn with_render(mut self, render: Render) -> Self {
         self.render = render;
+        self
+    }
+
+    /// Sets whether a text that is one JSON document (an object or an array, compact or
+    /// pretty) is cut as JSON by [`fit_json`](super::fit_json) — valid JSON, the marker inside,
+    /// the first and last elements kept — which every style does unless this turns it off. A
+    /// text that only starts like JSON, JSON lines, and a page of a paginated call are cut by
+    /// their lines either way.
+    #[must_use]
+    pub fn with_json(mut self, json: bool) -> Self {
+        self.json = json;
         self
     }
 

@@ -641,6 +641,42 @@ mod tests {
             })
     }
 
+    /// What most servers send: `JSON.stringify` of a large array as one text block. Cut, it is
+    /// still JSON, its first and last elements whole and the marker inside naming the artifact.
+    #[test]
+    fn a_json_text_block_is_cut_to_json() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let store = Arc::new(MemoryStore::new());
+        let fitting = Fitting {
+            cap: 20_000,
+            store: store.clone(),
+            media: MediaLimits::default(),
+        };
+        let rows: Vec<Value> = (0..10_000)
+            .map(|i| json!({ "id": i, "name": format!("item {i}"), "tags": ["a", "b"] }))
+            .collect();
+        for text in [
+            serde_json::to_string(&rows).unwrap(),
+            serde_json::to_string_pretty(&rows).unwrap(),
+        ] {
+            let result = json!({ "content": [{ "type": "text", "text": text }] });
+            let raw = RawValue::from_string(result.to_string()).unwrap();
+            let (fitted, report) = runtime.block_on(tool_result(&raw, None, &fitting)).unwrap();
+            let cut = fitted["content"][0]["text"].as_str().unwrap();
+            assert!(cut.chars().count() <= 20_000);
+            let value: Value = serde_json::from_str(cut).expect("the cut text is JSON");
+            let kept = value.as_array().unwrap();
+            assert_eq!(kept[0], rows[0]);
+            assert_eq!(kept.last().unwrap(), rows.last().unwrap());
+            let marker = crate::trim::find_marker(cut).expect("a marker");
+            let id = report.artifacts[0].as_str();
+            assert!(cut.contains(id), "the marker names artifact {id}");
+            assert_eq!(marker.unit, "items");
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
 
