@@ -306,7 +306,7 @@ fn rendered_whole(
     })
 }
 
-/// The totals of `text` and how many salient parts it holds (errors, failures, tracebacks …,
+/// The totals of `text` and how many salient parts of errors it holds (errors, failures, tracebacks …,
 /// each with the block it opens), from one read of it: what a one-line summary of an old result
 /// states.
 pub(crate) fn totals_and_salient_count(text: &str) -> (Totals, usize) {
@@ -319,7 +319,11 @@ pub(crate) fn totals_and_salient_count(text: &str) -> (Totals, usize) {
     } else {
         salience::Found::Search(&searcher)
     };
-    let parts = salience::scan(text, 0..text.len(), 1, found, usize::MAX).len();
+    // Warnings are salient too, but a summary counts the errors.
+    let parts = salience::scan(text, 0..text.len(), 1, found, usize::MAX)
+        .iter()
+        .filter(|excerpt| excerpt.tier == salience::Tier::Error)
+        .count();
     (survey.totals, parts)
 }
 
@@ -383,7 +387,10 @@ mod tests {
     fn a_summary_counts_every_salient_part_however_many() {
         let searched = |text: &str| {
             let found = salience::Found::Search(&salience::Searcher::Default);
-            salience::scan(text, 0..text.len(), 1, found, usize::MAX).len()
+            salience::scan(text, 0..text.len(), 1, found, usize::MAX)
+                .iter()
+                .filter(|excerpt| excerpt.tier == salience::Tier::Error)
+                .count()
         };
         let few = "ok\nerror: one\n\nok\nTraceback (most recent call last):\n  x\nE: y\n";
         // More salient lines than a survey keeps (the first and the last 65,536).

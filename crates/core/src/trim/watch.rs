@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 
 use super::bytes::{is_blank, without_break};
 use super::keep::HeldExcerpt;
-use super::salience::{Searcher, continues};
+use super::salience::{self, Searcher, continues};
 use super::signature::signature;
 
 /// The most bytes of one line an excerpt keeps; the rest of a longer line is dropped from the
@@ -37,8 +37,10 @@ pub(crate) struct Watch {
     open: Option<Open>,
     /// The end of the last chunk, for a match that straddles two.
     seam: Vec<u8>,
-    first: Vec<HeldExcerpt>,
-    latest: VecDeque<HeldExcerpt>,
+    /// The excerpts of errors kept; a flood of warnings never pushes one out.
+    errors: Kept,
+    /// The excerpts of warnings kept, at most half as many as of errors.
+    warnings: Kept,
     half: usize,
     held_bytes: usize,
     max_bytes: usize,
@@ -48,8 +50,21 @@ impl std::fmt::Debug for Watch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Watch")
             .field("line", &self.line)
-            .field("excerpts", &(self.first.len() + self.latest.len()))
+            .field("excerpts", &(self.errors.len() + self.warnings.len()))
             .finish_non_exhaustive()
+    }
+}
+
+/// The first excerpts of a tier and the latest.
+#[derive(Default)]
+struct Kept {
+    first: Vec<HeldExcerpt>,
+    latest: VecDeque<HeldExcerpt>,
+}
+
+impl Kept {
+    fn len(&self) -> usize {
+        self.first.len() + self.latest.len()
     }
 }
 
@@ -75,8 +90,8 @@ impl Watch {
             previous_kept: false,
             open: None,
             seam: Vec::new(),
-            first: Vec::new(),
-            latest: VecDeque::new(),
+            errors: Kept::default(),
+            warnings: Kept::default(),
             half: (max_excerpts / 2).max(1),
             held_bytes: 0,
             max_bytes,
@@ -192,6 +207,7 @@ impl Watch {
             lines: 0,
             text: String::new(),
             group: 0,
+            tier: salience::Tier::Error,
         };
         if !self.previous.is_empty() && !self.previous_kept && !is_blank(&self.previous) {
             excerpt.text = String::from_utf8_lossy(&self.previous).into_owned();
@@ -249,6 +265,7 @@ impl Watch {
             open.closed = !open.opens;
             open.block_lines = Some(0);
             open.excerpt.group = signature(content);
+            open.excerpt.tier = salience::tier_of_line(content);
         }
         open.excerpt.text.push_str(&String::from_utf8_lossy(&line));
         open.excerpt.lines += 1;
@@ -273,19 +290,30 @@ impl Watch {
         if excerpt.lines == 0 {
             return;
         }
-        if self.first.len() < self.half && self.held_bytes + excerpt.text.len() <= self.max_bytes {
+        let (kept, half) = match excerpt.tier {
+            salience::Tier::Error => (&mut self.errors, self.half),
+            salience::Tier::Warning => (&mut self.warnings, (self.half / 2).max(1)),
+        };
+        if kept.first.len() < half && self.held_bytes + excerpt.text.len() <= self.max_bytes {
             self.held_bytes += excerpt.text.len();
-            self.first.push(excerpt);
+            kept.first.push(excerpt);
             return;
         }
         self.held_bytes += excerpt.text.len();
-        self.latest.push_back(excerpt);
-        while self.latest.len() > self.half
-            || (self.held_bytes > 2 * self.max_bytes && !self.latest.is_empty())
-        {
-            if let Some(dropped) = self.latest.pop_front() {
+        kept.latest.push_back(excerpt);
+        while kept.latest.len() > half {
+            if let Some(dropped) = kept.latest.pop_front() {
                 self.held_bytes -= dropped.text.len();
             }
+        }
+        // Over the bytes, the warnings go first.
+        while self.held_bytes > 2 * self.max_bytes {
+            let Some(dropped) =
+                (self.warnings.latest.pop_front()).or_else(|| self.errors.latest.pop_front())
+            else {
+                break;
+            };
+            self.held_bytes -= dropped.text.len();
         }
     }
 
@@ -301,8 +329,11 @@ impl Watch {
         {
             self.close(open);
         }
-        let mut all = self.first;
-        all.extend(self.latest);
+        let mut all = self.errors.first;
+        all.extend(self.errors.latest);
+        all.extend(self.warnings.first);
+        all.extend(self.warnings.latest);
+        all.sort_by_key(|excerpt| excerpt.first_line);
         all
     }
 }

@@ -18,6 +18,7 @@ pub(crate) struct HeldExcerpt {
     pub(crate) lines: usize,
     pub(crate) text: String,
     pub(crate) group: u64,
+    pub(crate) tier: salience::Tier,
 }
 
 /// A part of the middle worth keeping, with its text.
@@ -27,6 +28,7 @@ pub(super) struct Candidate<'a> {
     pub(super) lines: usize,
     pub(super) text: &'a str,
     pub(super) group: u64,
+    pub(super) tier: salience::Tier,
 }
 
 /// What one part kept from the middle costs beyond its lines: its gap line and its span in the
@@ -57,6 +59,7 @@ pub(super) fn candidates<'a>(
                 lines: held.lines,
                 text: &held.text,
                 group: held.group,
+                tier: held.tier,
             })
             .collect();
     }
@@ -79,6 +82,7 @@ pub(super) fn candidates<'a>(
         lines: e.lines,
         text: &text[e.bytes],
         group: e.group,
+        tier: e.tier,
     })
     .collect()
 }
@@ -108,5 +112,6 @@ pub(super) fn within<'a>(
         lines: candidate.lines - skip - drop,
         text: &candidate.text[start..end],
         group: candidate.group,
+        tier: candidate.tier,
     })
 }

@@ -277,6 +277,7 @@ impl<'s, 'a> Plan<'s, 'a> {
                 first_line: c.first_line,
                 lines: c.lines,
                 group: c.group,
+                tier: c.tier,
             })
             .collect();
         let shown = self.shown;

@@ -67,7 +67,141 @@ const PATTERNS: &[&str] = &[
     "Unhandled exception",
     "Segmentation fault",
     "core dumped",
+    // Warnings: salient after everything above, kept while room remains.
+    "WARN",
+    "warning:",
+    "Warning:",
+    // The level of a structured log record (JSON lines, logfmt): salient when its value is an
+    // error's or a warning's ([`level_after`]).
+    "\"level\":",
+    "\"Level\":",
+    "\"severity\":",
+    "\"Severity\":",
+    "\"lvl\":",
+    "\"levelname\":",
+    "\"log.level\":",
+    "level=",
+    "severity=",
+    "lvl=",
 ];
+
+/// The default patterns that mark a warning: a line that holds one of them and nothing an error's
+/// is kept after the errors and failures, while room remains.
+const WARNING_PATTERNS: &[&str] = &["WARN", "warning:", "Warning:"];
+
+/// The default patterns that are the key of a structured log record's level: an occurrence counts
+/// only when the value after it says error or warning ([`level_after`]).
+const LEVEL_KEYS: &[&str] = &[
+    "\"level\":",
+    "\"Level\":",
+    "\"severity\":",
+    "\"Severity\":",
+    "\"lvl\":",
+    "\"levelname\":",
+    "\"log.level\":",
+    "level=",
+    "severity=",
+    "lvl=",
+];
+
+/// What a salient line is: an error's (errors, failures, panics, tracebacks, a record whose
+/// level is error, fatal, critical or panic) or a warning's, kept after them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub(crate) enum Tier {
+    #[default]
+    Error,
+    Warning,
+}
+
+/// What the level named at `at` (just after a level key) says: `Some(Tier::Error)` for error,
+/// err, fatal, critical, crit, panic, dpanic, emerg(ency), alert and severe in any case, or a
+/// number of 50 or more (pino's and bunyan's error and fatal, Python's critical);
+/// `Some(Tier::Warning)` for warn and warning, or 40 to 49; `None` for any other level.
+pub(crate) fn level_after(bytes: &[u8], at: usize) -> Option<Tier> {
+    let rest = bytes.get(at..).unwrap_or_default();
+    let rest = rest.trim_ascii_start();
+    let rest = rest.strip_prefix(b"\"").unwrap_or(rest);
+    let word_len = rest
+        .iter()
+        .take(12)
+        .position(|b| !b.is_ascii_alphanumeric())
+        .unwrap_or(rest.len().min(12));
+    let word = &rest[..word_len];
+    if word.first().is_some_and(u8::is_ascii_digit) {
+        let level: u32 = std::str::from_utf8(word).ok()?.parse().ok()?;
+        return match level {
+            50.. if level < 1_000 => Some(Tier::Error),
+            40..=49 => Some(Tier::Warning),
+            _ => None,
+        };
+    }
+    const ERRORS: &[&[u8]] = &[
+        b"error",
+        b"err",
+        b"fatal",
+        b"critical",
+        b"crit",
+        b"panic",
+        b"dpanic",
+        b"emerg",
+        b"emergency",
+        b"alert",
+        b"severe",
+    ];
+    if ERRORS.iter().any(|level| word.eq_ignore_ascii_case(level)) {
+        Some(Tier::Error)
+    } else if word.eq_ignore_ascii_case(b"warn") || word.eq_ignore_ascii_case(b"warning") {
+        Some(Tier::Warning)
+    } else {
+        None
+    }
+}
+
+/// What an occurrence of a default pattern (`bytes[occurrence]`) says of its line: an error's, a
+/// warning's, or nothing (a level key whose value is neither).
+fn tier_of(bytes: &[u8], occurrence: Range<usize>) -> Option<Tier> {
+    let pattern = &bytes[occurrence.clone()];
+    if LEVEL_KEYS.iter().any(|key| key.as_bytes() == pattern) {
+        level_after(bytes, occurrence.end)
+    } else if WARNING_PATTERNS
+        .iter()
+        .any(|warning| warning.as_bytes() == pattern)
+    {
+        Some(Tier::Warning)
+    } else {
+        Some(Tier::Error)
+    }
+}
+
+/// Drops from `found[from..]` the level keys whose value is neither an error's nor a warning's.
+fn drop_quiet_levels(bytes: &[u8], found: &mut Vec<Range<usize>>, from: usize) {
+    let mut kept = from;
+    for i in from..found.len() {
+        let occurrence = found[i].clone();
+        // Only a level key can be quiet: the others are kept without a look at the value.
+        let quiet = matches!(bytes[occurrence.start], b'"' | b'l' | b's')
+            && tier_of(bytes, occurrence).is_none();
+        if !quiet {
+            found.swap(kept, i);
+            kept += 1;
+        }
+    }
+    found.truncate(kept);
+}
+
+/// The tier of a salient line: a warning's when every default pattern it holds is a warning's
+/// (a line that holds only a tool's own pattern is an error's).
+pub(crate) fn tier_of_line(line: &[u8]) -> Tier {
+    let mut tier = Tier::Error;
+    for occurrence in default_automaton().find_iter(line) {
+        match tier_of(line, occurrence.range()) {
+            Some(Tier::Error) => return Tier::Error,
+            Some(Tier::Warning) => tier = Tier::Warning,
+            None => {}
+        }
+    }
+    tier
+}
 
 /// The default patterns' automaton, built once: what searches where the anchors cannot.
 pub(in crate::trim) fn default_automaton() -> &'static AhoCorasick {
@@ -111,10 +245,12 @@ impl Searcher {
     /// past it), in order of their starts. Every line that holds a pattern holds the start of
     /// one found; a pattern that starts with a line break belongs to the line after it.
     pub(crate) fn find(&self, bytes: &[u8], span: Range<usize>, found: &mut Vec<Range<usize>>) {
+        let from = found.len();
         match self {
             Searcher::Default => anchors::find(bytes, span, found),
             Searcher::Automaton(automaton) => find_by_automaton(automaton, bytes, span, found),
         }
+        drop_quiet_levels(bytes, found, from);
     }
 
     /// Counts the chars and newlines of `bytes[span]` while it [finds](Self::find) the patterns
@@ -125,25 +261,23 @@ impl Searcher {
         span: Range<usize>,
         found: &mut Vec<Range<usize>>,
     ) -> (usize, usize) {
-        match self {
+        let from = found.len();
+        let counted = match self {
             Searcher::Default => anchors::count_and_find(bytes, span, found),
             Searcher::Automaton(automaton) => {
                 find_by_automaton(automaton, bytes, span.clone(), found);
                 count_chars_and_newlines(&bytes[span])
             }
-        }
+        };
+        drop_quiet_levels(bytes, found, from);
+        counted
     }
 
     /// Whether `bytes` holds a pattern.
     pub(crate) fn is_match(&self, bytes: &[u8]) -> bool {
-        match self {
-            Searcher::Default => {
-                let mut found = Vec::new();
-                anchors::find(bytes, 0..bytes.len(), &mut found);
-                !found.is_empty()
-            }
-            Searcher::Automaton(automaton) => automaton.is_match(bytes),
-        }
+        let mut found = Vec::new();
+        self.find(bytes, 0..bytes.len(), &mut found);
+        !found.is_empty()
     }
 }
 
@@ -183,6 +317,8 @@ pub(crate) struct Excerpt {
     pub(crate) lines: usize,
     /// The signature of its salient line: excerpts of one group repeat one message.
     pub(crate) group: u64,
+    /// Whether its salient line is an error's or only a warning's.
+    pub(crate) tier: Tier,
 }
 
 impl Excerpt {
@@ -239,9 +375,10 @@ pub(crate) fn scan(
         }
     };
     let half = (limit / 2).max(1);
-    let mut first: Vec<Excerpt> = Vec::new();
-    // Once `half` are kept, the latest `half` only.
-    let mut latest: std::collections::VecDeque<Excerpt> = std::collections::VecDeque::new();
+    // Per tier (errors, warnings): the first `half`, then the latest `half` only, so that a
+    // flood of warnings never pushes an error out.
+    let mut first: [Vec<Excerpt>; 2] = Default::default();
+    let mut latest: [std::collections::VecDeque<Excerpt>; 2] = Default::default();
     // The line counted to: its start byte and its number.
     let (mut counted_at, mut counted_line) = (range.start, first_line);
     // Where the last excerpt ended: a match before it is inside it already.
@@ -275,19 +412,29 @@ pub(crate) fn scan(
             first_line: first_of_excerpt,
             lines: (counted_line - first_of_excerpt) + 1 + block_lines,
             group: signature(without_break(&bytes[line_start..salient_end])),
+            tier: tier_of_line(&bytes[line_start..salient_end]),
         };
         covered = end;
-        if first.len() < half {
-            first.push(excerpt);
+        let tier = excerpt.tier as usize;
+        if first[tier].len() < half {
+            first[tier].push(excerpt);
         } else {
-            if latest.len() == half {
-                latest.pop_front();
+            if latest[tier].len() == half {
+                latest[tier].pop_front();
             }
-            latest.push_back(excerpt);
+            latest[tier].push_back(excerpt);
         }
     }
-    first.extend(latest);
-    first
+    let [errors, warnings] = first;
+    let [errors_latest, warnings_latest] = latest;
+    let mut all = errors;
+    all.extend(errors_latest);
+    if !warnings.is_empty() {
+        all.extend(warnings);
+        all.extend(warnings_latest);
+        all.sort_by_key(|excerpt| excerpt.bytes.start);
+    }
+    all
 }
 
 /// Whether a line continues the block above it: indented, or a diagnostic's numbered source
@@ -328,9 +475,9 @@ fn block_end(bytes: &[u8], line_start: usize, salient_end: usize, limit: usize) 
 
 /// Picks, from `excerpts` (in order), those to keep within `budget` chars, where
 /// `line_budget` lines, where `cost(excerpt)` is what keeping one costs (chars, lines), and at
-/// most `max` of them: the first occurrence of
-/// each message, then the last of each, then the others alternately from both ends. Returns
-/// their indices, in order.
+/// most `max` of them: the errors' first (the first occurrence of each message, then the last
+/// of each, then the others alternately from both ends), then the warnings' the same way, within
+/// half the budget. Returns their indices, in order.
 pub(crate) fn choose(
     excerpts: &[Excerpt],
     budget: usize,
@@ -339,22 +486,54 @@ pub(crate) fn choose(
     mut cost: impl FnMut(&Excerpt) -> (usize, usize),
 ) -> Vec<usize> {
     let mut order: Vec<usize> = Vec::with_capacity(excerpts.len());
+    for tier in [Tier::Error, Tier::Warning] {
+        order_fairly(excerpts, tier, &mut order);
+    }
+    let (mut left, mut lines_left) = (budget, line_budget);
+    // Warnings take at most half the budget, and only what the errors left of it.
+    let mut warnings_left = budget / 2;
+    let mut chosen: Vec<usize> = Vec::new();
+    for i in order {
+        if chosen.len() == max {
+            break;
+        }
+        let (chars, lines) = cost(&excerpts[i]);
+        let warning = excerpts[i].tier == Tier::Warning;
+        if chars <= left && lines <= lines_left && (!warning || chars <= warnings_left) {
+            left -= chars;
+            lines_left -= lines;
+            if warning {
+                warnings_left -= chars;
+            }
+            chosen.push(i);
+        }
+    }
+    chosen.sort_unstable();
+    chosen
+}
+
+/// Appends to `order` the excerpts of `tier`: the first occurrence of each message, then the
+/// last of each, then the others alternately from both ends.
+fn order_fairly(excerpts: &[Excerpt], tier: Tier, order: &mut Vec<usize>) {
+    let of_tier: Vec<usize> = (0..excerpts.len())
+        .filter(|&i| excerpts[i].tier == tier)
+        .collect();
     let mut taken = vec![false; excerpts.len()];
     let mut seen = std::collections::HashSet::new();
-    for (i, excerpt) in excerpts.iter().enumerate() {
-        if seen.insert(excerpt.group) {
+    for &i in &of_tier {
+        if seen.insert(excerpts[i].group) {
             order.push(i);
             taken[i] = true;
         }
     }
     let mut seen = std::collections::HashSet::new();
-    for (i, excerpt) in excerpts.iter().enumerate().rev() {
-        if seen.insert(excerpt.group) && !taken[i] {
+    for &i in of_tier.iter().rev() {
+        if seen.insert(excerpts[i].group) && !taken[i] {
             order.push(i);
             taken[i] = true;
         }
     }
-    let rest: Vec<usize> = (0..excerpts.len()).filter(|&i| !taken[i]).collect();
+    let rest: Vec<usize> = of_tier.into_iter().filter(|&i| !taken[i]).collect();
     let (mut front, mut back) = (0, rest.len());
     while front < back {
         order.push(rest[front]);
@@ -364,21 +543,6 @@ pub(crate) fn choose(
             order.push(rest[back]);
         }
     }
-    let (mut left, mut lines_left) = (budget, line_budget);
-    let mut chosen: Vec<usize> = Vec::new();
-    for i in order {
-        if chosen.len() == max {
-            break;
-        }
-        let (chars, lines) = cost(&excerpts[i]);
-        if chars <= left && lines <= lines_left {
-            left -= chars;
-            lines_left -= lines;
-            chosen.push(i);
-        }
-    }
-    chosen.sort_unstable();
-    chosen
 }
 
 #[cfg(test)]
@@ -428,16 +592,88 @@ mod tests {
                      \"three\";\n   |            ^^^^^^^ expected `u32`\n\nerror: could not \
                      compile\n";
         let found = excerpts_of(build);
-        assert_eq!(found[0].0, 2);
+        // The warning is an excerpt of its own, the error's after it.
+        assert_eq!(
+            found[0],
+            (
+                1,
+                "   Compiling colour v0.1.0\nwarning: unused variable\n".to_owned()
+            )
+        );
+        assert_eq!(found[1].0, 3);
         assert!(
-            found[0].1.contains("  --> src/main.rs:41:30\n"),
+            found[1].1.contains("  --> src/main.rs:41:30\n"),
             "{found:?}"
         );
-        assert!(found[0].1.ends_with("expected `u32`\n"), "{found:?}");
+        assert!(found[1].1.ends_with("expected `u32`\n"), "{found:?}");
         assert_eq!(
-            found[1].0, 9,
+            found[2].0, 9,
             "a blank line ends the block; the next error is its own"
         );
+    }
+
+    fn tiers_of(text: &str) -> Vec<(usize, Tier)> {
+        scan(
+            text,
+            0..text.len(),
+            1,
+            Found::Search(&Searcher::Default),
+            64,
+        )
+        .into_iter()
+        .map(|e| (e.first_line + e.lines - 1, e.tier))
+        .collect()
+    }
+
+    #[test]
+    fn a_structured_record_is_salient_by_its_level() {
+        let json = "{\"level\":\"info\",\"msg\":\"ok\"}\n\
+                    {\"level\": \"Error\", \"msg\": \"db down\"}\n\
+                    {\"severity\":\"WARNING\",\"msg\":\"slow\"}\n\
+                    {\"level\":30,\"msg\":\"ok\"}\n\
+                    {\"level\":60,\"msg\":\"dead\"}\n\
+                    {\"log.level\":\"critical\"}\n\
+                    {\"lvl\":\"debug\",\"error\":null}\n\
+                    {\"levelname\":\"FATAL\"}\n";
+        assert_eq!(
+            tiers_of(json),
+            [
+                (2, Tier::Error),
+                (3, Tier::Warning),
+                (5, Tier::Error),
+                (6, Tier::Error),
+                (8, Tier::Error)
+            ]
+        );
+        let logfmt = "ts=1 level=info msg=ok\nts=2 level=error msg=\"db down\"\n\
+                      ts=3 lvl=warn msg=slow\nts=4 severity=panic\nts=5 compression level=9\n";
+        assert_eq!(
+            tiers_of(logfmt),
+            [(2, Tier::Error), (3, Tier::Warning), (4, Tier::Error)]
+        );
+    }
+
+    #[test]
+    fn warnings_are_chosen_after_errors_within_half_the_budget() {
+        let mut text = String::new();
+        for i in 0..50 {
+            text.push_str(&format!(
+                "INFO step {i}\n\nWARNING retrying upstream {i}\n\n"
+            ));
+        }
+        text.push_str("ERROR giving up\n");
+        let found = scan(
+            &text,
+            0..text.len(),
+            1,
+            Found::Search(&Searcher::Default),
+            1_000,
+        );
+        assert_eq!(found.len(), 51);
+        let chosen = choose(&found, 6, 6, 12, |_| (1, 1));
+        let tiers: Vec<Tier> = chosen.iter().map(|&i| found[i].tier).collect();
+        assert_eq!(tiers.iter().filter(|&&t| t == Tier::Error).count(), 1);
+        assert_eq!(tiers.iter().filter(|&&t| t == Tier::Warning).count(), 3);
     }
 
     #[test]
