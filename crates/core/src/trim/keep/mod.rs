@@ -281,11 +281,7 @@ impl<'s, 'a> Plan<'s, 'a> {
             })
             .collect();
         let shown = self.shown;
-        let picked = salience::choose(&excerpts, budget, line_budget, MAX_BLOCKS, |excerpt| {
-            let i = excerpts
-                .iter()
-                .position(|e| e.first_line == excerpt.first_line)
-                .unwrap_or(0);
+        let picked = salience::choose(&excerpts, budget, line_budget, MAX_BLOCKS, |i| {
             let walk = walk_block(&in_middle[i], shown);
             (walk.chars + per_block, walk.lines)
         });

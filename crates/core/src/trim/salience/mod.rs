@@ -474,7 +474,7 @@ fn block_end(bytes: &[u8], line_start: usize, salient_end: usize, limit: usize) 
 }
 
 /// Picks, from `excerpts` (in order), those to keep within `budget` chars, where
-/// `line_budget` lines, where `cost(excerpt)` is what keeping one costs (chars, lines), and at
+/// `line_budget` lines, where `cost(index)` is what keeping one costs (chars, lines), and at
 /// most `max` of them: the errors' first (the first occurrence of each message, then the last
 /// of each, then the others alternately from both ends), then the warnings' the same way, within
 /// half the budget. Returns their indices, in order.
@@ -483,7 +483,7 @@ pub(crate) fn choose(
     budget: usize,
     line_budget: usize,
     max: usize,
-    mut cost: impl FnMut(&Excerpt) -> (usize, usize),
+    mut cost: impl FnMut(usize) -> (usize, usize),
 ) -> Vec<usize> {
     let mut order: Vec<usize> = Vec::with_capacity(excerpts.len());
     for tier in [Tier::Error, Tier::Warning] {
@@ -497,8 +497,11 @@ pub(crate) fn choose(
         if chosen.len() == max {
             break;
         }
-        let (chars, lines) = cost(&excerpts[i]);
         let warning = excerpts[i].tier == Tier::Warning;
+        if warning && warnings_left == 0 {
+            break;
+        }
+        let (chars, lines) = cost(i);
         if chars <= left && lines <= lines_left && (!warning || chars <= warnings_left) {
             left -= chars;
             lines_left -= lines;

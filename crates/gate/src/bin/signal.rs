@@ -1,0 +1,298 @@
+//! The signal gate's figures: what the model sees of real outputs, on every path a result takes.
+//!
+//! Every output of the corpus (`tests/corpus/*.out`, with its must-see lines in `*.must`) goes
+//! through each path — the registry's cut of a text result, of a stream, `run_command` (`cat` of
+//! the output in a sandbox), and the proxy's fitting of a text block — at each budget. Per path
+//! and budget it prints one line:
+//!
+//! ```text
+//! <path> <budget> must=<kept>/<total> fill=<per mille> escapes=<n> json=<valid>/<total>
+//! ```
+//!
+//! - `must`: the must-see lines shown whole, as lines of the result;
+//! - `fill`: the share of the allowance spent on the output's own lines (a line of the result
+//!   that is a line of the output), per mille, averaged over the outputs that were cut; an
+//!   output's own chars over the smaller of the allowance and its size;
+//! - `escapes`: ANSI escapes and carriage returns shown (the model reads neither);
+//! - `json`: the outputs that are one JSON document, and how many of them the result still is.
+//!
+//! `scripts/signal-gate.sh` holds the lines to the committed baseline. Run by hand:
+//! `cargo run --profile gate -p toolsmith-gate --bin signal -- tests/corpus`.
+
+#![forbid(unsafe_code)]
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use toolsmith::artifacts::MemoryStore;
+use toolsmith::tool::{ToolAnnotations, ToolContext};
+use toolsmith::{BudgetPolicy, Registry, Tool, ToolCall, ToolError, ToolOutput, async_trait};
+
+/// The budgets every path is measured at.
+const BUDGETS: [usize; 3] = [2_000, 4_000, 10_000];
+/// The paths, in the order they are printed.
+const PATHS: [&str; 4] = ["registry", "stream", "run_command", "proxy"];
+
+/// One output of the corpus.
+struct Case {
+    name: String,
+    text: String,
+    must: Vec<String>,
+    json: bool,
+}
+
+fn corpus(dir: &Path) -> Result<Vec<Case>, String> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| format!("cannot read the corpus {}: {e}", dir.display()))?;
+    let mut cases = Vec::new();
+    for entry in entries {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        if path.extension().is_none_or(|ext| ext != "out") {
+            continue;
+        }
+        let name = path
+            .file_stem()
+            .map(|stem| stem.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let must = std::fs::read_to_string(path.with_extension("must"))
+            .map_err(|e| format!("{name} has no must-see lines ({name}.must): {e}"))?;
+        let json =
+            serde_json::from_str::<Value>(&text).is_ok_and(|v| v.is_object() || v.is_array());
+        cases.push(Case {
+            name,
+            text,
+            must: must.lines().map(str::to_owned).collect(),
+            json,
+        });
+    }
+    cases.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(cases)
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct ShowArgs {
+    /// The output's index in the corpus.
+    index: usize,
+}
+
+/// Returns an output of the corpus as a text or, `stream`, in chunks of 4 KiB.
+struct Show {
+    outputs: std::sync::Arc<Vec<String>>,
+    stream: bool,
+}
+
+#[async_trait]
+impl Tool for Show {
+    type Args = ShowArgs;
+
+    fn name(&self) -> std::borrow::Cow<'static, str> {
+        if self.stream { "stream" } else { "text" }.into()
+    }
+
+    fn description(&self) -> std::borrow::Cow<'static, str> {
+        "Shows an output of the corpus.".into()
+    }
+
+    fn annotations(&self) -> ToolAnnotations {
+        ToolAnnotations::new().with_read_only(true)
+    }
+
+    async fn call(&self, args: ShowArgs, _cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let text = self
+            .outputs
+            .get(args.index)
+            .cloned()
+            .ok_or_else(|| ToolError::invalid_arguments("no such output"))?;
+        if !self.stream {
+            return Ok(ToolOutput::text(text));
+        }
+        let chunks: Vec<Result<Vec<u8>, ToolError>> = text
+            .as_bytes()
+            .chunks(4_096)
+            .map(|chunk| Ok(chunk.to_vec()))
+            .collect();
+        Ok(ToolOutput::stream(futures_util::stream::iter(chunks)))
+    }
+}
+
+/// The figures of one path at one budget.
+#[derive(Default)]
+struct Figures {
+    must_kept: usize,
+    must_total: usize,
+    fill_sum: f64,
+    cut: usize,
+    escapes: usize,
+    json_valid: usize,
+    json_total: usize,
+    /// What was missed, for the report.
+    missed: Vec<String>,
+}
+
+impl Figures {
+    fn add(&mut self, case: &Case, shown: &str, budget: usize, path: &str) {
+        for line in &case.must {
+            self.must_total += 1;
+            if shown.lines().any(|l| l == line) {
+                self.must_kept += 1;
+            } else {
+                self.missed
+                    .push(format!("{path} {budget} {}: {line}", case.name));
+            }
+        }
+        self.escapes += shown.chars().filter(|&c| c == '\x1b' || c == '\r').count();
+        if case.json {
+            self.json_total += 1;
+            if serde_json::from_str::<Value>(shown).is_ok() {
+                self.json_valid += 1;
+            }
+        } else if case.text.chars().count() > budget {
+            let own: HashSet<&str> = case.text.lines().collect();
+            let own_chars: usize = shown
+                .lines()
+                .filter(|line| !line.is_empty() && own.contains(line))
+                .map(|line| line.chars().count() + 1)
+                .sum();
+            self.fill_sum += own_chars as f64 / budget as f64;
+            self.cut += 1;
+        }
+    }
+
+    fn line(&self, path: &str, budget: usize) -> String {
+        let fill = if self.cut == 0 {
+            1000
+        } else {
+            (self.fill_sum / self.cut as f64 * 1000.0).round() as usize
+        };
+        format!(
+            "{path} {budget} must={}/{} fill={fill} escapes={} json={}/{}",
+            self.must_kept, self.must_total, self.escapes, self.json_valid, self.json_total
+        )
+    }
+}
+
+fn registry(outputs: &std::sync::Arc<Vec<String>>, budget: usize) -> Result<Registry, String> {
+    Registry::builder()
+        .tool(Show {
+            outputs: outputs.clone(),
+            stream: false,
+        })
+        .tool(Show {
+            outputs: outputs.clone(),
+            stream: true,
+        })
+        .artifacts(MemoryStore::new())
+        .budget(BudgetPolicy::default().with_batch_budget_chars(budget))
+        .build()
+        .map_err(|e| e.to_string())
+}
+
+fn standard(dir: &Path, budget: usize) -> Result<Registry, String> {
+    let sandbox = toolsmith_std::Sandbox::new(dir).map_err(|e| e.to_string())?;
+    toolsmith_std::register(Registry::builder())
+        .state(sandbox)
+        .artifacts(MemoryStore::new())
+        .budget(BudgetPolicy::default().with_batch_budget_chars(budget))
+        .build()
+        .map_err(|e| e.to_string())
+}
+
+/// The text a client reads of the proxy's answer to a `tools/call` whose result is `text`.
+async fn through_proxy(text: &str, cap: usize) -> String {
+    let answer = json!({
+        "jsonrpc": "2.0",
+        "id": 1,
+        "result": { "content": [{ "type": "text", "text": text }] },
+    });
+    let line = toolsmith::mcp::__relay_tool_answer(answer.to_string().into_bytes(), cap).await;
+    let answer: Value = serde_json::from_str(&line).unwrap_or_default();
+    answer["result"]["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|block| block["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+async fn run(dir: PathBuf, verbose: bool) -> Result<(), String> {
+    let cases = corpus(&dir)?;
+    if cases.is_empty() {
+        return Err(format!("the corpus {} holds no output", dir.display()));
+    }
+    let outputs = std::sync::Arc::new(cases.iter().map(|c| c.text.clone()).collect::<Vec<_>>());
+    let sandbox = tempfile::tempdir().map_err(|e| format!("cannot make a sandbox: {e}"))?;
+    for path in PATHS {
+        for budget in BUDGETS {
+            let mut figures = Figures::default();
+            let registry = registry(&outputs, budget)?;
+            let standard = standard(sandbox.path(), budget)?;
+            for (index, case) in cases.iter().enumerate() {
+                let shown = match path {
+                    "registry" | "stream" => {
+                        let tool = if path == "registry" { "text" } else { "stream" };
+                        let call = ToolCall::new("c", tool, json!({ "index": index }));
+                        registry.turn().execute([call]).await.remove(0).content
+                    }
+                    "run_command" => {
+                        std::fs::write(sandbox.path().join("out.txt"), &case.text)
+                            .map_err(|e| format!("cannot write to the sandbox: {e}"))?;
+                        let call =
+                            ToolCall::new("c", "run_command", json!({ "command": "cat out.txt" }));
+                        standard.turn().execute([call]).await.remove(0).content
+                    }
+                    _ => through_proxy(&case.text, budget).await,
+                };
+                figures.add(case, &shown, budget, path);
+            }
+            println!("{}", figures.line(path, budget));
+            if verbose {
+                for missed in &figures.missed {
+                    eprintln!("  missed: {missed}");
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn main() -> std::process::ExitCode {
+    let mut args = std::env::args().skip(1);
+    let mut dir = None;
+    let mut verbose = false;
+    for arg in args.by_ref() {
+        match arg.as_str() {
+            "-v" | "--verbose" => verbose = true,
+            "-h" | "--help" => {
+                println!("usage: signal [--verbose] CORPUS_DIR");
+                return std::process::ExitCode::SUCCESS;
+            }
+            _ => dir = Some(PathBuf::from(arg)),
+        }
+    }
+    let Some(dir) = dir else {
+        eprintln!("signal: name the corpus directory (tests/corpus); see --help");
+        return std::process::ExitCode::from(2);
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("signal: cannot start a runtime: {e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    match runtime.block_on(run(dir, verbose)) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(why) => {
+            eprintln!("signal: {why}");
+            std::process::ExitCode::from(2)
+        }
+    }
+}
