@@ -6,7 +6,9 @@
 # (the share of the allowance that is the output's own lines, per mille), the escapes and
 # carriage returns shown, and the JSON cases still valid JSON. The gate fails on any drop from
 # the committed baseline (crates/gate/signal-baseline.txt), and below the goals: must-see lines
-# at least 98% on every path and budget, no escape shown, every JSON case valid.
+# at least 98% on every path and budget, no escape shown, every JSON case valid where the whole
+# text is in memory (the registry's text results and the proxy; a stream past its capture and
+# run_command's framed output are cut by their lines, and held to their baseline).
 #
 #   bash scripts/signal-gate.sh            check against the baseline and the goals
 #   bash scripts/signal-gate.sh --update   write the figures as the new baseline
@@ -75,7 +77,9 @@ awk '
         goal = ""
         if (den(must) > 0 && num(must) * 100 < den(must) * 98) goal = goal " must-see<98%"
         if (esc > 0) goal = goal " escapes>0"
-        if (num(json) < den(json)) goal = goal " json-invalid"
+        # JSON stays JSON where the whole text is in memory; a stream past its capture and
+        # run_command (its output framed by the command line and the exit code) are cut by lines.
+        if (num(json) < den(json) && ($1 == "registry" || $1 == "proxy")) goal = goal " json-invalid"
         if (goal != "") verdict = (verdict == "ok" ? "" : verdict ";") " below the goal:" goal
         printf "%-12s %6s  %-16s fill=%-5s escapes=%-3s json=%-6s %s\n", $1, $2, "must=" must, fill, esc, json, verdict
         if (verdict != "ok") failed = 1

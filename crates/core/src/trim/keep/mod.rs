@@ -282,6 +282,11 @@ impl<'s, 'a> Plan<'s, 'a> {
             .collect();
         let shown = self.shown;
         let picked = salience::choose(&excerpts, budget, line_budget, MAX_BLOCKS, |i| {
+            // A warning is costed at its bytes, no fewer than its chars as shown (a walk only
+            // renders or folds lines away): warnings can be many, and a walk is not cheap.
+            if in_middle[i].tier == salience::Tier::Warning {
+                return (in_middle[i].text.len() + per_block, in_middle[i].lines);
+            }
             let walk = walk_block(&in_middle[i], shown);
             (walk.chars + per_block, walk.lines)
         });

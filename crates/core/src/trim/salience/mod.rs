@@ -67,6 +67,11 @@ const PATTERNS: &[&str] = &[
     "Unhandled exception",
     "Segmentation fault",
     "core dumped",
+    // An access log's server errors (a 5xx status after the request line).
+    "HTTP/1.1\" 5",
+    "HTTP/1.0\" 5",
+    "HTTP/2.0\" 5",
+    "HTTP/2\" 5",
     // Warnings: salient after everything above, kept while room remains.
     "WARN",
     "warning:",
@@ -193,8 +198,12 @@ fn drop_quiet_levels(bytes: &[u8], found: &mut Vec<Range<usize>>, from: usize) {
 /// (a line that holds only a tool's own pattern is an error's).
 pub(crate) fn tier_of_line(line: &[u8]) -> Tier {
     let mut tier = Tier::Error;
-    for occurrence in default_automaton().find_iter(line) {
-        match tier_of(line, occurrence.range()) {
+    // By the anchors, as every search of the default patterns: the automaton is built only
+    // for what floods them.
+    let mut found = Vec::new();
+    anchors::find(line, 0..line.len(), &mut found);
+    for occurrence in found {
+        match tier_of(line, occurrence) {
             Some(Tier::Error) => return Tier::Error,
             Some(Tier::Warning) => tier = Tier::Warning,
             None => {}
@@ -477,7 +486,7 @@ fn block_end(bytes: &[u8], line_start: usize, salient_end: usize, limit: usize) 
 /// `line_budget` lines, where `cost(index)` is what keeping one costs (chars, lines), and at
 /// most `max` of them: the errors' first (the first occurrence of each message, then the last
 /// of each, then the others alternately from both ends), then the warnings' the same way, within
-/// half the budget. Returns their indices, in order.
+/// half the budget (at most `2 * max` of them are costed). Returns their indices, in order.
 pub(crate) fn choose(
     excerpts: &[Excerpt],
     budget: usize,
@@ -493,6 +502,9 @@ pub(crate) fn choose(
     // Warnings take at most half the budget, and only what the errors left of it.
     let mut warnings_left = budget / 2;
     let mut chosen: Vec<usize> = Vec::new();
+    // Each excerpt is costed by walking it: a flood of warnings is looked at only so far (the
+    // first and last of each message come first in the order).
+    let mut warnings_looked_at = 0;
     for i in order {
         if chosen.len() == max {
             break;
@@ -500,6 +512,12 @@ pub(crate) fn choose(
         let warning = excerpts[i].tier == Tier::Warning;
         if warning && warnings_left == 0 {
             break;
+        }
+        if warning {
+            if warnings_looked_at == 2 * max {
+                break;
+            }
+            warnings_looked_at += 1;
         }
         let (chars, lines) = cost(i);
         if chars <= left && lines <= lines_left && (!warning || chars <= warnings_left) {
