@@ -79,6 +79,21 @@ pub fn fit_json(
     head_ratio: f64,
     full: &FullOutput<'_>,
 ) -> Option<JsonFit> {
+    fit_counting(text, allowance, head_ratio, full, |bytes| {
+        (count_chars(bytes), 0)
+    })
+    .map(|(fit, _)| fit)
+}
+
+/// [`fit_json`], with the input's figures as `count` gives them (chars, and newlines when it
+/// counts them), counted beside the scan: on another core for a large input.
+fn fit_counting(
+    text: &str,
+    allowance: usize,
+    head_ratio: f64,
+    full: &FullOutput<'_>,
+    count: fn(&[u8]) -> (usize, usize),
+) -> Option<(JsonFit, (usize, usize))> {
     let bytes = text.as_bytes();
     if super::survey::threads_for(bytes.len()) < 2 {
         return fit_counted(
@@ -86,16 +101,16 @@ pub fn fit_json(
             allowance,
             head_ratio,
             full,
-            Count::Known(count_chars(bytes)),
+            Count::Known(count(bytes)),
         );
     }
     // A large input's chars are counted on another core while this one scans it.
     std::thread::scope(|scope| {
-        let count = std::thread::Builder::new()
+        let counting = std::thread::Builder::new()
             .name("toolsmith-count".into())
-            .spawn_scoped(scope, || count_chars(bytes))
-            .map_or_else(|_| Count::Known(count_chars(bytes)), Count::Counting);
-        fit_counted(bytes, allowance, head_ratio, full, count)
+            .spawn_scoped(scope, move || count(bytes))
+            .map_or_else(|_| Count::Known(count(bytes)), Count::Counting);
+        fit_counted(bytes, allowance, head_ratio, full, counting)
     })
 }
 
@@ -122,15 +137,15 @@ pub(super) fn fit_document<'a>(
     head_ratio: f64,
     full: &FullOutput<'_>,
 ) -> Option<super::Trimmed<'a>> {
-    let fit = fit_json(text, allowance, head_ratio, full)?;
-    let bytes = text.as_bytes();
-    // Without a marker, the input's chars are what was kept and the whitespace taken out.
-    let original_chars = if fit.markers == 0 {
-        fit.kept_chars + fit.whitespace_removed
-    } else {
-        count_chars(bytes)
-    };
-    let lines = super::bytes::lines_from(bytes, super::bytes::count_newlines(bytes));
+    // The chars and newlines are counted in the same read, beside the scan.
+    let (fit, (original_chars, newlines)) = fit_counting(
+        text,
+        allowance,
+        head_ratio,
+        full,
+        super::bytes::count_chars_and_newlines,
+    )?;
+    let lines = super::bytes::lines_from(text.as_bytes(), newlines);
     if original_chars <= allowance && max_lines.is_none_or(|max| lines <= max) {
         return Some(super::Trimmed {
             text: std::borrow::Cow::Borrowed(text),
@@ -144,23 +159,28 @@ pub(super) fn fit_document<'a>(
     })
 }
 
-/// The input's chars: known, or being counted by another thread.
+/// The input's chars and newlines: known, or being counted by another thread.
 enum Count<'scope> {
-    Known(usize),
-    Counting(std::thread::ScopedJoinHandle<'scope, usize>),
+    Known((usize, usize)),
+    Counting(std::thread::ScopedJoinHandle<'scope, (usize, usize)>),
 }
 
 impl Count<'_> {
-    /// The count, waiting for it if it is being counted.
-    fn get(&mut self) -> usize {
-        let chars = match std::mem::replace(self, Count::Known(0)) {
-            Count::Known(chars) => chars,
+    /// The figures, waiting for them if they are being counted.
+    fn figures(&mut self) -> (usize, usize) {
+        let figures = match std::mem::replace(self, Count::Known((0, 0))) {
+            Count::Known(figures) => figures,
             Count::Counting(handle) => handle
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
         };
-        *self = Count::Known(chars);
-        chars
+        *self = Count::Known(figures);
+        figures
+    }
+
+    /// The chars, waiting for them if they are being counted.
+    fn get(&mut self) -> usize {
+        self.figures().0
     }
 }
 
@@ -170,7 +190,7 @@ fn fit_counted(
     head_ratio: f64,
     full: &FullOutput<'_>,
     original_chars: Count<'_>,
-) -> Option<JsonFit> {
+) -> Option<(JsonFit, (usize, usize))> {
     let start = skip_ws(bytes, 0);
     let mut fitter = Fitter {
         bytes,
@@ -221,13 +241,15 @@ fn fit_counted(
         return None; // never: the fitter counts what it writes; the text fit is the fallback
     }
     debug_assert!(fitter.markers > 0 || size <= allowance);
-    let original_chars = fitter.original_chars.get();
-    Some(JsonFit {
+    let figures = fitter.original_chars.figures();
+    let original_chars = figures.0;
+    let fit = JsonFit {
         kept_chars: chars - fitter.marker_chars.min(chars),
         text: out,
         whitespace_removed: original_chars - size.min(original_chars),
         markers: fitter.markers,
-    })
+    };
+    Some((fit, figures))
 }
 
 /// A 1-based, inclusive range of items, keys or chars.
