@@ -72,12 +72,12 @@ const PATTERNS: &[&str] = &[
     "HTTP/1.0\" 5",
     "HTTP/2.0\" 5",
     "HTTP/2\" 5",
-    // Warnings: salient after everything above, kept while room remains.
+    // Warnings (`WARNINGS`): salient after everything above, kept while room remains.
     "WARN",
     "warning:",
     "Warning:",
-    // The level of a structured log record (JSON lines, logfmt): salient when its value is an
-    // error's or a warning's ([`level_after`]).
+    // The level of a structured log record (JSON lines, logfmt; `LEVEL_KEYS`, last): salient
+    // when its value is an error's or a warning's ([`level_after`]).
     "\"level\":",
     "\"Level\":",
     "\"severity\":",
@@ -90,24 +90,23 @@ const PATTERNS: &[&str] = &[
     "lvl=",
 ];
 
-/// The default patterns that mark a warning: a line that holds one of them and nothing an error's
-/// is kept after the errors and failures, while room remains.
-const WARNING_PATTERNS: &[&str] = &["WARN", "warning:", "Warning:"];
+/// How many of the default patterns, at the end of [`PATTERNS`], are the keys of a structured
+/// log record's level; the [`WARNINGS`] of them come just before.
+const LEVEL_KEY_COUNT: usize = 10;
+/// How many of the default patterns, before the level keys, mark a warning.
+const WARNING_COUNT: usize = 3;
 
 /// The default patterns that are the key of a structured log record's level: an occurrence counts
 /// only when the value after it says error or warning ([`level_after`]).
-const LEVEL_KEYS: &[&str] = &[
-    "\"level\":",
-    "\"Level\":",
-    "\"severity\":",
-    "\"Severity\":",
-    "\"lvl\":",
-    "\"levelname\":",
-    "\"log.level\":",
-    "level=",
-    "severity=",
-    "lvl=",
-];
+const LEVEL_KEYS: &[&str] = PATTERNS.split_at(PATTERNS.len() - LEVEL_KEY_COUNT).1;
+
+/// The default patterns that mark a warning: a line that holds one of them and nothing an error's
+/// is kept after the errors and failures, while room remains.
+const WARNINGS: &[&str] = PATTERNS
+    .split_at(PATTERNS.len() - LEVEL_KEY_COUNT - WARNING_COUNT)
+    .1
+    .split_at(WARNING_COUNT)
+    .0;
 
 /// What a salient line is: an error's (errors, failures, panics, tracebacks, a record whose
 /// level is error, fatal, critical or panic) or a warning's, kept after them.
@@ -168,10 +167,7 @@ fn tier_of(bytes: &[u8], occurrence: Range<usize>) -> Option<Tier> {
     let pattern = &bytes[occurrence.clone()];
     if LEVEL_KEYS.iter().any(|key| key.as_bytes() == pattern) {
         level_after(bytes, occurrence.end)
-    } else if WARNING_PATTERNS
-        .iter()
-        .any(|warning| warning.as_bytes() == pattern)
-    {
+    } else if WARNINGS.iter().any(|warning| warning.as_bytes() == pattern) {
         Some(Tier::Warning)
     } else {
         Some(Tier::Error)
@@ -631,6 +627,18 @@ mod tests {
             found[2].0, 9,
             "a blank line ends the block; the next error is its own"
         );
+    }
+
+    #[test]
+    fn the_warnings_and_level_keys_are_where_their_counts_say() {
+        assert_eq!(WARNINGS, ["WARN", "warning:", "Warning:"]);
+        assert!(
+            LEVEL_KEYS
+                .iter()
+                .all(|key| key.ends_with("\":") || key.ends_with('=')),
+            "{LEVEL_KEYS:?}"
+        );
+        assert_eq!(LEVEL_KEYS[0], "\"level\":");
     }
 
     fn tiers_of(text: &str) -> Vec<(usize, Tier)> {
