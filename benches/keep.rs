@@ -6,17 +6,14 @@
 //!
 //! Run: `cargo bench --bench keep`
 
-use std::path::{Path, PathBuf};
-
 use serde_json::json;
 use toolsmith::artifacts::MemoryStore;
 use toolsmith::tool::{Tool, ToolContext, ToolError, ToolLimits, ToolOutput};
 use toolsmith::trim::Salience;
 use toolsmith::{BudgetPolicy, Registry, ToolCall, async_trait};
 
-fn corpus_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus")
-}
+#[path = "../tests/common/corpus.rs"]
+mod corpus;
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct ShowArgs {
@@ -67,7 +64,7 @@ impl Tool for Show {
     }
 
     async fn call(&self, args: ShowArgs, _cx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let text = std::fs::read_to_string(corpus_dir().join(format!("{}.out", args.name)))?;
+        let text = std::fs::read_to_string(corpus::dir().join(format!("{}.out", args.name)))?;
         if !self.stream {
             return Ok(ToolOutput::text(text));
         }
@@ -118,28 +115,12 @@ fn terminal_chars(text: &str) -> usize {
     count
 }
 
-/// How many of `must` the shown text has as lines of its own.
-fn shown(text: &str, must: &[String]) -> usize {
-    must.iter()
-        .filter(|line| text.lines().any(|shown| shown == line.as_str()))
-        .count()
-}
-
 fn main() {
-    let mut outputs: Vec<(String, Vec<String>)> = std::fs::read_dir(corpus_dir())
+    let outputs: Vec<(String, Vec<String>)> = corpus::read(&corpus::dir())
         .unwrap()
-        .filter_map(|entry| {
-            let path = entry.ok()?.path();
-            (path.extension()? == "out").then(|| {
-                let must = std::fs::read_to_string(path.with_extension("must")).unwrap();
-                (
-                    path.file_stem().unwrap().to_string_lossy().into_owned(),
-                    must.lines().map(str::to_owned).collect(),
-                )
-            })
-        })
+        .into_iter()
+        .map(|output| (output.name, output.must))
         .collect();
-    outputs.sort();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -173,7 +154,10 @@ fn main() {
                     })
                 };
                 let (before, after) = (run("before"), run("after"));
-                let (b, a) = (shown(&before.content, must), shown(&after.content, must));
+                let (b, a) = (
+                    corpus::shown(&before.content, must),
+                    corpus::shown(&after.content, must),
+                );
                 let (tb, ta) = (
                     terminal_chars(&before.content),
                     terminal_chars(&after.content),

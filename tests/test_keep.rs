@@ -3,33 +3,22 @@
 //! registry's cut of a text, of a stream, and of run_command; no escape sequence or redraw
 //! reaches the model; and the artifact keeps the raw bytes.
 
-use std::path::{Path, PathBuf};
-
 use serde_json::json;
 use toolsmith::artifacts::MemoryStore;
 use toolsmith::tool::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 use toolsmith::{BudgetPolicy, Registry, ToolCall, ToolResult, async_trait};
 
-fn corpus_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus")
-}
+#[path = "common/corpus.rs"]
+mod corpus;
 
 /// Every output of the corpus: its name, its text, and its must-see lines.
-fn corpus() -> Vec<(String, String, Vec<String>)> {
-    let mut outputs = Vec::new();
-    for entry in std::fs::read_dir(corpus_dir()).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|ext| ext == "out") {
-            let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-            let text = std::fs::read_to_string(&path).unwrap();
-            let must = std::fs::read_to_string(path.with_extension("must")).unwrap();
-            let must = must.lines().map(str::to_owned).collect();
-            outputs.push((name, text, must));
-        }
-    }
-    outputs.sort();
-    assert!(outputs.len() >= 9, "the corpus is there");
+fn outputs() -> Vec<(String, String, Vec<String>)> {
+    let outputs = corpus::read(&corpus::dir()).unwrap();
+    assert!(outputs.len() >= 30, "the corpus is there");
     outputs
+        .into_iter()
+        .map(|output| (output.name, output.text, output.must))
+        .collect()
 }
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -60,7 +49,7 @@ impl Tool for Show {
     }
 
     async fn call(&self, args: ShowArgs, _cx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let text = std::fs::read_to_string(corpus_dir().join(format!("{}.out", args.name)))?;
+        let text = std::fs::read_to_string(corpus::dir().join(format!("{}.out", args.name)))?;
         if !self.stream {
             return Ok(ToolOutput::text(text));
         }
@@ -104,7 +93,7 @@ async fn every_must_see_line_survives_the_registry_s_cut_of_a_text_and_of_a_stre
     for budget in [4_000, 10_000] {
         let store = MemoryStore::new();
         let registry = registry(&store, budget);
-        for (name, text, must) in corpus() {
+        for (name, text, must) in outputs() {
             for tool in ["text", "stream"] {
                 let result = show(&registry, tool, &name).await;
                 assert!(result.content_chars() <= budget, "{name} via {tool}");
@@ -201,7 +190,7 @@ async fn every_must_see_line_survives_run_command_as_it_survives_the_registry_s_
     for budget in [4_000, 10_000] {
         let (dir, store, registry) = standard(budget);
         let shown_registry = self::registry(&MemoryStore::new(), budget);
-        for (name, text, must) in corpus() {
+        for (name, text, must) in outputs() {
             std::fs::write(dir.path().join("out.txt"), &text).unwrap();
             let result = registry
                 .turn()

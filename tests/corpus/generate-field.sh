@@ -14,20 +14,8 @@
 #
 #   bash tests/corpus/generate-field.sh
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-export CARGO_TARGET_DIR="$work/target" CARGO_TERM_PROGRESS_WHEN=never LC_ALL=C.UTF-8
-unset RUST_BACKTRACE RUST_LIB_BACKTRACE
-
-out() { cat > "$here/$1.out"; }
-# The lines of an output that contain one of the given fixed strings, as must-see lines.
-must_grep() {
-    local name="$1"; shift
-    local args=()
-    for pattern in "$@"; do args+=(-e "$pattern"); done
-    grep -F "${args[@]}" "$here/$name.out" > "$here/$name.must"
-}
+# shellcheck source=tests/corpus/lib.sh
+source "$(dirname "$0")/lib.sh"
 
 python3 -m venv "$work/venv"
 "$work/venv/bin/pip" install --quiet mypy==1.13.0 ruff==0.8.4 tqdm==4.67.1

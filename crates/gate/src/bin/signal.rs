@@ -34,42 +34,24 @@ const BUDGETS: [usize; 3] = [2_000, 4_000, 10_000];
 /// The paths, in the order they are printed.
 const PATHS: [&str; 4] = ["registry", "stream", "run_command", "proxy"];
 
-/// One output of the corpus.
+// The corpus's one reader, shared with the tests and the keep bench.
+#[path = "../../../../tests/common/corpus.rs"]
+mod corpus;
+
+/// One output of the corpus, and whether it is a JSON document.
 struct Case {
-    name: String,
-    text: String,
-    must: Vec<String>,
+    output: corpus::Output,
     json: bool,
 }
 
-fn corpus(dir: &Path) -> Result<Vec<Case>, String> {
-    let entries = std::fs::read_dir(dir)
-        .map_err(|e| format!("cannot read the corpus {}: {e}", dir.display()))?;
-    let mut cases = Vec::new();
-    for entry in entries {
-        let path = entry.map_err(|e| e.to_string())?.path();
-        if path.extension().is_none_or(|ext| ext != "out") {
-            continue;
-        }
-        let name = path
-            .file_stem()
-            .map(|stem| stem.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let must = std::fs::read_to_string(path.with_extension("must"))
-            .map_err(|e| format!("{name} has no must-see lines ({name}.must): {e}"))?;
-        let json =
-            serde_json::from_str::<Value>(&text).is_ok_and(|v| v.is_object() || v.is_array());
-        cases.push(Case {
-            name,
-            text,
-            must: must.lines().map(str::to_owned).collect(),
-            json,
-        });
-    }
-    cases.sort_by(|a, b| a.name.cmp(&b.name));
-    Ok(cases)
+fn cases(dir: &Path) -> Result<Vec<Case>, String> {
+    Ok(corpus::read(dir)?
+        .into_iter()
+        .map(|output| Case {
+            json: output.is_json(),
+            output,
+        })
+        .collect())
 }
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -134,13 +116,13 @@ struct Figures {
 
 impl Figures {
     fn add(&mut self, case: &Case, shown: &str, budget: usize, path: &str) {
-        for line in &case.must {
-            self.must_total += 1;
-            if shown.lines().any(|l| l == line) {
-                self.must_kept += 1;
-            } else {
+        let output = &case.output;
+        self.must_total += output.must.len();
+        self.must_kept += corpus::shown(shown, &output.must);
+        for line in &output.must {
+            if !shown.lines().any(|l| l == line) {
                 self.missed
-                    .push(format!("{path} {budget} {}: {line}", case.name));
+                    .push(format!("{path} {budget} {}: {line}", output.name));
             }
         }
         self.escapes += shown.chars().filter(|&c| c == '\x1b' || c == '\r').count();
@@ -149,8 +131,8 @@ impl Figures {
             if serde_json::from_str::<Value>(shown).is_ok() {
                 self.json_valid += 1;
             }
-        } else if case.text.chars().count() > budget {
-            let own: HashSet<&str> = case.text.lines().collect();
+        } else if output.text.chars().count() > budget {
+            let own: HashSet<&str> = output.text.lines().collect();
             let own_chars: usize = shown
                 .lines()
                 .filter(|line| !line.is_empty() && own.contains(line))
@@ -219,11 +201,16 @@ async fn through_proxy(text: &str, cap: usize) -> String {
 }
 
 async fn run(dir: PathBuf, verbose: bool) -> Result<(), String> {
-    let cases = corpus(&dir)?;
+    let cases = cases(&dir)?;
     if cases.is_empty() {
         return Err(format!("the corpus {} holds no output", dir.display()));
     }
-    let outputs = std::sync::Arc::new(cases.iter().map(|c| c.text.clone()).collect::<Vec<_>>());
+    let outputs = std::sync::Arc::new(
+        cases
+            .iter()
+            .map(|c| c.output.text.clone())
+            .collect::<Vec<_>>(),
+    );
     let sandbox = tempfile::tempdir().map_err(|e| format!("cannot make a sandbox: {e}"))?;
     for path in PATHS {
         for budget in BUDGETS {
@@ -238,13 +225,13 @@ async fn run(dir: PathBuf, verbose: bool) -> Result<(), String> {
                         registry.turn().execute([call]).await.remove(0).content
                     }
                     "run_command" => {
-                        std::fs::write(sandbox.path().join("out.txt"), &case.text)
+                        std::fs::write(sandbox.path().join("out.txt"), &case.output.text)
                             .map_err(|e| format!("cannot write to the sandbox: {e}"))?;
                         let call =
                             ToolCall::new("c", "run_command", json!({ "command": "cat out.txt" }));
                         standard.turn().execute([call]).await.remove(0).content
                     }
-                    _ => through_proxy(&case.text, budget).await,
+                    _ => through_proxy(&case.output.text, budget).await,
                 };
                 figures.add(case, &shown, budget, path);
             }
