@@ -42,7 +42,12 @@ async fn emit(
         let rows: Vec<_> = (0..lines)
             .map(|i| json!({ "id": i, "path": "/api/orders" }))
             .collect();
-        ToolOutput::json(&rows)?
+        if lines % 2 == 1 {
+            // The same rows as a text (pretty): cut as JSON by the text fit, within the cap too.
+            ToolOutput::text(serde_json::to_string_pretty(&rows).unwrap_or_default())
+        } else {
+            ToolOutput::json(&rows)?
+        }
     } else {
         ToolOutput::text(text)
     };

@@ -617,7 +617,19 @@ mod tests {
                     "resource": { "uri": "file:///log", "mimeType": "text/plain",
                                   "text": "x".repeat(chars) } })
         });
-        prop_oneof![4 => text, 2 => image, 1 => link, 1 => resource]
+        // A JSON document as one text block, compact or pretty: cut as JSON, within the cap too.
+        let json_text = (0usize..3_000, any::<bool>()).prop_map(|(rows, pretty)| {
+            let rows: Vec<Value> = (0..rows)
+                .map(|i| json!({ "id": i, "name": format!("row {i}") }))
+                .collect();
+            let text = if pretty {
+                serde_json::to_string_pretty(&rows).unwrap()
+            } else {
+                serde_json::to_string(&rows).unwrap()
+            };
+            json!({ "type": "text", "text": text })
+        });
+        prop_oneof![4 => text, 2 => json_text, 2 => image, 1 => link, 1 => resource]
     }
 
     fn result() -> impl Strategy<Value = (Value, bool)> {
