@@ -15,7 +15,7 @@ use std::ops::Range;
 
 use super::Totals;
 use super::bytes::{count_chars_and_newlines, count_newlines, lines_from};
-use super::salience::Searcher;
+use super::salience::{Searcher, Tier, tier_of};
 
 /// Bytes counted and searched together: small enough to stay in a core's cache.
 const BLOCK: usize = 128 * 1024;
@@ -34,6 +34,8 @@ pub(crate) struct Hit {
     pub(crate) start: usize,
     /// Its number (1-based).
     pub(crate) line: usize,
+    /// What its patterns say of it: an error's, or only a warning's.
+    pub(crate) tier: Tier,
 }
 
 /// What one read of a text found.
@@ -133,8 +135,8 @@ impl Kept {
         self.last.push_back(hit);
     }
 
-    fn last_start(&self) -> Option<usize> {
-        self.last.back().or(self.first.last()).map(|hit| hit.start)
+    fn last_mut(&mut self) -> Option<&mut Hit> {
+        self.last.back_mut().or(self.first.last_mut())
     }
 
     fn into_iter(self) -> impl Iterator<Item = Hit> {
@@ -164,7 +166,10 @@ fn read(bytes: &[u8], range: Range<usize>, searcher: Option<&Searcher>) -> Part 
         part.newlines += newlines;
         for occurrence in &found {
             let start = lines.start_of(bytes, occurrence.start);
-            if part.hits.last_start() == Some(start) {
+            let tier = tier_of(bytes, occurrence.clone()).unwrap_or_default();
+            // A line's hit is an error's if any of its patterns is.
+            if let Some(hit) = part.hits.last_mut().filter(|hit| hit.start == start) {
+                hit.tier = hit.tier.min(tier);
                 continue;
             }
             if start > counted_at {
@@ -174,6 +179,7 @@ fn read(bytes: &[u8], range: Range<usize>, searcher: Option<&Searcher>) -> Part 
             part.hits.push(Hit {
                 start,
                 line: counted,
+                tier,
             });
         }
         block_start = block_end;
@@ -238,12 +244,13 @@ fn merge(bytes: &[u8], parts: Vec<Part>) -> Survey {
         totals.newlines += part.newlines;
         for hit in part.hits.into_iter() {
             // A line that runs across parts is found in both.
-            if kept.last_start() == Some(hit.start) {
+            if let Some(last) = kept.last_mut().filter(|last| last.start == hit.start) {
+                last.tier = last.tier.min(hit.tier);
                 continue;
             }
             kept.push(Hit {
-                start: hit.start,
                 line: before + hit.line + 1,
+                ..hit
             });
         }
     }
@@ -275,12 +282,15 @@ mod tests {
                     .rposition(|&b| b == b'\n')
                     .map_or(0, |i| i + 1)
             };
-            if hits.last().is_some_and(|hit| hit.start == start) {
+            let tier = tier_of(bytes, found.range()).unwrap_or_default();
+            if let Some(hit) = hits.last_mut().filter(|hit| hit.start == start) {
+                hit.tier = hit.tier.min(tier);
                 continue;
             }
             hits.push(Hit {
                 start,
                 line: count_newlines(&bytes[..start]) + 1,
+                tier,
             });
         }
         hits
@@ -337,10 +347,15 @@ mod tests {
             assert_eq!(
                 survey.hits,
                 [
-                    Hit { start: 6, line: 2 },
+                    Hit {
+                        start: 6,
+                        line: 2,
+                        tier: Tier::Error
+                    },
                     Hit {
                         start: 6 + line.len() + 1,
-                        line: 3
+                        line: 3,
+                        tier: Tier::Error
                     }
                 ],
                 "{n} parts"

@@ -6,6 +6,7 @@
 //! line of context before it, and the block it opens), fairly across many: the first and the last
 //! of a long run of the same error before the others.
 
+use std::collections::VecDeque;
 use std::ops::Range;
 use std::sync::OnceLock;
 
@@ -163,7 +164,7 @@ pub(crate) fn level_after(bytes: &[u8], at: usize) -> Option<Tier> {
 
 /// What an occurrence of a default pattern (`bytes[occurrence]`) says of its line: an error's, a
 /// warning's, or nothing (a level key whose value is neither).
-fn tier_of(bytes: &[u8], occurrence: Range<usize>) -> Option<Tier> {
+pub(crate) fn tier_of(bytes: &[u8], occurrence: Range<usize>) -> Option<Tier> {
     let pattern = &bytes[occurrence.clone()];
     if LEVEL_KEYS.iter().any(|key| key.as_bytes() == pattern) {
         level_after(bytes, occurrence.end)
@@ -356,18 +357,24 @@ pub(crate) fn scan(
     limit: usize,
 ) -> Vec<Excerpt> {
     let bytes = text.as_bytes();
-    // The salient lines of the range: each line's start and, when the survey knows it, number.
-    let lines: Box<dyn Iterator<Item = (usize, Option<usize>)> + '_> = match found {
+    // The salient lines of the range: each line's start, its number when the survey knows it,
+    // and what its patterns say of it.
+    let lines: Box<dyn Iterator<Item = (usize, Option<usize>, Tier)> + '_> = match found {
         Found::Search(searcher) => {
-            // Patterns wholly within the range.
+            // Patterns wholly within the range, one item a line (an error's if any is).
             let mut occurrences = Vec::new();
             searcher.find(&bytes[..range.end], range.clone(), &mut occurrences);
             let mut starts = LineStarts::at_line_start(range.start);
-            Box::new(
-                occurrences
-                    .into_iter()
-                    .map(move |occurrence| (starts.start_of(bytes, occurrence.start), None)),
-            )
+            let mut lines: Vec<(usize, Option<usize>, Tier)> = Vec::new();
+            for occurrence in occurrences {
+                let start = starts.start_of(bytes, occurrence.start);
+                let tier = tier_of(bytes, occurrence).unwrap_or_default();
+                match lines.last_mut() {
+                    Some(last) if last.0 == start => last.2 = last.2.min(tier),
+                    _ => lines.push((start, None, tier)),
+                }
+            }
+            Box::new(lines.into_iter())
         }
         Found::Surveyed(hits) => {
             let from = hits.partition_point(|hit| hit.start < range.start);
@@ -375,20 +382,21 @@ pub(crate) fn scan(
                 hits[from..]
                     .iter()
                     .take_while(|hit| hit.start < range.end)
-                    .map(|hit| (hit.start, Some(hit.line))),
+                    .map(|hit| (hit.start, Some(hit.line), hit.tier)),
             )
         }
     };
     let half = (limit / 2).max(1);
-    // Per tier (errors, warnings): the first `half`, then the latest `half` only, so that a
-    // flood of warnings never pushes an error out.
-    let mut first: [Vec<Excerpt>; 2] = Default::default();
-    let mut latest: [std::collections::VecDeque<Excerpt>; 2] = Default::default();
+    // Errors: the first `half`, then the latest `half` only. Warnings are placed after them
+    // (where an error's excerpt holds one, it is the error's), at most `WARNINGS_KEPT` from each
+    // end: a flood of them is not walked, and never pushes an error out.
+    let (mut first, mut latest) = (Vec::new(), VecDeque::new());
+    let (mut warnings_first, mut warnings_latest) = (Vec::new(), VecDeque::new());
     // The line counted to: its start byte and its number.
     let (mut counted_at, mut counted_line) = (range.start, first_line);
     // Where the last excerpt ended: a match before it is inside it already.
     let mut covered = range.start;
-    for (line_start, number) in lines {
+    for (line_start, number, tier) in lines {
         if line_start < covered || line_start >= range.end {
             continue;
         }
@@ -398,48 +406,97 @@ pub(crate) fn scan(
             None => counted_line + count_newlines(&bytes[counted_at..line_start]),
         };
         counted_at = line_start;
-        // A line of context before, unless the excerpt before holds it.
-        let (start, first_of_excerpt) = match line_start.checked_sub(1) {
-            Some(newline) if newline > range.start => {
-                let before = memchr::memrchr(b'\n', &bytes[range.start..newline])
-                    .map_or(range.start, |i| range.start + i + 1);
-                if before >= covered && !is_blank(&bytes[before..line_start]) {
-                    (before, counted_line - 1)
-                } else {
-                    (line_start, counted_line)
-                }
-            }
-            _ => (line_start, counted_line),
-        };
-        let (end, block_lines) = block_end(bytes, line_start, salient_end, range.end);
-        let excerpt = Excerpt {
-            bytes: start..end,
-            first_line: first_of_excerpt,
-            lines: (counted_line - first_of_excerpt) + 1 + block_lines,
-            group: signature(without_break(&bytes[line_start..salient_end])),
-            tier: tier_of_line(&bytes[line_start..salient_end]),
-        };
-        covered = end;
-        let tier = excerpt.tier as usize;
-        if first[tier].len() < half {
-            first[tier].push(excerpt);
-        } else {
-            if latest[tier].len() == half {
-                latest[tier].pop_front();
-            }
-            latest[tier].push_back(excerpt);
+        let salient = (line_start, salient_end, counted_line);
+        if tier == Tier::Warning {
+            keep_ends(
+                &mut warnings_first,
+                &mut warnings_latest,
+                half.min(WARNINGS_KEPT),
+                salient,
+            );
+            continue;
         }
+        let excerpt = excerpt_at(bytes, range.start..range.end, salient, covered, Tier::Error);
+        covered = excerpt.bytes.end;
+        keep_ends(&mut first, &mut latest, half, excerpt);
     }
-    let [errors, warnings] = first;
-    let [errors_latest, warnings_latest] = latest;
-    let mut all = errors;
-    all.extend(errors_latest);
-    if !warnings.is_empty() {
-        all.extend(warnings);
-        all.extend(warnings_latest);
-        all.sort_by_key(|excerpt| excerpt.bytes.start);
+    let mut all = first;
+    all.extend(latest);
+    if warnings_first.is_empty() {
+        return all;
     }
+    // Each warning within what the errors' excerpts (and the warning before it) leave.
+    let errors = all;
+    let mut all = Vec::with_capacity(errors.len() + 2 * WARNINGS_KEPT);
+    let mut next_error = 0;
+    let mut covered = range.start;
+    for salient in warnings_first.into_iter().chain(warnings_latest) {
+        let line_start = salient.0;
+        while next_error < errors.len() && errors[next_error].bytes.start <= line_start {
+            covered = covered.max(errors[next_error].bytes.end);
+            next_error += 1;
+        }
+        if line_start < covered {
+            continue;
+        }
+        let limit = errors
+            .get(next_error)
+            .map_or(range.end, |error| error.bytes.start);
+        let excerpt = excerpt_at(bytes, range.start..limit, salient, covered, Tier::Warning);
+        covered = excerpt.bytes.end;
+        all.push(excerpt);
+    }
+    all.extend(errors);
+    all.sort_by_key(|excerpt| excerpt.bytes.start);
     all
+}
+
+/// How many warnings a scan keeps from each end of what it scans: a cut costs at most twice
+/// its most parts of them ([`choose`]).
+const WARNINGS_KEPT: usize = 32;
+
+/// Keeps `item` among the first `half` or, once they are, the latest `half`.
+fn keep_ends<T>(first: &mut Vec<T>, latest: &mut VecDeque<T>, half: usize, item: T) {
+    if first.len() < half {
+        first.push(item);
+    } else {
+        if latest.len() == half {
+            latest.pop_front();
+        }
+        latest.push_back(item);
+    }
+}
+
+/// The excerpt of the salient line (its start, its end and its number) within `range`: the
+/// line before it for context (unless it is blank or before `covered`), the line, and the block
+/// it opens.
+fn excerpt_at(
+    bytes: &[u8],
+    range: Range<usize>,
+    (line_start, salient_end, line): (usize, usize, usize),
+    covered: usize,
+    tier: Tier,
+) -> Excerpt {
+    let (start, first_line) = match line_start.checked_sub(1) {
+        Some(newline) if newline > range.start => {
+            let before = memchr::memrchr(b'\n', &bytes[range.start..newline])
+                .map_or(range.start, |i| range.start + i + 1);
+            if before >= covered && !is_blank(&bytes[before..line_start]) {
+                (before, line - 1)
+            } else {
+                (line_start, line)
+            }
+        }
+        _ => (line_start, line),
+    };
+    let (end, block_lines) = block_end(bytes, line_start, salient_end, range.end.max(salient_end));
+    Excerpt {
+        bytes: start..end,
+        first_line,
+        lines: (line - first_line) + 1 + block_lines,
+        group: signature(without_break(&bytes[line_start..salient_end])),
+        tier,
+    }
 }
 
 /// Whether a line continues the block above it: indented, or a diagnostic's numbered source
@@ -609,22 +666,19 @@ mod tests {
                      \"three\";\n   |            ^^^^^^^ expected `u32`\n\nerror: could not \
                      compile\n";
         let found = excerpts_of(build);
-        // The warning is an excerpt of its own, the error's after it.
-        assert_eq!(
-            found[0],
-            (
-                1,
-                "   Compiling colour v0.1.0\nwarning: unused variable\n".to_owned()
-            )
-        );
-        assert_eq!(found[1].0, 3);
+        // The warning just before the error is the error's line of context.
+        assert_eq!(found[0].0, 2);
         assert!(
-            found[1].1.contains("  --> src/main.rs:41:30\n"),
+            found[0].1.starts_with("warning: unused variable\n"),
             "{found:?}"
         );
-        assert!(found[1].1.ends_with("expected `u32`\n"), "{found:?}");
+        assert!(
+            found[0].1.contains("  --> src/main.rs:41:30\n"),
+            "{found:?}"
+        );
+        assert!(found[0].1.ends_with("expected `u32`\n"), "{found:?}");
         assert_eq!(
-            found[2].0, 9,
+            found[1].0, 9,
             "a blank line ends the block; the next error is its own"
         );
     }
@@ -675,11 +729,38 @@ mod tests {
             ]
         );
         let logfmt = "ts=1 level=info msg=ok\nts=2 level=error msg=\"db down\"\n\
-                      ts=3 lvl=warn msg=slow\nts=4 severity=panic\nts=5 compression level=9\n";
+                      ts=3 lvl=warn msg=slow\n\nts=5 severity=panic\nts=6 compression level=9\n";
         assert_eq!(
             tiers_of(logfmt),
-            [(2, Tier::Error), (3, Tier::Warning), (4, Tier::Error)]
+            [(2, Tier::Error), (3, Tier::Warning), (5, Tier::Error)]
         );
+    }
+
+    #[test]
+    fn a_flood_of_warnings_is_kept_from_its_ends_and_every_error_with_it() {
+        let mut text = String::new();
+        for i in 0..10_000 {
+            text.push_str(&format!("warning: unused variable `v{i}`\n\n"));
+            if i % 2_500 == 1_250 {
+                text.push_str(&format!("error: batch {i} failed\n\n"));
+            }
+        }
+        let found = scan(
+            &text,
+            0..text.len(),
+            1,
+            Found::Search(&Searcher::Default),
+            64,
+        );
+        let warnings = found.iter().filter(|e| e.tier == Tier::Warning).count();
+        assert_eq!(warnings, 2 * WARNINGS_KEPT);
+        assert_eq!(
+            found.len() - warnings,
+            4,
+            "every error, whatever the warnings"
+        );
+        assert!(found.is_sorted_by_key(|e| e.bytes.start));
+        assert!(found.windows(2).all(|w| w[0].bytes.end <= w[1].bytes.start));
     }
 
     #[test]
