@@ -16,6 +16,7 @@
 //! - `escapes`: ANSI escapes and carriage returns shown (the model reads neither);
 //! - `json`: the outputs that are one JSON document, and how many of them the result still is.
 //!
+//! With `--verbose`, every must-see line missed and every output's fill go to standard error.
 //! `scripts/signal-gate.sh` holds the lines to the committed baseline. Run by hand:
 //! `cargo run --profile gate -p toolsmith-gate --bin signal -- tests/corpus`.
 
@@ -112,6 +113,8 @@ struct Figures {
     json_total: usize,
     /// What was missed, for the report.
     missed: Vec<String>,
+    /// Whether each output's fill is reported as it is measured.
+    per_case: bool,
 }
 
 impl Figures {
@@ -138,8 +141,16 @@ impl Figures {
                 .filter(|line| !line.is_empty() && own.contains(line))
                 .map(|line| line.chars().count() + 1)
                 .sum();
-            self.fill_sum += own_chars as f64 / budget as f64;
+            let fill = own_chars as f64 / budget as f64;
+            self.fill_sum += fill;
             self.cut += 1;
+            if self.per_case {
+                eprintln!(
+                    "  fill: {path} {budget} {}: {:.1}%",
+                    output.name,
+                    fill * 100.0
+                );
+            }
         }
     }
 
@@ -214,7 +225,10 @@ async fn run(dir: PathBuf, verbose: bool) -> Result<(), String> {
     let sandbox = tempfile::tempdir().map_err(|e| format!("cannot make a sandbox: {e}"))?;
     for path in PATHS {
         for budget in BUDGETS {
-            let mut figures = Figures::default();
+            let mut figures = Figures {
+                per_case: verbose,
+                ..Figures::default()
+            };
             let registry = registry(&outputs, budget)?;
             let standard = standard(sandbox.path(), budget)?;
             for (index, case) in cases.iter().enumerate() {
