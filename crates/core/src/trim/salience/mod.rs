@@ -400,13 +400,12 @@ pub(crate) fn scan(
         if line_start < covered || line_start >= range.end {
             continue;
         }
-        let salient_end = line_end(bytes, line_start, range.end);
         counted_line = match number {
             Some(number) => number,
             None => counted_line + count_newlines(&bytes[counted_at..line_start]),
         };
         counted_at = line_start;
-        let salient = (line_start, salient_end, counted_line);
+        let salient = (line_start, counted_line);
         if tier == Tier::Warning {
             keep_ends(
                 &mut warnings_first,
@@ -416,7 +415,14 @@ pub(crate) fn scan(
             );
             continue;
         }
-        let excerpt = excerpt_at(bytes, range.start..range.end, salient, covered, Tier::Error);
+        let excerpt = excerpt_at(
+            bytes,
+            range.clone(),
+            range.end,
+            salient,
+            covered,
+            Tier::Error,
+        );
         covered = excerpt.bytes.end;
         keep_ends(&mut first, &mut latest, half, excerpt);
     }
@@ -442,7 +448,7 @@ pub(crate) fn scan(
         let limit = errors
             .get(next_error)
             .map_or(range.end, |error| error.bytes.start);
-        let excerpt = excerpt_at(bytes, range.start..limit, salient, covered, Tier::Warning);
+        let excerpt = excerpt_at(bytes, range.clone(), limit, salient, covered, Tier::Warning);
         covered = excerpt.bytes.end;
         all.push(excerpt);
     }
@@ -467,16 +473,18 @@ fn keep_ends<T>(first: &mut Vec<T>, latest: &mut VecDeque<T>, half: usize, item:
     }
 }
 
-/// The excerpt of the salient line (its start, its end and its number) within `range`: the
-/// line before it for context (unless it is blank or before `covered`), the line, and the block
-/// it opens.
+/// The excerpt of the salient line (its start and its number) within `range`: the line before it
+/// for context (unless it is blank or before `covered`), the line, and the block it opens, which
+/// ends by `block_limit`.
 fn excerpt_at(
     bytes: &[u8],
     range: Range<usize>,
-    (line_start, salient_end, line): (usize, usize, usize),
+    block_limit: usize,
+    (line_start, line): (usize, usize),
     covered: usize,
     tier: Tier,
 ) -> Excerpt {
+    let salient_end = line_end(bytes, line_start, range.end);
     let (start, first_line) = match line_start.checked_sub(1) {
         Some(newline) if newline > range.start => {
             let before = memchr::memrchr(b'\n', &bytes[range.start..newline])
@@ -489,7 +497,8 @@ fn excerpt_at(
         }
         _ => (line_start, line),
     };
-    let (end, block_lines) = block_end(bytes, line_start, salient_end, range.end.max(salient_end));
+    let (end, block_lines) =
+        block_end(bytes, line_start, salient_end, block_limit.max(salient_end));
     Excerpt {
         bytes: start..end,
         first_line,
