@@ -93,6 +93,12 @@ const TOOLS = [
     execution: { taskSupport: "forbidden" },
   },
   {
+    name: "greet",
+    description: "Greets `name`, `times` times: a text, and the same greeting as `{ result }`.",
+    inputSchema: { type: "object", properties: { name: { type: "string" }, times: { type: "integer" } } },
+    outputSchema: { type: "object", properties: { result: { type: "string" } }, required: ["result"] },
+  },
+  {
     name: "annotated",
     description: "Returns blocks with annotations and a resource link.",
     inputSchema: empty,
@@ -300,6 +306,12 @@ function newServer() {
         const issues = [];
         for (let i = 1; i <= Number(args.count ?? 3); i++) issues.push({ number: i, title: `issue number ${i}` });
         return { content: [{ type: "text", text: JSON.stringify({ issues }) }], structuredContent: { issues } };
+      }
+      case "greet": {
+        const times = Number(args.times ?? 1);
+        let result = `hello, ${args.name}`;
+        if (times > 1) result = Array.from({ length: times }, (_, i) => `hello, ${args.name} (${i + 1})\n`).join("");
+        return { content: [{ type: "text", text: result }], structuredContent: { result } };
       }
       case "annotated":
         return {

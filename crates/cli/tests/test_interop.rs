@@ -1333,6 +1333,117 @@ async fn a_success_stays_a_success_for_both_official_sdk_clients() {
     }
 }
 
+/// Checks one SDK's results of the typed tools' calls through `serve`: the greeting and the
+/// long greeting, the refusal, and the TypeScript fixture's greeting, small and long.
+fn typed_results_hold(sdk: &str, results: &[Value], cap: usize) {
+    for (i, result) in results.iter().enumerate() {
+        // The SDK client checked each success against its tool's output schema.
+        assert!(
+            result.get("raised").is_none(),
+            "{sdk} SDK, call {i}: {result:.400}"
+        );
+        assert!(
+            visible_chars(result) <= cap,
+            "{sdk} SDK, call {i}: {result:.300}"
+        );
+    }
+    for i in [0, 3] {
+        assert_eq!(results[i]["content"][0]["text"], "hello, ada", "{sdk}");
+        assert_eq!(
+            results[i]["structuredContent"],
+            json!({ "result": "hello, ada" }),
+            "{sdk}: {:.300}",
+            results[i]
+        );
+    }
+    for i in [1, 4] {
+        let result = &results[i];
+        assert_ne!(
+            result.get("isError"),
+            Some(&json!(true)),
+            "{sdk}: {result:.300}"
+        );
+        let text = result["content"][0]["text"].as_str().unwrap();
+        assert!(text.starts_with("hello, ada (1)\n"), "{sdk}: {text:.200}");
+        // Cut, or folded losslessly (the greetings are numbered): either way the marker says so.
+        assert!(text.contains("[toolsmith: output"), "{sdk}: {text:.400}");
+        // The structure is cut too, and still what the schema asks: a string under `result`,
+        // its marker inside naming the artifact that keeps it whole.
+        let structure = result["structuredContent"]["result"].as_str().unwrap();
+        assert!(structure.starts_with("hello, ada (1)\n"), "{sdk}");
+        assert!(structure.contains("[toolsmith: output truncated"), "{sdk}");
+        assert!(
+            structure.contains("read_artifact"),
+            "{sdk}: {structure:.300}"
+        );
+        assert!(
+            result["structuredContent"].to_string().chars().count() <= cap,
+            "{sdk}"
+        );
+    }
+    assert_eq!(results[2]["isError"], true, "{sdk}: {:.300}", results[2]);
+    assert!(
+        results[2]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("eve is not allowed here"),
+        "{sdk}: {:.300}",
+        results[2]
+    );
+    assert!(results[2].get("structuredContent").is_none(), "{sdk}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_typed_tool_stays_typed_through_serve_for_both_official_sdk_clients() {
+    // Tools whose text is not their structure: `hello` of a server written with the Python
+    // SDK (`def hello(name: str) -> str`), `greet` of one written with the TypeScript SDK.
+    let python = interop().join(".venv/bin/python");
+    assert!(
+        python.exists(),
+        "the Python SDK is not installed: run `bash interop/setup.sh`"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("servers.json");
+    std::fs::write(
+        &config,
+        json!({ "mcpServers": {
+            "typed": { "command": python, "args": [interop().join("sdk_server.py")] },
+            "fixture": { "command": fixture()[0], "args": [fixture()[1]] },
+        } })
+        .to_string(),
+    )
+    .unwrap();
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+    serve
+        .args(["serve", "--budget", "4000", "--config"])
+        .arg(&config)
+        .arg("--root")
+        .arg(dir.path())
+        .arg("--artifacts")
+        .arg(dir.path().join("artifacts"))
+        .args(["--http", "127.0.0.1:0", "--token-env", "PROXY_TOKEN"])
+        .env("PROXY_TOKEN", TOKEN);
+    let (_serve, url) = listening(serve, true).await;
+    let calls = [
+        ("hello", json!({ "name": "ada" })),
+        ("hello", json!({ "name": "ada", "times": 3_000 })),
+        ("refuse", json!({ "name": "eve" })),
+        ("greet", json!({ "name": "ada" })),
+        ("greet", json!({ "name": "ada", "times": 3_000 })),
+    ];
+    let (tools, ts) = sdk_calls(&url, &calls).await;
+    let (_, py) = python_sdk_calls(&url, &calls).await;
+    for name in ["hello", "greet"] {
+        let tool = tools.iter().find(|tool| tool["name"] == name).unwrap();
+        assert_eq!(
+            tool["outputSchema"]["properties"]["result"]["type"], "string",
+            "{tool}"
+        );
+    }
+    typed_results_hold("TypeScript", &ts, 4_000);
+    typed_results_hold("Python", &py, 4_000);
+}
+
 /// The media blocks of a result as the server wrote them: type, MIME type, data, annotations.
 fn media_of(result: &Value) -> Vec<Value> {
     result["content"]

@@ -337,11 +337,13 @@ impl ServerHandler for McpServer {
         if let Some(telemetry) = &self.telemetry {
             count(telemetry, &result, started.elapsed());
         }
-        let structured = structure_of(&result, self.output_schemas.get(&result.tool));
-        let mut content = Vec::with_capacity(1 + result.media.len());
+        let schema = self.output_schemas.get(&result.tool);
+        let (structured, note) = structure_of(&result, schema, self.registry.artifacts()).await;
+        let mut content = Vec::with_capacity(2 + result.media.len());
         if !result.content.is_empty() || result.media.is_empty() {
             content.push(ContentBlock::text(result.content));
         }
+        content.extend(note.map(ContentBlock::text));
         content.extend(result.media.into_iter().map(media_block));
         // What the tool stated beside its content (run_command's confinement, an upstream
         // server's own `_meta`) is the result's `_meta`.
@@ -396,21 +398,58 @@ fn count(telemetry: &super::metrics::Telemetry, result: &ToolResult, elapsed: st
 }
 
 /// The structure a result sends beside its text (`structuredContent`), by the rule the proxy
-/// follows ([`structure`](super::structure)): a JSON result whole; cut, when the cut still
-/// matches the tool's output schema; else the tool's JSON whole, so a client that checks the
-/// structure gets the success it was. An error, or a text, has none.
-fn structure_of(result: &ToolResult, schema: Option<&OutputSchema>) -> Option<Value> {
+/// follows ([`structure`](super::structure)), and the note to add when it is left out:
+/// - a JSON result as it was written is its own structure;
+/// - a structure the tool stated beside its text (an upstream server's) whole within the
+///   call's allowance; over it, stored and cut when the cut still matches the tool's output
+///   schema, else whole (a client that checks the structure gets the success it was), or,
+///   with no schema asking for it, left out with a note saying where it is;
+/// - a JSON result whose text was cut: the cut, when it still matches the schema, else the
+///   tool's JSON whole (its artifact is the text's).
+///
+/// An error, or a text alone, has none.
+async fn structure_of(
+    result: &ToolResult,
+    schema: Option<&OutputSchema>,
+    store: Option<&Arc<dyn crate::artifacts::ArtifactStore>>,
+) -> (Option<Value>, Option<String>) {
     if result.is_error() {
-        return None;
+        return (None, None);
     }
     let content = || serde_json::from_str::<Value>(&result.content).ok();
     if result.meta.structured {
-        return content().filter(Value::is_object);
+        return (content().filter(Value::is_object), None);
     }
-    let whole = result.structure.as_ref()?;
-    match (schema, content()) {
-        (Some(schema), Some(cut)) if cut.is_object() && schema.accepts(&cut) => Some(cut),
-        _ => Some(whole.clone()).filter(Value::is_object),
+    let Some(whole) = result.structure.as_ref() else {
+        return (None, None);
+    };
+    if !result.structure_beside {
+        let sent = match (schema, content()) {
+            (Some(schema), Some(cut)) if cut.is_object() && schema.accepts(&cut) => Some(cut),
+            _ => Some(whole.clone()).filter(Value::is_object),
+        };
+        return (sent, None);
+    }
+    let text = whole.to_string();
+    let chars = text.chars().count();
+    let cap = result.meta.allowance;
+    let stored = match store {
+        Some(store) if chars > cap => {
+            let store = Arc::clone(store);
+            let text = text.clone();
+            tokio::task::spawn_blocking(move || {
+                crate::artifacts::store_text(store.as_ref(), &text)
+                    .map_err(|error| format!("the artifact store failed ({error})"))
+            })
+            .await
+            .unwrap_or_else(|_| Err("the artifact store failed".to_owned()))
+        }
+        Some(_) => Err(String::new()),
+        None => Err("no artifact store is configured".to_owned()),
+    };
+    match super::structure::fit(&text, chars, cap, schema, &stored) {
+        super::structure::Fitted::Kept(value, _) => (Some(value).filter(Value::is_object), None),
+        super::structure::Fitted::LeftOut(note) => (None, Some(note)),
     }
 }
 
@@ -578,6 +617,99 @@ mod tests {
             .as_ref()
             .and_then(|meta| meta.0.get(MAX_RESULT_META_KEY));
         assert_eq!(cap, Some(&Value::from(1_234)));
+    }
+
+    /// Greets, `times` times, with the greeting beside the text as `{ "result": ... }`, as the
+    /// Python SDK's servers answer for a function returning `str`.
+    struct Greeter(ToolSpec);
+
+    #[async_trait::async_trait]
+    impl DynTool for Greeter {
+        fn spec(&self) -> &ToolSpec {
+            &self.0
+        }
+        async fn call(&self, args: CallArgs, _: &ToolContext) -> Result<ToolOutput, ToolError> {
+            let times = args.into_json()?["times"].as_u64().unwrap_or(1);
+            let text: String = (1..=times).map(|i| format!("hello, ada ({i})\n")).collect();
+            let structure = serde_json::json!({ "result": text });
+            Ok(ToolOutput::text(text).with_structure(structure))
+        }
+    }
+
+    /// Calls each greeter (`name`, its output schema) once with `times`, through a server with
+    /// a 2,000-char cap: the structures and the texts the client got.
+    async fn greet(greeters: &[(&str, Option<Value>)], times: u64) -> Vec<CallToolResult> {
+        let mut registry = Registry::builder().artifacts(crate::artifacts::MemoryStore::new());
+        for (name, schema) in greeters {
+            let spec = ToolSpec::new(*name, "Greets.", serde_json::json!({ "type": "object" }))
+                .with_limits(ToolLimits::default().with_max_result_chars(Some(2_000)));
+            let spec = match schema {
+                Some(schema) => spec.with_output_schema(schema.clone()),
+                None => spec,
+            };
+            registry = registry.dyn_tool(Arc::new(Greeter(spec)));
+        }
+        let server = McpServer::new(registry.build().unwrap()).unwrap();
+        let (ours, theirs) = tokio::io::duplex(1 << 20);
+        tokio::spawn(async move {
+            if let Ok(service) = server.serve(tokio::io::split(theirs)).await {
+                let _ = service.waiting().await;
+            }
+        });
+        let client = rmcp::ServiceExt::serve((), tokio::io::split(ours))
+            .await
+            .unwrap();
+        let mut results = Vec::new();
+        for (name, _) in greeters {
+            let mut arguments = serde_json::Map::new();
+            arguments.insert("times".to_owned(), times.into());
+            let params =
+                rmcp::model::CallToolRequestParams::new(name.to_string()).with_arguments(arguments);
+            results.push(client.call_tool(params).await.unwrap());
+        }
+        results
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_structure_beside_the_text_is_sent_whole_or_cut_within_its_schema() {
+        let string = serde_json::json!({
+            "type": "object",
+            "properties": { "result": { "type": "string" } },
+            "required": ["result"],
+        });
+        // A marker inside the string breaks this one: the structure is sent whole.
+        let strict = serde_json::json!({
+            "type": "object",
+            "properties": { "result": { "type": "string", "pattern": "^[a-z ,()0-9\n]*$" } },
+            "required": ["result"],
+        });
+        let greeters = [
+            ("plain", Some(string)),
+            ("strict", Some(strict)),
+            ("untyped", None),
+        ];
+        // Within the cap: each structure whole, as the tool stated it.
+        for result in greet(&greeters, 1).await {
+            assert_eq!(
+                result.structured_content,
+                Some(serde_json::json!({ "result": "hello, ada (1)\n" }))
+            );
+        }
+        let [plain, strict, untyped] =
+            <[CallToolResult; 3]>::try_from(greet(&greeters, 5_000).await).unwrap();
+        // Over it: cut, still a string under `result`, its marker naming the artifact.
+        let cut = plain.structured_content.unwrap();
+        let text = cut["result"].as_str().unwrap();
+        assert!(cut.to_string().chars().count() <= 2_000, "{cut}");
+        assert!(text.starts_with("hello, ada (1)\n"), "{text}");
+        assert!(text.contains("read_artifact"), "{text}");
+        // A cut the schema refuses: whole, as the tool wrote it.
+        let whole = strict.structured_content.unwrap();
+        assert_eq!(whole["result"].as_str().unwrap().lines().count(), 5_000);
+        // No schema asks for it: cut as JSON too, within the cap.
+        let cut = untyped.structured_content.unwrap();
+        assert!(cut.to_string().chars().count() <= 2_000, "{cut}");
+        assert_eq!(untyped.is_error, Some(false));
     }
 
     /// Reports progress twice with figures, then twice without.

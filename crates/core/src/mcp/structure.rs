@@ -13,7 +13,8 @@
 
 use serde_json::Value;
 
-use crate::trim::{FullOutput, fit_json};
+use crate::artifacts::{ArtifactId, READ_ARTIFACT};
+use crate::trim::{FullOutput, fit_json, grouped};
 
 /// A tool's output schema, compiled once, when the tool is listed.
 pub(crate) struct OutputSchema {
@@ -78,6 +79,65 @@ pub(crate) fn over_cap(
         (Some(cut), Some(schema)) if schema.accepts(&cut) => Over::Cut(cut),
         (_, Some(_)) => Over::Whole,
         (None, None) => Over::LeftOut,
+    }
+}
+
+/// A structure as it goes to the client.
+#[derive(Debug)]
+pub(crate) enum Fitted {
+    /// Sent (whole or cut), with the chars of its JSON.
+    Kept(Value, usize),
+    /// Left out; the note saying so and where it is.
+    LeftOut(String),
+}
+
+/// The structure `text` (`chars` long) as it goes to the client: whole within `cap`; over it,
+/// by the rule of [`over_cap`], its marker naming `stored` (the artifact holding it whole, or
+/// why it could not be kept). The caller stores it only when it is over the cap.
+pub(crate) fn fit(
+    text: &str,
+    chars: usize,
+    cap: usize,
+    schema: Option<&OutputSchema>,
+    stored: &Result<(ArtifactId, u64), String>,
+) -> Fitted {
+    let unreadable = |error: serde_json::Error| {
+        Fitted::LeftOut(format!(
+            "[toolsmith: the structured result cannot be read ({error}), so it is left out]"
+        ))
+    };
+    let whole =
+        || serde_json::from_str(text).map_or_else(unreadable, |value| Fitted::Kept(value, chars));
+    if chars <= cap {
+        return whole();
+    }
+    let full = match stored {
+        Ok((id, _)) => FullOutput::Stored {
+            id: id.as_str(),
+            reader: READ_ARTIFACT,
+        },
+        Err(reason) => FullOutput::Failed { reason },
+    };
+    match over_cap(text, cap, schema, &full) {
+        Over::Cut(value) => {
+            let sent = value.to_string().chars().count();
+            Fitted::Kept(value, sent)
+        }
+        Over::Whole => whole(),
+        Over::LeftOut => Fitted::LeftOut(format!(
+            "[toolsmith: the structured result ({} chars) is over the {}-char cap and left out; {}]",
+            grouped(chars),
+            grouped(cap),
+            kept_as(stored)
+        )),
+    }
+}
+
+/// Where a note says the rest is: `artifact ID, read it with read_artifact`.
+pub(crate) fn kept_as(stored: &Result<(ArtifactId, u64), String>) -> String {
+    match stored {
+        Ok((id, _)) => format!("it is artifact {id}, read it with {READ_ARTIFACT}"),
+        Err(why) => format!("it could not be kept: {why}"),
     }
 }
 

@@ -34,6 +34,8 @@ struct Settled {
     body: Body,
     error_kind: Option<ErrorKind>,
     tool_meta: Map<String, serde_json::Value>,
+    /// The structure the tool stated beside its text.
+    beside: Option<serde_json::Value>,
     totals: Totals,
     style: TrimStyle,
     storing: Option<Storing>,
@@ -131,18 +133,20 @@ async fn stored(storing: Storing, body: &mut Body) -> Option<Committed> {
 /// in: its output, or its error's text.
 fn content_of(mut record: CallRecord, registry: &Registry) -> Settled {
     let done = std::mem::replace(&mut record.stage, Stage::Running);
-    let (body, media, error_kind, tool_meta) = match done {
+    let (body, media, error_kind, tool_meta, beside) = match done {
         Stage::Done(Ok(Produced {
             body,
             media,
             tool_meta,
+            structure,
             error_kind,
-        })) => (body, media, error_kind, tool_meta),
+        })) => (body, media, error_kind, tool_meta, structure),
         Stage::Done(Err(failure)) => (
             Body::Text(failure.model_text()),
             Vec::new(),
             Some(failure.kind()),
             Map::new(),
+            None,
         ),
         // Every call is done by now; one that is not was never run: it was cancelled.
         Stage::Admitted { .. } | Stage::Running => {
@@ -152,6 +156,7 @@ fn content_of(mut record: CallRecord, registry: &Registry) -> Settled {
                 Vec::new(),
                 Some(error.kind()),
                 Map::new(),
+                None,
             )
         }
     };
@@ -168,6 +173,7 @@ fn content_of(mut record: CallRecord, registry: &Registry) -> Settled {
         body,
         error_kind,
         tool_meta,
+        beside,
         totals,
         style,
         storing: None,
@@ -271,6 +277,7 @@ fn cut(s: Settled, stored: Option<Committed>, registry: &Registry) -> ToolResult
         body,
         error_kind,
         tool_meta,
+        beside,
         totals,
         style,
         storing: _,
@@ -333,7 +340,12 @@ fn cut(s: Settled, stored: Option<Committed>, registry: &Registry) -> ToolResult
             .get(&record.name)
             .is_some_and(|tool| tool.spec().output_schema.is_some())
     };
+    let beside = beside.filter(|_| error_kind.is_none());
+    let structure_beside = beside.is_some();
     let structure = match &body {
+        // A structure stated beside the text is the tool's whole, whatever became of the text;
+        // an error has none.
+        _ if structure_beside => beside,
         Body::Json(json)
             if error_kind.is_none()
                 && (totals.chars > body_allowance || !notes.is_empty())
@@ -394,6 +406,7 @@ fn cut(s: Settled, stored: Option<Committed>, registry: &Registry) -> ToolResult
         content,
         media,
         structure,
+        structure_beside,
         meta: ResultMeta {
             allowance,
             initial_allowance: record.planned,

@@ -25,12 +25,18 @@ pub struct ToolResult {
     /// the registry's [`MediaLimits`](crate::tool::MediaLimits). They do not count against the
     /// allowance, which is in chars of text.
     pub media: Vec<Media>,
-    /// The tool's JSON whole, as a structure, when its text was cut and the tool states an
-    /// output schema: for a protocol that sends a structure beside the text and checks it
-    /// against that schema (MCP's `structuredContent`, which `serve` sends), where a cut could
-    /// break the schema. `None` otherwise (a JSON result that was not cut is its
-    /// [`content`](Self::content), [`meta.structured`](ResultMeta::structured) says so).
+    /// The tool's structure whole, for a protocol that sends a structure beside the text (MCP's
+    /// `structuredContent`, which `serve` sends, cut to the allowance when the cut still
+    /// matches the tool's output schema): the structure the tool stated beside its text
+    /// ([`ToolOutput::with_structure`](crate::ToolOutput::with_structure), an MCP server's
+    /// tool whose text is not its structure); or the tool's JSON, when its text was cut and
+    /// the tool states an output schema, which a cut could break. `None` otherwise, and for
+    /// an error (a JSON result that was not cut is its [`content`](Self::content),
+    /// [`meta.structured`](ResultMeta::structured) says so).
     pub structure: Option<serde_json::Value>,
+    /// Whether [`structure`](Self::structure) was stated beside the text (its artifact, if it
+    /// needs one, is not the text's).
+    pub(crate) structure_beside: bool,
     /// How the content was budgeted.
     pub meta: ResultMeta,
 }

@@ -17,8 +17,8 @@ use crate::approval::{ApprovalPolicy, ApprovalRequest};
 use crate::artifacts::spool_to;
 use crate::budget::BudgetPolicy;
 use crate::tool::{
-    Body as OutputBody, CallArgs, DisplayDuration, DynTool, ErrorKind, Event, OutputStream,
-    ToolContext, ToolError,
+    Body as OutputBody, CallArgs, DisplayDuration, DynTool, ErrorKind, Event, OutputParts,
+    OutputStream, ToolContext, ToolError,
 };
 use crate::trim::{Capture, Captured, TrimStyle};
 
@@ -176,7 +176,12 @@ fn run_call(
         };
         let result = match returned {
             Ok(output) => {
-                let (body, media, tool_meta) = output.into_parts();
+                let OutputParts {
+                    body,
+                    media,
+                    meta: tool_meta,
+                    structure,
+                } = output.into_parts();
                 let (body, error_kind) = match body {
                     OutputBody::Empty => (Body::Text(String::new()), None),
                     OutputBody::Text(text) => (Body::Text(text), None),
@@ -193,6 +198,7 @@ fn run_call(
                     body,
                     media,
                     tool_meta,
+                    structure,
                     error_kind,
                 })
             }

@@ -34,7 +34,7 @@ pub(crate) use media::left_out_note;
 #[cfg(feature = "mcp")]
 pub(crate) use media::problem_of;
 pub use media::{Media, MediaKind, MediaLimits};
-pub(crate) use output::Body;
+pub(crate) use output::{Body, OutputParts};
 pub use output::{Json, OutputStream, ToolOutput};
 pub use page::Page;
 pub(crate) use schema::expected_fields;

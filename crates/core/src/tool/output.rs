@@ -24,6 +24,8 @@ pub struct ToolOutput {
     body: Body,
     media: Vec<Media>,
     meta: Map<String, Value>,
+    /// The structure beside the text ([`with_structure`](Self::with_structure)).
+    structure: Option<Value>,
 }
 
 /// A stream of output: chunks of UTF-8 bytes (a chunk may split a char; invalid bytes are
@@ -60,6 +62,9 @@ impl fmt::Debug for ToolOutput {
         if !self.media.is_empty() {
             out.field("media", &self.media);
         }
+        if let Some(structure) = &self.structure {
+            out.field("structure", structure);
+        }
         out.field("meta", &self.meta).finish()
     }
 }
@@ -72,6 +77,7 @@ impl ToolOutput {
             body: Body::Text(text.into()),
             media: Vec::new(),
             meta: Map::new(),
+            structure: None,
         }
     }
 
@@ -99,6 +105,7 @@ impl ToolOutput {
                 body: Body::Json(json),
                 media: Vec::new(),
                 meta: Map::new(),
+                structure: None,
             })
             .map_err(|error| {
                 ToolError::failed_with("the result could not be written as JSON", error)
@@ -122,6 +129,7 @@ impl ToolOutput {
             body: Body::Stream(Box::pin(stream)),
             media: Vec::new(),
             meta: Map::new(),
+            structure: None,
         }
     }
 
@@ -149,6 +157,32 @@ impl ToolOutput {
     pub fn with_media(mut self, media: Media) -> Self {
         self.media.push(media);
         self
+    }
+
+    /// States the result as a structure too, beside its text: what an MCP server's tool sends
+    /// as `structuredContent` when its text is not that JSON (a greeting with
+    /// `{"result": "hello, ada"}`). The model reads the text, budgeted as every text is;
+    /// [`ToolResult::structure`](crate::registry::ToolResult::structure) carries the structure
+    /// whole, and an MCP server (`serve`) sends it on, cut to the call's allowance where it is
+    /// over it and the cut still matches the tool's
+    /// [output schema](crate::tool::ToolSpec::output_schema). A JSON output
+    /// ([`json`](Self::json)) needs none: it is its own structure. Not kept for an error.
+    ///
+    /// ```
+    /// use toolsmith::ToolOutput;
+    ///
+    /// let output = ToolOutput::text("hello, ada")
+    ///     .with_structure(serde_json::json!({ "result": "hello, ada" }));
+    /// assert_eq!(output.structure(), Some(&serde_json::json!({ "result": "hello, ada" })));
+    /// ```
+    pub fn with_structure(mut self, structure: Value) -> Self {
+        self.structure = Some(structure);
+        self
+    }
+
+    /// The structure stated with [`with_structure`](Self::with_structure).
+    pub fn structure(&self) -> Option<&Value> {
+        self.structure.as_ref()
     }
 
     /// The images and audio clips added with [`with_media`](Self::with_media), in order.
@@ -183,9 +217,22 @@ impl ToolOutput {
         matches!(self.body, Body::Stream(_))
     }
 
-    pub(crate) fn into_parts(self) -> (Body, Vec<Media>, Map<String, Value>) {
-        (self.body, self.media, self.meta)
+    pub(crate) fn into_parts(self) -> OutputParts {
+        OutputParts {
+            body: self.body,
+            media: self.media,
+            meta: self.meta,
+            structure: self.structure,
+        }
     }
+}
+
+/// A [`ToolOutput`] taken apart by the registry.
+pub(crate) struct OutputParts {
+    pub(crate) body: Body,
+    pub(crate) media: Vec<Media>,
+    pub(crate) meta: Map<String, Value>,
+    pub(crate) structure: Option<Value>,
 }
 
 /// A tool's result as JSON: a tool function returns `Ok(Json(value))` for any `Serialize`

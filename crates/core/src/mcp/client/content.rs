@@ -65,7 +65,11 @@ pub(super) async fn output(
         {
             ToolOutput::json(&structured)?
         }
-        _ => ToolOutput::text(text),
+        // A structure beside a text that is not it (a greeting, and `{"result": …}`): the
+        // model reads the text; the structure is kept whole beside it, for a server of ours
+        // (`serve`) to send on.
+        Some(structured) => ToolOutput::text(text).with_structure(structured),
+        None => ToolOutput::text(text),
     };
     // The server's `_meta` of the result is what it stated beside its content.
     let stated = result.meta.map(|meta| meta.0).unwrap_or_default();

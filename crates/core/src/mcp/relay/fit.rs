@@ -31,7 +31,7 @@ use serde_json::{Map, Value, json};
 use crate::mcp::wire::bounded;
 
 use crate::artifacts::{self, ArtifactId, ArtifactStore, READ_ARTIFACT, store_text};
-use crate::mcp::structure::{self, OutputSchema, Over};
+use crate::mcp::structure::{self, Fitted, OutputSchema, kept_as};
 use crate::tool::{MediaLimits, left_out_note};
 use crate::trim::{self, Continuation, FullOutput, TrimStyle, grouped};
 
@@ -161,14 +161,6 @@ async fn store_and_give_back(
     (stored, text)
 }
 
-/// Where a note says the rest is: `artifact ID, read it with read_artifact`.
-fn kept_as(stored: &Result<(ArtifactId, u64), String>) -> String {
-    match stored {
-        Ok((id, _)) => format!("it is artifact {id}, read it with {READ_ARTIFACT}"),
-        Err(why) => format!("it could not be kept: {why}"),
-    }
-}
-
 /// Stores a media block's data as an artifact `read_artifact` returns as the same content
 /// type.
 async fn store_media(
@@ -231,8 +223,8 @@ pub(crate) async fn tool_result(
     let mut structured = None;
     if let Some(raw) = parsed.structured {
         match fit_structure(&raw, schema, fitting, &mut report).await {
-            Structure::Kept(value) => structured = Some(value),
-            Structure::LeftOut(note) => notes.push(note),
+            Fitted::Kept(value, _) => structured = Some(value),
+            Fitted::LeftOut(note) => notes.push(note),
         }
     }
     let style = if parsed.is_error {
@@ -267,12 +259,6 @@ pub(crate) fn error_result(why: String) -> Value {
     json!({ "content": [{ "type": "text", "text": why }], "isError": true })
 }
 
-enum Structure {
-    Kept(Value),
-    /// Left out; the note saying so and where it is.
-    LeftOut(String),
-}
-
 /// The structure as it goes to the client: whole within the cap; over it, stored whole and
 /// cut by the rule of [`structure`] (whole when a cut would break the tool's schema).
 async fn fit_structure(
@@ -280,44 +266,22 @@ async fn fit_structure(
     schema: Option<&OutputSchema>,
     fitting: &Fitting,
     report: &mut Report,
-) -> Structure {
+) -> Fitted {
     let text = raw.get();
-    let unreadable = |error: serde_json::Error| {
-        Structure::LeftOut(format!(
-            "[toolsmith: the structured result cannot be read ({error}), so it is left out]"
-        ))
-    };
     let chars = text.chars().count();
     report.received_chars += chars as u64;
-    if chars <= fitting.cap {
-        report.sent_chars += chars as u64;
-        return serde_json::from_str(text).map_or_else(unreadable, Structure::Kept);
-    }
-    let stored = store(&fitting.store, text.to_owned()).await;
-    report.kept(&stored);
-    let full = match &stored {
-        Ok((id, _)) => FullOutput::Stored {
-            id: id.as_str(),
-            reader: READ_ARTIFACT,
-        },
-        Err(reason) => FullOutput::Failed { reason },
+    let stored = if chars > fitting.cap {
+        let stored = store(&fitting.store, text.to_owned()).await;
+        report.kept(&stored);
+        stored
+    } else {
+        Err(String::new())
     };
-    match structure::over_cap(text, fitting.cap, schema, &full) {
-        Over::Cut(value) => {
-            report.sent_chars += value.to_string().chars().count() as u64;
-            Structure::Kept(value)
-        }
-        Over::Whole => {
-            report.sent_chars += chars as u64;
-            serde_json::from_str(text).map_or_else(unreadable, Structure::Kept)
-        }
-        Over::LeftOut => Structure::LeftOut(format!(
-            "[toolsmith: the structured result ({} chars) is over the {}-char cap and left out; {}]",
-            grouped(chars),
-            grouped(fitting.cap),
-            kept_as(&stored)
-        )),
+    let fitted = structure::fit(text, chars, fitting.cap, schema, &stored);
+    if let Fitted::Kept(_, sent) = &fitted {
+        report.sent_chars += *sent as u64;
     }
+    fitted
 }
 
 /// The chars a reader sees of a content block: a text's (or an embedded resource's text),
