@@ -239,6 +239,14 @@ pub mod registry;
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
 
+#[cfg(any(feature = "async-openai", feature = "genai"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "async-openai", feature = "genai"))))]
+pub mod adapters;
+
+#[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
+pub mod testing;
+
 pub use artifacts::DirStore;
 pub use budget::BudgetPolicy;
 pub use registry::{Registry, ToolCall, ToolResult, Turn};

@@ -52,6 +52,57 @@ impl ToolResult {
         self.content.chars().count()
     }
 
+    /// The content as a provider without an error flag reads it (OpenAI's tool messages and
+    /// function call outputs, genai's tool responses): a success's as it is; an error's
+    /// starting with `Error: ` when it does not already say so (`Error: invalid arguments …`),
+    /// within the allowance still (cut again, with the error style, when the two words would
+    /// push it over).
+    ///
+    /// ```
+    /// # use toolsmith::{Registry, ToolCall};
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let registry = Registry::builder().build()?;
+    /// let results = registry.turn().execute([ToolCall::new("1", "nope", serde_json::json!({}))]).await;
+    /// assert!(results[0].flagless_content().starts_with("Error: "));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn flagless_content(&self) -> std::borrow::Cow<'_, str> {
+        const SAYS: &str = "Error: ";
+        if !self.is_error()
+            || self
+                .content
+                .get(..5)
+                .is_some_and(|head| head.eq_ignore_ascii_case("error"))
+        {
+            return std::borrow::Cow::Borrowed(&self.content);
+        }
+        let said = format!("{SAYS}{}", self.content);
+        let allowance = self.meta.allowance.max(SAYS.len());
+        if self.content_chars() + SAYS.len() <= allowance {
+            return std::borrow::Cow::Owned(said);
+        }
+        let full = match &self.meta.artifact {
+            Some(id) => crate::trim::FullOutput::Stored {
+                id: id.as_str(),
+                reader: crate::artifacts::READ_ARTIFACT,
+            },
+            None => crate::trim::FullOutput::NotKept,
+        };
+        let continuation = crate::trim::Continuation {
+            full,
+            page_offset: None,
+        };
+        let style = crate::trim::TrimStyle::error();
+        std::borrow::Cow::Owned(
+            crate::trim::fit_with(&said, allowance, &style, &continuation)
+                .into_parts()
+                .0
+                .into_owned(),
+        )
+    }
+
     /// The `tool_result` block that answers the call in the conversation: its content the
     /// text, or, with media, the text and an `image` block for each image. A `tool_result`
     /// has no audio block: an audio clip is a one-line text there; and an image whose
