@@ -288,6 +288,131 @@ pub fn tool_messages(request: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The agent loop every adapter is proved with, and every adapter's example runs without a key:
+/// the model asks for three calls in one message — `run_command` printing 30,000 lines of a test
+/// run (about a megabyte, [`tool_loop_line`]), `read_file` of a file that does not exist,
+/// `read_file` of `notes.txt` — then asks `read_artifact` for five lines from the middle of the
+/// cut output, then answers.
+///
+/// The tools are the standard ones (`toolsmith-std`); the registry behind the loop needs an
+/// artifact store for the cut output to be read back. [`check_tool_loop`] checks, from the
+/// requests the model received, that every step came back as it must.
+pub fn tool_loop_script() -> impl FnMut(&Value, usize) -> Reply + Send + 'static {
+    |request, turn| match turn {
+        0 => Reply::tool_calls([
+            (
+                "call_big",
+                "run_command",
+                json!({ "command": LOOP_COMMAND }),
+            ),
+            ("call_fails", "read_file", json!({ "path": "missing.txt" })),
+            ("call_read", "read_file", json!({ "path": "notes.txt" })),
+        ]),
+        1 => {
+            let messages = tool_messages(request);
+            let marked = messages
+                .iter()
+                .find(|(id, _)| id == "call_big")
+                .and_then(|(_, text)| crate::trim::find_marker(text));
+            match marked.map(|marker| marker.full) {
+                Some(crate::trim::MarkedFull::Stored { id, .. }) => Reply::tool_calls([(
+                    "call_page",
+                    crate::artifacts::READ_ARTIFACT,
+                    json!({ "id": id, "offset": PAGE_OFFSET, "limit": 5 }),
+                )]),
+                _ => Reply::error(
+                    500,
+                    "the scripted model found no marker naming an artifact in the result of \
+                     `call_big`",
+                ),
+            }
+        }
+        _ => Reply::text(format!(
+            "The run printed 30,000 lines; line {} reads `{}`.",
+            PAGE_OFFSET,
+            tool_loop_line(PAGE_OFFSET)
+        )),
+    }
+}
+
+/// What the scripted model runs: 30,000 lines of a test run, about a megabyte.
+const LOOP_COMMAND: &str = "awk 'BEGIN{for(i=1;i<=30000;i++) printf \"test suite::case_%d ... ok (%d ms)\\n\", (i*7919)%100003, i%97}'";
+
+/// Line `n` (from 1) of the output of the command the [`tool_loop_script`] model runs.
+pub fn tool_loop_line(n: usize) -> String {
+    format!(
+        "test suite::case_{} ... ok ({} ms)",
+        n * 7919 % 100_003,
+        n % 97
+    )
+}
+
+/// The line (0-based) the scripted model asks `read_artifact` to start at.
+const PAGE_OFFSET: usize = 15_000;
+
+/// Checks the requests a [`tool_loop_script`] model received: three, the second answering the
+/// three calls with three tool messages, the same ids in call order, their text within
+/// `batch_budget` chars, the cut one's marker naming an artifact, the failed one an error
+/// saying so, the read one holding `notes`; the third answering `read_artifact` with the five
+/// lines it asked for.
+///
+/// # Errors
+///
+/// What is wrong, first thing first.
+pub fn check_tool_loop(requests: &[Value], batch_budget: usize, notes: &str) -> Result<(), String> {
+    if requests.len() != 3 {
+        return Err(format!(
+            "the model received {} requests, not 3",
+            requests.len()
+        ));
+    }
+    let answered = tool_messages(&requests[1]);
+    let ids: Vec<&str> = answered.iter().map(|(id, _)| id.as_str()).collect();
+    if ids != ["call_big", "call_fails", "call_read"] {
+        return Err(format!(
+            "the second request answers {ids:?}, not the three calls in order"
+        ));
+    }
+    let chars: usize = answered.iter().map(|(_, text)| text.chars().count()).sum();
+    if chars > batch_budget {
+        return Err(format!(
+            "the three results hold {chars} chars, over the turn's {batch_budget}"
+        ));
+    }
+    let big = &answered[0].1;
+    match crate::trim::find_marker(big).map(|marker| marker.full) {
+        Some(crate::trim::MarkedFull::Stored { .. }) => {}
+        _ => return Err(format!("the cut result names no artifact: {big:.300}")),
+    }
+    if !big.contains(&format!("{}\n{}\n", tool_loop_line(1), tool_loop_line(2))) {
+        return Err(format!("the cut result lost its head: {big:.200}"));
+    }
+    let failed = &answered[1].1;
+    if !failed.starts_with("Error") || !failed.contains("missing.txt") {
+        return Err(format!("the failed call does not say so: {failed:.300}"));
+    }
+    if !answered[2].1.contains(notes) {
+        return Err(format!(
+            "the read file is not in its result: {:.300}",
+            answered[2].1
+        ));
+    }
+    let paged = tool_messages(&requests[2]);
+    let Some((id, page)) = paged.last() else {
+        return Err("the third request answers no call".to_owned());
+    };
+    // The artifact holds `run_command`'s output as the model read it: the command's own line
+    // first, so its line `PAGE_OFFSET` (from 0) is the output's line `PAGE_OFFSET` (from 1).
+    let shown: Vec<&str> = page.lines().skip(1).collect();
+    let asked: Vec<String> = (PAGE_OFFSET..PAGE_OFFSET + 5).map(tool_loop_line).collect();
+    if id != "call_page" || shown != asked {
+        return Err(format!(
+            "read_artifact did not answer the five lines asked for: {id} {page:.400}"
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
