@@ -1,0 +1,168 @@
+//! rig drives the registry through a whole loop, without a network: rig's own OpenAI provider
+//! pointed at a scripted OpenAI-compatible model on loopback, which asks for three calls in one
+//! message (a megabyte of output, a failure, a read), then pages the cut output with
+//! `read_artifact`, then answers. The model's requests are checked: three tool results, the same
+//! ids in call order, within the turn's budget, the cut one naming its artifact, and the page it
+//! asked for.
+
+use rig_agent::run::{AgentRun, PendingToolCall};
+use rig_core::message::{CallId, ToolFunction, ToolName, UserContent};
+use rig_core::providers::openai::OpenAIConfig;
+use serde_json::json;
+use toolsmith::testing::{ScriptedModel, check_tool_loop, tool_loop_line, tool_loop_script};
+use toolsmith::{BudgetPolicy, Registry};
+use toolsmith_rig::Driver;
+
+const NOTES: &str = "the release is on Thursday";
+const BATCH_BUDGET: usize = 20_000;
+
+fn registry(dir: &std::path::Path) -> Registry {
+    std::fs::write(dir.join("notes.txt"), NOTES).unwrap();
+    toolsmith_std::register(Registry::builder())
+        .state(toolsmith_std::Sandbox::new(dir).unwrap())
+        .artifacts(toolsmith::artifacts::MemoryStore::new())
+        .budget(BudgetPolicy::new().with_batch_budget_chars(BATCH_BUDGET))
+        .build()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rig_drives_the_registry_through_a_whole_loop() {
+    let dir = tempfile::tempdir().unwrap();
+    let driver = Driver::new(registry(dir.path()));
+    let scripted = ScriptedModel::start(tool_loop_script()).await.unwrap();
+    let model = OpenAIConfig::new("scripted")
+        .with_base_url(scripted.base_url())
+        .client()
+        .chat("gpt-4o-mini");
+    let response = driver
+        .run(
+            model,
+            AgentRun::new("Run the test suite and tell me line 15,000.").max_turns(6),
+        )
+        .await
+        .unwrap();
+    assert!(
+        response.output().contains(&tool_loop_line(15_000)),
+        "{}",
+        response.output()
+    );
+    let requests = scripted.requests();
+    check_tool_loop(&requests, BATCH_BUDGET, NOTES).unwrap();
+    // The registry's tools, read_artifact among them, were the model's.
+    let offered: Vec<&str> = requests[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|tool| tool["function"]["name"].as_str())
+        .collect();
+    assert!(
+        offered.contains(&"run_command") && offered.contains(&"read_artifact"),
+        "{offered:?}"
+    );
+}
+
+fn pending(id: CallId, name: &str, arguments: serde_json::Value) -> PendingToolCall {
+    PendingToolCall {
+        tool_call: rig_core::message::ToolCall::new(
+            id,
+            ToolFunction::new(ToolName::new(name).unwrap(), arguments),
+        ),
+        preresolved_result: None,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_pending_call_is_answered_once_with_its_own_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let driver = Driver::new(registry(dir.path()));
+    // A call rig gave a local id (the provider sent none): it must come back as that id, not
+    // one rebuilt from its wire string, which would be a provider id.
+    let local = CallId::from_wire("");
+    assert!(local.is_local());
+    let read = pending(local.clone(), "read_file", json!({ "path": "notes.txt" }));
+    // Arguments that are not a JSON object: an error result the model can act on.
+    let malformed = pending(CallId::from_wire("call_bad"), "read_file", json!([1, 2]));
+    assert!(malformed.tool_call.function.invalid_arguments.is_some());
+    // A call invalid-call recovery already answered: that answer, and the tool not run.
+    let mut skipped = pending(
+        CallId::from_wire("call_skip"),
+        "write_file",
+        json!({ "path": "x.txt", "content": "no" }),
+    );
+    let preresolved = UserContent::ToolResult(
+        skipped
+            .tool_call
+            .result(vec![rig_core::message::ToolResultContent::text("skipped")]),
+    );
+    skipped.preresolved_result = Some(preresolved.clone());
+
+    let answers = driver.answer(vec![read, malformed, skipped]).await;
+    assert_eq!(answers.len(), 3);
+    let UserContent::ToolResult(first) = &answers[0] else {
+        panic!("a tool result")
+    };
+    assert_eq!(first.call, local);
+    assert!(!first.is_error);
+    assert!(first.content[0].as_text().unwrap().contains(NOTES));
+    let UserContent::ToolResult(second) = &answers[1] else {
+        panic!("a tool result")
+    };
+    assert!(second.is_error);
+    let text = second.content[0].as_text().unwrap();
+    assert!(text.contains("invalid arguments"), "{text}");
+    assert_eq!(answers[2], preresolved);
+    assert!(
+        !dir.path().join("x.txt").exists(),
+        "a preresolved call is not run"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_toolsmith_tool_as_a_rig_tool_is_cut_to_its_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("big.log"),
+        "a line of the log\n".repeat(100_000),
+    )
+    .unwrap();
+    let tools = toolsmith_rig::dynamic_tools(&registry(dir.path()));
+    let tool = |name: &str| {
+        tools
+            .iter()
+            .find(|tool| tool.name().as_str() == name)
+            .unwrap()
+    };
+    let output = tool("run_command")
+        .execute(json!({ "command": "cat big.log" }))
+        .await
+        .unwrap();
+    let text = output.as_text().unwrap();
+    assert!(text.chars().count() <= BATCH_BUDGET, "{}", text.len());
+    let Some(toolsmith::trim::MarkedFull::Stored { id, .. }) =
+        toolsmith::trim::find_marker(text).map(|marker| marker.full)
+    else {
+        panic!("the cut names its artifact: {text:.300}")
+    };
+    // read_artifact is a rig tool too, and pages the full output.
+    let page = tool("read_artifact")
+        .execute(json!({ "id": id, "offset": 50_000, "limit": 2 }))
+        .await
+        .unwrap();
+    let page = page.as_text().unwrap();
+    assert!(page.contains("lines 50,001-50,002"), "{page}");
+    // A failure is rig's error, with the text the model reads.
+    let failed = tool("read_file")
+        .execute(json!({ "path": "missing.txt" }))
+        .await
+        .unwrap_err();
+    let shown = failed
+        .model_output()
+        .as_text()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        shown.starts_with("Error") && shown.contains("missing.txt"),
+        "{shown}"
+    );
+}
