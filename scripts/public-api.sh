@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The core crate's public surface, held to the committed list (crates/core/public-api.txt), so
-# it changes only on purpose: every path a user can write, each type's variants, public fields,
+# The public surface of each library crate that is published (toolsmith, toolsmith-std,
+# toolsmith-rig), held to its committed list (crates/<dir>/public-api.txt), so it changes only
+# on purpose: every path a user can write, each type's variants, public fields,
 # methods and trait impls, read from rustdoc's JSON (the stable toolchain's own rustdoc, its JSON
 # output unlocked with RUSTC_BOOTSTRAP). It also fails when an item has two homes besides a
 # crate-root re-export.
@@ -13,7 +14,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-list=crates/core/public-api.txt
 update=false
 case "${1:-}" in
     --update) update=true ;;
@@ -22,20 +22,28 @@ case "${1:-}" in
     *) echo "public-api: unknown argument $1 (see --help)" >&2; exit 2 ;;
 esac
 
-RUSTC_BOOTSTRAP=1 RUSTDOCFLAGS="-Z unstable-options --output-format json" \
-    cargo doc -p toolsmith --all-features --no-deps --target-dir target/public-api --quiet
 surface=$(mktemp)
 trap 'rm -f "$surface"' EXIT
-python3 scripts/public-api.py target/public-api/doc/toolsmith.json >"$surface"
-
-if $update; then
-    cp "$surface" "$list"
-    echo "public-api: wrote $(wc -l <"$list") lines to $list"
-    exit 0
-fi
-if ! diff -u "$list" "$surface"; then
-    echo "public-api: the public surface changed (above: - the list, + now). If on purpose, run" >&2
-    echo "  bash scripts/public-api.sh --update, and say in CHANGELOG.md what moved" >&2
-    exit 1
-fi
-echo "public-api: $(wc -l <"$list") lines, as listed"
+status=0
+# package, its directory under crates/
+for pair in toolsmith:core toolsmith-std:tools-std toolsmith-rig:rig; do
+    package=${pair%%:*}
+    list=crates/${pair#*:}/public-api.txt
+    RUSTC_BOOTSTRAP=1 RUSTDOCFLAGS="-Z unstable-options --output-format json" \
+        cargo doc -p "$package" --all-features --no-deps --target-dir target/public-api --quiet
+    python3 scripts/public-api.py "target/public-api/doc/${package//-/_}.json" >"$surface"
+    if $update; then
+        cat "$surface" >"$list"
+        echo "public-api: wrote $(wc -l <"$list") lines to $list"
+        continue
+    fi
+    if ! diff -u "$list" "$surface"; then
+        echo "public-api: the public surface of $package changed (above: - the list, + now). If" >&2
+        echo "  on purpose, run bash scripts/public-api.sh --update, and say in CHANGELOG.md what" >&2
+        echo "  moved" >&2
+        status=1
+        continue
+    fi
+    echo "public-api: $package, $(wc -l <"$list") lines, as listed"
+done
+exit $status
