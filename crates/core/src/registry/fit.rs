@@ -35,7 +35,7 @@ struct Settled {
     error_kind: Option<ErrorKind>,
     tool_meta: Map<String, serde_json::Value>,
     /// The structure the tool stated beside its text.
-    beside: Option<serde_json::Value>,
+    beside: Option<Box<serde_json::Value>>,
     totals: Totals,
     style: TrimStyle,
     storing: Option<Storing>,
@@ -345,7 +345,7 @@ fn cut(s: Settled, stored: Option<Committed>, registry: &Registry) -> ToolResult
     let structure = match &body {
         // A structure stated beside the text is the tool's whole, whatever became of the text;
         // an error has none.
-        _ if structure_beside => beside,
+        _ if structure_beside => beside.map(|structure| *structure),
         Body::Json(json)
             if error_kind.is_none()
                 && (totals.chars > body_allowance || !notes.is_empty())

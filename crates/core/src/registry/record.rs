@@ -62,7 +62,7 @@ pub(super) struct Produced {
     pub(super) tool_meta: Map<String, Value>,
     /// The structure the tool stated beside its text
     /// ([`ToolOutput::with_structure`](crate::ToolOutput::with_structure)).
-    pub(super) structure: Option<Value>,
+    pub(super) structure: Option<Box<Value>>,
     /// Set when a stream ended with an error: the body is the output until then, followed by
     /// the error's text.
     pub(super) error_kind: Option<ErrorKind>,

@@ -24,8 +24,9 @@ pub struct ToolOutput {
     body: Body,
     media: Vec<Media>,
     meta: Map<String, Value>,
-    /// The structure beside the text ([`with_structure`](Self::with_structure)).
-    structure: Option<Value>,
+    /// The structure beside the text ([`with_structure`](Self::with_structure)); boxed, for
+    /// an output without one (most) stays small as it moves through a call.
+    structure: Option<Box<Value>>,
 }
 
 /// A stream of output: chunks of UTF-8 bytes (a chunk may split a char; invalid bytes are
@@ -176,13 +177,13 @@ impl ToolOutput {
     /// assert_eq!(output.structure(), Some(&serde_json::json!({ "result": "hello, ada" })));
     /// ```
     pub fn with_structure(mut self, structure: Value) -> Self {
-        self.structure = Some(structure);
+        self.structure = Some(Box::new(structure));
         self
     }
 
     /// The structure stated with [`with_structure`](Self::with_structure).
     pub fn structure(&self) -> Option<&Value> {
-        self.structure.as_ref()
+        self.structure.as_deref()
     }
 
     /// The images and audio clips added with [`with_media`](Self::with_media), in order.
@@ -232,7 +233,7 @@ pub(crate) struct OutputParts {
     pub(crate) body: Body,
     pub(crate) media: Vec<Media>,
     pub(crate) meta: Map<String, Value>,
-    pub(crate) structure: Option<Value>,
+    pub(crate) structure: Option<Box<Value>>,
 }
 
 /// A tool's result as JSON: a tool function returns `Ok(Json(value))` for any `Serialize`
