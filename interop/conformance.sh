@@ -19,19 +19,30 @@ toolsmith=${TOOLSMITH:-$root/target/debug/toolsmith}
 node=node_modules/.bin/node
 suite=node_modules/@modelcontextprotocol/conformance/dist/index.js
 work=$(mktemp -d)
-pids=()
+# Each server's pid is written to a file: `start` runs in a command substitution (a subshell),
+# so a variable it set would never reach the cleanup. Each runs in a process group of its own
+# (setsid), which the cleanup kills whole: the servers' own children go with them.
 cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    local file
+    for file in "$work"/*.pid; do
+        [[ -e $file ]] || continue
+        kill -TERM -- "-$(cat "$file")" 2>/dev/null || true
+    done
+    sleep 0.5
+    for file in "$work"/*.pid; do
+        [[ -e $file ]] || continue
+        kill -KILL -- "-$(cat "$file")" 2>/dev/null || true
+    done
     rm -rf "$work"
 }
 trap cleanup EXIT
 
 # Starts `toolsmith ARGS… --http 127.0.0.1:0` and prints the URL it announces.
 start() {
-    local log=$work/$1.log
+    local name=$1 log=$work/$1.log
     shift
-    "$toolsmith" "$@" > /dev/null 2> "$log" &
-    pids+=($!)
+    setsid "$toolsmith" "$@" > /dev/null 2> "$log" &
+    echo $! > "$work/$name.pid"
     for _ in $(seq 100); do
         if grep -q "listening on" "$log"; then
             grep -o "http://[^ ]*" "$log" | head -1

@@ -70,7 +70,8 @@ switch (attack) {
       async () => ({ tools: [tool("many")] }),
       async () => {
         const content = [];
-        for (let i = 0; i < 1_000_000; i++) content.push({ type: "text", text: "x" });
+        for (let i = 0; i < 999_999; i++) content.push({ type: "text", text: "x" });
+        content.push({ type: "text", text: "END" });
         return { content };
       },
     );

@@ -417,3 +417,42 @@ async fn to_block_names_an_image_for_the_user_only_instead_of_showing_it() {
         "[toolsmith: an image (image/png, 20 bytes) for the user only, not shown to the model]"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_image_too_large_for_one_answer_is_refused_at_once_and_its_base64_paged() {
+    let store: Arc<dyn ArtifactStore> = Arc::new(MemoryStore::new());
+    let registry = registry(MediaLimits::default(), Some(store));
+    // 7 MB of image: 9.3 MB of base64, over the 8 MiB one answer may carry.
+    let result = registry
+        .turn()
+        .execute([draw("big", 1, 7_000_000, 0)])
+        .await
+        .remove(0);
+    let id = result.meta.media_left_out[0].artifact.clone().unwrap();
+    let back = read_back(&registry, id.as_str()).await;
+    assert!(back.is_error(), "{}", back.content);
+    assert!(back.media.is_empty());
+    for said in [
+        "holds an image (image/png) of 9,456,194 bytes",
+        "over the 8,388,608 bytes one answer may carry",
+        "offset=1 and a limit",
+    ] {
+        assert!(back.content.contains(said), "{said}: {}", back.content);
+    }
+    // Its base64 is still read, in pages, as the answer says.
+    let page = registry
+        .turn()
+        .execute([ToolCall::new(
+            "page",
+            "read_artifact",
+            json!({ "id": id.as_str(), "offset": 1, "limit": 2 }),
+        )])
+        .await
+        .remove(0);
+    assert!(!page.is_error(), "{}", page.content);
+    assert!(
+        page.content.contains("lines 2-3 of"),
+        "{:.200}",
+        page.content
+    );
+}

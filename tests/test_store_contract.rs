@@ -621,3 +621,111 @@ fn a_location_is_a_directory_a_file_url_or_a_bucket_and_nothing_else() {
     let store = open_location(tmp.path().join("by-path").to_str().unwrap()).unwrap();
     assert!(store.location().is_some());
 }
+
+/// A bucket store over `bucket` at `endpoint`, failing after `timeout`.
+fn bucket_at(endpoint: &str, bucket: &str, timeout: Duration) -> BucketStore {
+    let client = toolsmith::artifacts::object_store::aws::AmazonS3Builder::new()
+        .with_endpoint(endpoint)
+        .with_allow_http(true)
+        .with_bucket_name(bucket)
+        .with_access_key_id("a")
+        .with_secret_access_key("b")
+        .with_region("us-east-1")
+        .with_retry(toolsmith::artifacts::object_store::RetryConfig {
+            max_retries: 1,
+            retry_timeout: Duration::from_secs(2),
+            ..Default::default()
+        })
+        .build()
+        .unwrap();
+    BucketStore::builder(
+        Arc::new(client),
+        Path::from("p"),
+        format!("s3://{bucket}/p"),
+    )
+    .timeout(timeout)
+    .open()
+    .unwrap()
+}
+
+/// What `read_artifact` answers for `id` from `store`, and how long it took.
+async fn read_back(store: BucketStore, id: &ArtifactId) -> (String, Duration) {
+    let registry = Registry::builder()
+        .shared_artifacts(Arc::new(store))
+        .build()
+        .unwrap();
+    let started = Instant::now();
+    let results = registry
+        .turn()
+        .execute([ToolCall::new(
+            "read",
+            "read_artifact",
+            json!({ "id": id.as_str() }),
+        )])
+        .await;
+    assert!(results[0].is_error(), "{}", results[0].content);
+    (results[0].content.clone(), started.elapsed())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reading_from_a_store_that_fails_says_why_within_its_timeout() {
+    let timeout = Duration::from_secs(2);
+    let id = ArtifactId::generate().unwrap();
+
+    // A bucket that does not exist: the store's failure, not an artifact that expired.
+    let server = S3Server::shared();
+    let (text, _) = read_back(
+        bucket_at(&server.endpoint(), "no-such-bucket", timeout),
+        &id,
+    )
+    .await;
+    assert!(
+        text.contains(
+            "could not be read: artifact store s3://no-such-bucket/p failed: no such bucket"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("may have expired"), "{text}");
+
+    // An id the bucket really does not hold is still not found.
+    server.create_bucket("reads-of-unknown-ids");
+    let (text, _) = read_back(
+        bucket_at(&server.endpoint(), "reads-of-unknown-ids", timeout),
+        &id,
+    )
+    .await;
+    assert!(
+        text.contains("was not found") && text.contains("may have expired"),
+        "{text}"
+    );
+
+    // A store that is down: the connection's refusal, named.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let (text, _) = read_back(bucket_at(&format!("http://{closed}"), "gone", timeout), &id).await;
+    assert!(
+        text.contains("could not be read: artifact store s3://gone/p failed: Connection refused"),
+        "{text}"
+    );
+
+    // A store that takes the connection and never answers: one deadline for the whole read
+    // (the media probe, the page index and the page share it), and the cause said.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = silent.local_addr().unwrap();
+    let (text, took) = read_back(
+        bucket_at(&format!("http://{address}"), "mute", timeout),
+        &id,
+    )
+    .await;
+    assert!(
+        text.contains("failed: no answer within 2s (the store's timeout)"),
+        "{text}"
+    );
+    assert!(
+        took < timeout + timeout / 2,
+        "the read waited {took:?}, more than its one {timeout:?} deadline"
+    );
+    drop(silent);
+}

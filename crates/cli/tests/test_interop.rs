@@ -934,6 +934,14 @@ async fn a_million_blocks_are_kept_as_an_artifact_and_the_result_fits() {
         .map(|b| b["text"].as_str().unwrap_or_default().chars().count())
         .sum();
     assert!(chars <= 4_000, "{chars}");
+    // The end of the list is kept, as the end of a long text is: the last block is the
+    // server's last.
+    assert_eq!(
+        content.last().unwrap()["text"],
+        "END",
+        "{:?}",
+        &content[content.len().saturating_sub(3)..]
+    );
     let note = content
         .iter()
         .filter_map(|b| b["text"].as_str())
@@ -970,6 +978,11 @@ async fn a_million_blocks_are_kept_as_an_artifact_and_the_result_fits() {
         .remove(0);
     assert!(!result.is_error(), "{}", result.content);
     assert!(result.content.chars().count() <= 4_000);
+    assert!(
+        result.content.trim_end().ends_with("END"),
+        "the last block is kept: {}",
+        &result.content[result.content.len().saturating_sub(300)..]
+    );
     assert!(
         result.content.contains(&format!(
             "past the {} a result may carry",

@@ -16,7 +16,7 @@ use std::collections::VecDeque;
 use std::future::Future;
 use std::io::{self, BufWriter, Write};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt as _, PutPayload, WriteMultipart};
@@ -418,24 +418,62 @@ impl BucketStore {
         work: impl Future<Output = object_store::Result<T>> + Send + 'static,
         map: impl FnOnce(object_store::Error) -> ArtifactError,
     ) -> Result<T, ArtifactError> {
+        self.block_until(work, Instant::now() + self.shared.timeout, map)
+    }
+
+    /// As [`block_as`](Self::block_as), within `deadline`: the requests of one read share the
+    /// store's timeout (a page index and a range), never wait it each.
+    fn block_until<T: Send + 'static>(
+        &self,
+        work: impl Future<Output = object_store::Result<T>> + Send + 'static,
+        deadline: Instant,
+        map: impl FnOnce(object_store::Error) -> ArtifactError,
+    ) -> Result<T, ArtifactError> {
         let timeout = self.shared.timeout;
+        let left = deadline.saturating_duration_since(Instant::now());
         let (sender, receiver) = std::sync::mpsc::sync_channel(1);
         runtime()?.spawn(async move {
-            let _ = sender.send(tokio::time::timeout(timeout, work).await);
+            let _ = sender.send(tokio::time::timeout(left, work).await);
         });
         match receiver.recv() {
             Ok(Ok(Ok(value))) => Ok(value),
             Ok(Ok(Err(error))) => Err(map(error)),
             Ok(Err(_)) => Err(self.remote(format!(
-                "no answer within {} s (the store's timeout)",
-                timeout.as_secs_f32()
+                "no answer within {} (the store's timeout)",
+                crate::tool::DisplayDuration(timeout)
             ))),
             Err(_) => Err(self.remote("its I/O thread stopped")),
         }
     }
 
-    /// The page index of `id`: remembered, or read (one GET).
-    fn page_index(&self, id: &ArtifactId) -> Result<Arc<PageIndex>, ArtifactError> {
+    /// A read answered "not found": the artifact is not there (`id`), unless the answer says
+    /// the bucket (or container) itself is missing, which is the store's failure, not the
+    /// artifact's absence.
+    fn not_found(&self, error: &object_store::Error, id: ArtifactId) -> ArtifactError {
+        let mut said = error.to_string();
+        let mut cause: &dyn std::error::Error = error;
+        while let Some(deeper) = cause.source() {
+            said.push_str(&deeper.to_string());
+            cause = deeper;
+        }
+        const NO_BUCKET: [&str; 4] = [
+            "NoSuchBucket",
+            "ContainerNotFound",
+            "bucket does not exist",
+            "container does not exist",
+        ];
+        if NO_BUCKET.iter().any(|words| said.contains(words)) {
+            return self.remote("no such bucket (a read was answered 404 Not Found)");
+        }
+        ArtifactError::NotFound(id)
+    }
+
+    /// The page index of `id`: remembered, or read (one GET, within `deadline`).
+    fn page_index(
+        &self,
+        id: &ArtifactId,
+        deadline: Instant,
+    ) -> Result<Arc<PageIndex>, ArtifactError> {
         {
             let mut pages = crate::sync::lock(&self.shared.pages);
             if let Some(hit) = pages
@@ -453,7 +491,7 @@ impl BucketStore {
             self.key(id.as_str(), INDEX_SUFFIX),
         );
         let not_found = id.clone();
-        let bytes = self.block_as(
+        let bytes = self.block_until(
             async move {
                 let got = store.get(&key).await?;
                 if got.meta.size > MAX_INDEX_BYTES {
@@ -464,8 +502,9 @@ impl BucketStore {
                 }
                 got.bytes().await
             },
+            deadline,
             |error| match error {
-                object_store::Error::NotFound { .. } => ArtifactError::NotFound(not_found),
+                object_store::Error::NotFound { .. } => self.not_found(&error, not_found),
                 other => self.failed(&other),
             },
         )?;
@@ -531,7 +570,9 @@ impl ArtifactStore for BucketStore {
     }
 
     fn read_page(&self, id: &ArtifactId, page: PageRequest) -> Result<ArtifactPage, ArtifactError> {
-        let index = self.page_index(id)?;
+        // One deadline for the whole read: the index's GET and the range's share the timeout.
+        let deadline = Instant::now() + self.shared.timeout;
+        let index = self.page_index(id, deadline)?;
         let Some((mark, range)) = index.window(page) else {
             return Ok(index.past_end(page));
         };
@@ -540,14 +581,14 @@ impl ArtifactStore for BucketStore {
             self.key(id.as_str(), TEXT_SUFFIX),
         );
         let gone = id.clone();
-        let bytes =
-            self.block_as(
-                async move { store.get_range(&key, range).await },
-                |error| match error {
-                    object_store::Error::NotFound { .. } => ArtifactError::NotFound(gone),
-                    other => self.failed(&other),
-                },
-            );
+        let bytes = self.block_until(
+            async move { store.get_range(&key, range).await },
+            deadline,
+            |error| match error {
+                object_store::Error::NotFound { .. } => self.not_found(&error, gone),
+                other => self.failed(&other),
+            },
+        );
         let bytes = bytes.inspect_err(|_| self.forget(id))?;
         index.page(mark, &bytes, page)
     }

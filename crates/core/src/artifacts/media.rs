@@ -40,7 +40,7 @@ pub(crate) struct StoredMedia {
     pub(crate) data: String,
 }
 
-/// Stores media as an artifact `read_media` gives back. A MIME type that is not one (from a
+/// Stores media as an artifact `try_read_media` gives back. A MIME type that is not one (from a
 /// hostile upstream: spaces, line breaks) is stored as `application/octet-stream`.
 ///
 /// # Errors
@@ -79,50 +79,119 @@ pub(crate) fn store_media(
     writer.commit()
 }
 
-/// The media an artifact holds, when it is a media artifact. Read whole: a media artifact is as
-/// large as one message could be.
-pub(crate) fn read_media(store: &dyn ArtifactStore, id: &ArtifactId) -> Option<StoredMedia> {
-    let first = store
-        .read_page(
-            id,
-            PageRequest {
-                offset: 0,
-                char_offset: 0,
-                limit: Some(1),
-                max_bytes: 512,
-            },
-        )
-        .ok()?;
-    let header = first.text.strip_prefix(MEDIA_HEADER)?.trim();
+/// The most bytes a media artifact may hold to be given back whole, as the block it was: half
+/// of the 16 MiB an MCP message may carry, so the answer, its JSON and its envelope fit one
+/// message with room. A larger one is refused at once (its base64 can still be paged as text).
+pub(crate) const MAX_MEDIA_READ_BYTES: u64 = 8 << 20;
+
+/// What reading an artifact as media found.
+#[derive(Debug)]
+pub(crate) enum MediaRead {
+    /// The artifact is not media (or text that only looks like it).
+    NotMedia,
+    /// The media, whole.
+    Media(StoredMedia),
+    /// Media too large to give back in one message: nothing of it was read but its header.
+    TooLarge {
+        /// `image`, `audio` or `blob`.
+        kind: String,
+        /// Its MIME type.
+        mime_type: String,
+        /// The artifact's bytes (its base64 and header).
+        bytes: u64,
+    },
+}
+
+/// The media an artifact holds, when it is a media artifact and at most
+/// [`MAX_MEDIA_READ_BYTES`]; read whole. The store's failure is an error (a read that cannot
+/// reach the store says so at once, and is not tried again as text).
+pub(crate) fn try_read_media(
+    store: &dyn ArtifactStore,
+    id: &ArtifactId,
+) -> Result<MediaRead, ArtifactError> {
+    let first = store.read_page(
+        id,
+        PageRequest {
+            offset: 0,
+            char_offset: 0,
+            limit: Some(1),
+            max_bytes: 512,
+        },
+    )?;
+    let Some(header) = first.text.strip_prefix(MEDIA_HEADER).map(str::trim) else {
+        return Ok(MediaRead::NotMedia);
+    };
     let mut fields = header.split(' ');
-    let (kind, mime_type, stated) = (fields.next()?, fields.next()?, fields.next()?);
-    if fields.next().is_some() {
-        return None;
+    let (Some(kind), Some(mime_type), Some(stated), None) =
+        (fields.next(), fields.next(), fields.next(), fields.next())
+    else {
+        return Ok(MediaRead::NotMedia);
+    };
+    if first.total_bytes > MAX_MEDIA_READ_BYTES {
+        return Ok(MediaRead::TooLarge {
+            kind: kind.to_owned(),
+            mime_type: mime_type.to_owned(),
+            bytes: first.total_bytes,
+        });
     }
-    let page = store
-        .read_page(
-            id,
-            PageRequest {
-                offset: 1,
-                char_offset: 0,
-                limit: None,
-                max_bytes: usize::MAX,
-            },
-        )
-        .ok()?;
+    let page = store.read_page(
+        id,
+        PageRequest {
+            offset: 1,
+            char_offset: 0,
+            limit: None,
+            max_bytes: usize::MAX,
+        },
+    )?;
     if page.capped {
-        return None;
+        return Ok(MediaRead::NotMedia);
     }
     let data: String = page.text.lines().collect();
     // Written by this process as media, or text that only looks like it.
     if format!("{:016x}", tag(kind, mime_type, data.as_bytes())) != stated {
-        return None;
+        return Ok(MediaRead::NotMedia);
     }
-    Some(StoredMedia {
+    Ok(MediaRead::Media(StoredMedia {
         kind: kind.to_owned(),
         mime_type: mime_type.to_owned(),
         data,
-    })
+    }))
+}
+
+/// What `read_artifact` answers for media too large to give back whole: its size, the limit,
+/// and how to get it — its base64 in pages, or the file an operator can reach.
+pub(crate) fn too_large_to_read(
+    id: &ArtifactId,
+    kind: &str,
+    mime_type: &str,
+    bytes: u64,
+    location: Option<&std::path::Path>,
+) -> String {
+    let mut text = format!(
+        "artifact `{id}` holds {} ({mime_type}) of {} bytes, over the {} bytes one answer may \
+         carry, so it is not given back whole. Read its base64 as text, in pages: read_artifact \
+         with id `{id}`, offset=1 and a limit (line 0 is its header)",
+        if kind == "audio" {
+            "an audio clip"
+        } else if kind == "image" {
+            "an image"
+        } else {
+            "binary data"
+        },
+        crate::trim::grouped(bytes),
+        crate::trim::grouped(MAX_MEDIA_READ_BYTES),
+    );
+    match location {
+        Some(dir) => text.push_str(&format!(
+            "; or an operator can take the whole of it from the artifact store at {}",
+            dir.display()
+        )),
+        None => text.push('.'),
+    }
+    if location.is_some() {
+        text.push('.');
+    }
+    text
 }
 
 /// Whether `text` reads as a MIME type: `type/subtype`, visible ASCII, parameters allowed.
@@ -138,6 +207,13 @@ pub(crate) fn is_mime_type(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn read_media(store: &dyn ArtifactStore, id: &ArtifactId) -> Option<StoredMedia> {
+        match try_read_media(store, id).ok()? {
+            MediaRead::Media(media) => Some(media),
+            _ => None,
+        }
+    }
     use crate::artifacts::MemoryStore;
 
     #[test]

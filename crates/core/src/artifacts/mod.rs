@@ -42,9 +42,8 @@ pub use retention::Retention;
 /// The name of the built-in artifact reader, as markers and compacted history cite it (the
 /// registry registers the tool itself, `ReadArtifact`, with an artifact store).
 pub const READ_ARTIFACT: &str = "read_artifact";
-#[cfg(feature = "mcp")]
 pub(crate) use media::StoredMedia;
-pub(crate) use media::{is_mime_type, read_media, store_media};
+pub(crate) use media::{MediaRead, is_mime_type, store_media, too_large_to_read, try_read_media};
 pub(crate) use spool::{SpoolSlot, spool_to};
 
 /// An artifact store failure.

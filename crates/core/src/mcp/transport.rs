@@ -373,6 +373,8 @@ fn bounded_answer(line: Vec<u8>) -> Vec<u8> {
                     call.beyond.1
                 ),
             }));
+            // The last blocks after them, as the end of a long text is kept.
+            content.extend(call.tail);
             object.insert("content".to_owned(), Value::Array(content));
             if call.is_error {
                 object.insert("isError".to_owned(), Value::Bool(true));

@@ -35,6 +35,8 @@ pub use builder::{BuildError, RegistryBuilder};
 pub use call::{Arguments, StopReason, ToolCall};
 pub use defer::{ANTHROPIC_SEARCH_TOOL_NAME, ANTHROPIC_SEARCH_TOOL_TYPE};
 pub use read_artifact::ReadArtifact;
+#[cfg(feature = "mcp")]
+pub(crate) use read_artifact::read_failure;
 pub use result::{MediaLeftOut, ResultMeta, ToolResult};
 pub use search_tools::{LOADED_META_KEY, Loaded, SEARCH_TOOLS, SearchToolsArgs};
 

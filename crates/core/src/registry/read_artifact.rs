@@ -9,7 +9,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::artifacts::{
-    ArtifactError, ArtifactId, ArtifactPage, ArtifactStore, PageRequest, READ_ARTIFACT, read_media,
+    ArtifactError, ArtifactId, ArtifactPage, ArtifactStore, MediaRead, PageRequest, READ_ARTIFACT,
+    too_large_to_read, try_read_media,
 };
 use crate::tool::ToolContext;
 use crate::tool::{Media, MediaKind};
@@ -94,12 +95,29 @@ impl Tool for ReadArtifact {
     ) -> Result<ToolOutput, ToolError> {
         let id = ArtifactId::parse(&args.id)
             .map_err(|error| ToolError::invalid_arguments(format!("id: {error}")))?;
-        if args.offset == 0
-            && args.char_offset == 0
-            && args.limit.is_none()
-            && let Some(media) = self.media(&id).await
-        {
-            return Ok(media);
+        if args.offset == 0 && args.char_offset == 0 && args.limit.is_none() {
+            match self.media(&id).await? {
+                MediaRead::Media(stored) => {
+                    if let Some(output) = media_output(&id, stored) {
+                        return Ok(output);
+                    }
+                    // A blob is no block of a tool result: its base64 is paged as text.
+                }
+                MediaRead::TooLarge {
+                    kind,
+                    mime_type,
+                    bytes,
+                } => {
+                    return Err(ToolError::failed(too_large_to_read(
+                        &id,
+                        &kind,
+                        &mime_type,
+                        bytes,
+                        self.store.location(),
+                    )));
+                }
+                MediaRead::NotMedia => {}
+            }
         }
         let request = PageRequest {
             offset: args.offset,
@@ -113,12 +131,7 @@ impl Tool for ReadArtifact {
         let page = tokio::task::spawn_blocking(move || store.read_page(&read_id, request))
             .await
             .map_err(|error| ToolError::failed_with("the artifact store failed", error))?
-            .map_err(|error| match error {
-                ArtifactError::NotFound(_) => {
-                    ToolError::not_found(format!("artifact `{id}` (it may have expired)"))
-                }
-                other => ToolError::failed_with("the artifact could not be read", other),
-            })?;
+            .map_err(|error| read_failure(&id, error))?;
         if page.lines == 0 {
             if args.limit == Some(0) {
                 return Err(ToolError::invalid_arguments("limit: must be at least 1"));
@@ -143,22 +156,43 @@ impl Tool for ReadArtifact {
 }
 
 impl ReadArtifact {
-    /// The image or audio clip artifact `id` holds, as the block it was, when it holds one.
-    async fn media(&self, id: &ArtifactId) -> Option<ToolOutput> {
+    /// What artifact `id` holds when it is media: the media, or that it is too large to give
+    /// back whole. The store's failure is the call's error, said at once.
+    async fn media(&self, id: &ArtifactId) -> Result<MediaRead, ToolError> {
         let store = self.store.clone();
         let read_id = id.clone();
-        let stored = tokio::task::spawn_blocking(move || read_media(store.as_ref(), &read_id))
+        tokio::task::spawn_blocking(move || try_read_media(store.as_ref(), &read_id))
             .await
-            .ok()
-            .flatten()?;
-        let kind = MediaKind::from_content_type(&stored.kind)?;
-        let text = format!(
-            "[artifact {id}: the {kind} ({}, {} bytes of base64) it holds]",
-            stored.mime_type,
-            grouped(stored.data.len())
-        );
-        let media = Media::from_trusted(kind, stored.data, stored.mime_type).read_back_from(id);
-        Some(ToolOutput::text(text).with_media(media))
+            .map_err(|error| ToolError::failed_with("the artifact store failed", error))?
+            .map_err(|error| read_failure(id, error))
+    }
+}
+
+/// The media an artifact held, as the block it was, after a line naming it; `None` for a kind
+/// a tool result cannot carry (a blob).
+fn media_output(id: &ArtifactId, stored: crate::artifacts::StoredMedia) -> Option<ToolOutput> {
+    let kind = MediaKind::from_content_type(&stored.kind)?;
+    let text = format!(
+        "[artifact {id}: the {kind} ({}, {} bytes of base64) it holds]",
+        stored.mime_type,
+        grouped(stored.data.len())
+    );
+    let media = Media::from_trusted(kind, stored.data, stored.mime_type).read_back_from(id);
+    Some(ToolOutput::text(text).with_media(media))
+}
+
+/// What a read of artifact `id` that failed tells the model: not found only when the store
+/// does not hold it; else the store's own words (which store, what it answered), so that the
+/// model does not take a store that is down for an output that is gone.
+pub(crate) fn read_failure(id: &ArtifactId, error: ArtifactError) -> ToolError {
+    match error {
+        ArtifactError::NotFound(_) => {
+            ToolError::not_found(format!("artifact `{id}` (it may have expired)"))
+        }
+        other => ToolError::failed(format!(
+            "artifact `{id}` could not be read: {other}. The output is not known to be gone: \
+             try again later, or ask the operator about the store"
+        )),
     }
 }
 

@@ -235,6 +235,7 @@ pub(crate) async fn tool_result(
     let content = fit_blocks(
         parsed.content,
         parsed.beyond,
+        parsed.tail,
         notes,
         fitting,
         &style,
@@ -315,15 +316,18 @@ struct Item {
 async fn fit_blocks(
     blocks: Vec<Value>,
     beyond: (usize, String),
+    tail: Vec<Value>,
     notes: Vec<String>,
     fitting: &Fitting,
     style: &TrimStyle,
     report: &mut Report,
 ) -> Vec<Value> {
-    let mut items: Vec<Item> = Vec::with_capacity(blocks.len() + 1);
+    let mut items: Vec<Item> = Vec::with_capacity(blocks.len() + tail.len() + 1);
+    // Where the blocks past the limit were: after the first, before the last.
+    let head = blocks.len();
     // Media over the limits become notes.
     let mut media_kept = 0usize;
-    for block in blocks {
+    for block in blocks.into_iter().chain(tail) {
         let Some((kind, mime, data)) =
             media_of(&block).filter(|_| matches!(kind_of(&block), Kind::Media))
         else {
@@ -375,10 +379,13 @@ async fn fit_blocks(
             grouped(MAX_BLOCKS),
             kept_as(&stored)
         );
-        items.push(Item {
-            block: text_block(note),
-            note: true,
-        });
+        items.insert(
+            head,
+            Item {
+                block: text_block(note),
+                note: true,
+            },
+        );
     }
     items.extend(notes.into_iter().map(|note| Item {
         block: text_block(note),
@@ -531,6 +538,7 @@ pub(crate) async fn resource_contents(result: Value, fitting: &Fitting) -> Value
     let fitted = fit_blocks(
         blocks,
         (0, String::new()),
+        Vec::new(),
         Vec::new(),
         fitting,
         &TrimStyle::default(),

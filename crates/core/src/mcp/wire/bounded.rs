@@ -108,10 +108,14 @@ impl<'de> Visitor<'de> for Items {
 /// A tool result, read in bounded memory.
 #[derive(Debug, Default)]
 pub(crate) struct CallResult {
-    /// The first blocks, as values.
+    /// The first blocks, as values (all of them, within the limit).
     pub(crate) content: Vec<Value>,
-    /// The blocks past the limit, as the JSON they were, one a line; and how many.
+    /// The blocks past the limit, as the JSON they were, one a line; and how many. They are
+    /// the middle of the list: the last blocks are [`tail`](Self::tail).
     pub(crate) beyond: (usize, String),
+    /// The last blocks, as values, after those past the limit (empty when none were): the end
+    /// of a long list is kept as the end of a long text is.
+    pub(crate) tail: Vec<Value>,
     /// Whether `content` was there at all, and a list.
     pub(crate) has_content: bool,
     /// `isError`.
@@ -123,7 +127,8 @@ pub(crate) struct CallResult {
     pub(crate) rest: Vec<(String, Raw)>,
 }
 
-/// Reads a `tools/call` result, keeping at most `max_blocks` content blocks as values.
+/// Reads a `tools/call` result, keeping at most `max_blocks` content blocks as values: the
+/// first half and the last half of them, the middle written back as JSON, one a line.
 pub(crate) fn call_result(json: &str, max_blocks: usize) -> serde_json::Result<CallResult> {
     let mut deserializer = serde_json::Deserializer::from_str(json);
     let result = CallSeed { max_blocks }.deserialize(&mut deserializer)?;
@@ -155,11 +160,12 @@ impl<'de> Visitor<'de> for CallSeed {
         while let Some(key) = map.next_key::<String>()? {
             match key.as_str() {
                 "content" => {
-                    let (content, beyond) = map.next_value_seed(Blocks {
+                    let (content, beyond, tail) = map.next_value_seed(Blocks {
                         max: self.max_blocks,
                     })?;
                     result.content = content;
                     result.beyond = beyond;
+                    result.tail = tail;
                     result.has_content = true;
                 }
                 "isError" => {
@@ -176,13 +182,18 @@ impl<'de> Visitor<'de> for CallSeed {
     }
 }
 
-/// Content blocks: the first `max` as values, the rest written back one a line.
+/// Content blocks: at most `max` as values — the first, and the last half of `max` — and those
+/// between written back one a line. The last ones wait as raw JSON in a ring of their own, so
+/// memory holds `max` blocks and the middle's text, however long the list.
 struct Blocks {
     max: usize,
 }
 
+/// The first blocks, those past the limit (how many, one a line), and the last.
+type Kept = (Vec<Value>, (usize, String), Vec<Value>);
+
 impl<'de> DeserializeSeed<'de> for Blocks {
-    type Value = (Vec<Value>, (usize, String));
+    type Value = Kept;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
         deserializer.deserialize_seq(self)
@@ -190,34 +201,50 @@ impl<'de> DeserializeSeed<'de> for Blocks {
 }
 
 impl<'de> Visitor<'de> for Blocks {
-    type Value = (Vec<Value>, (usize, String));
+    type Value = Kept;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a list of content blocks")
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let tail_max = self.max / 2;
+        let head_max = self.max - tail_max;
         let mut kept = Vec::new();
+        let mut ring: std::collections::VecDeque<Raw> = std::collections::VecDeque::new();
         let mut beyond = String::new();
         let mut count = 0usize;
         loop {
-            if kept.len() < self.max {
+            if kept.len() < head_max {
                 match seq.next_element::<Value>()? {
                     Some(block) => kept.push(block),
                     None => break,
                 }
-            } else {
-                match seq.next_element::<Raw>()? {
-                    Some(block) => {
-                        beyond.push_str(block.get());
-                        beyond.push('\n');
-                        count += 1;
-                    }
-                    None => break,
-                }
+                continue;
+            }
+            let Some(block) = seq.next_element::<Raw>()? else {
+                break;
+            };
+            ring.push_back(block);
+            if ring.len() > tail_max
+                && let Some(middle) = ring.pop_front()
+            {
+                beyond.push_str(middle.get());
+                beyond.push('\n');
+                count += 1;
             }
         }
-        Ok((kept, (count, beyond)))
+        let tail = ring
+            .iter()
+            .map(|raw| serde_json::from_str::<Value>(raw.get()))
+            .collect::<Result<Vec<Value>, _>>()
+            .map_err(serde::de::Error::custom)?;
+        if count == 0 {
+            // Within the limit: every block is a value, in order, in `content`.
+            kept.extend(tail);
+            return Ok((kept, (0, beyond), Vec::new()));
+        }
+        Ok((kept, (count, beyond), tail))
     }
 }
 
@@ -334,10 +361,34 @@ mod tests {
     }
 
     #[test]
+    fn the_last_blocks_of_a_long_list_are_kept_after_those_left_out() {
+        let blocks: Vec<String> = (0..10)
+            .map(|i| format!(r#"{{"type":"text","text":"{i}"}}"#))
+            .collect();
+        let json = format!(r#"{{"content":[{}]}}"#, blocks.join(","));
+        let result = call_result(&json, 4).unwrap();
+        let texts = |values: &[Value]| -> Vec<String> {
+            values
+                .iter()
+                .map(|b| b["text"].as_str().unwrap().to_owned())
+                .collect()
+        };
+        assert_eq!(texts(&result.content), ["0", "1"]);
+        assert_eq!(texts(&result.tail), ["8", "9"]);
+        assert_eq!(result.beyond.0, 6);
+        assert!(result.beyond.1.starts_with(&format!("{}\n", blocks[2])));
+        // Within the limit, every block is in `content`, in order.
+        let result = call_result(&json, 10).unwrap();
+        assert_eq!(result.content.len(), 10);
+        assert!(result.tail.is_empty() && result.beyond.0 == 0);
+    }
+
+    #[test]
     fn blocks_past_the_limit_stay_the_json_they_were() {
         let json = r#"{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"},{"type":"text", "text":"c"}],"isError":true,"_meta":{"k":1},"structuredContent":{"z":[1]}}"#;
         let result = call_result(json, 1).unwrap();
         assert_eq!(result.content.len(), 1);
+        assert!(result.tail.is_empty());
         assert_eq!(result.beyond.0, 2);
         assert_eq!(
             result.beyond.1,

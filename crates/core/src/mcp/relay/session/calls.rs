@@ -220,14 +220,35 @@ impl Session {
         {
             let store = Arc::clone(&self.settings.fitting.store);
             let read_id = id.clone();
-            let media = tokio::task::spawn_blocking(move || {
-                crate::artifacts::read_media(store.as_ref(), &read_id)
+            let read = tokio::task::spawn_blocking(move || {
+                crate::artifacts::try_read_media(store.as_ref(), &read_id)
             })
-            .await
-            .ok()
-            .flatten();
-            if let Some(media) = media {
-                return (json!({ "content": [fit::media_block(media, &id)] }), false);
+            .await;
+            let error = |text: String| (fit::error_result(text), true);
+            match read {
+                Ok(Ok(crate::artifacts::MediaRead::Media(media))) => {
+                    return (json!({ "content": [fit::media_block(media, &id)] }), false);
+                }
+                // Refused before anything of it is read: the answer could not carry it.
+                Ok(Ok(crate::artifacts::MediaRead::TooLarge {
+                    kind,
+                    mime_type,
+                    bytes,
+                })) => {
+                    return error(crate::artifacts::too_large_to_read(
+                        &id,
+                        &kind,
+                        &mime_type,
+                        bytes,
+                        self.settings.fitting.store.location(),
+                    ));
+                }
+                Ok(Ok(crate::artifacts::MediaRead::NotMedia)) => {}
+                // The store's failure, said at once: the page read would wait for it again.
+                Ok(Err(failure)) => {
+                    return error(crate::registry::read_failure(&id, failure).model_text());
+                }
+                Err(_) => return error("the artifact store failed".to_owned()),
             }
         }
         let call = ToolCall::new("proxy-read", READ_ARTIFACT, arguments);
