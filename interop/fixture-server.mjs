@@ -7,13 +7,21 @@
 //   node fixture-server.mjs --http P   serves streamable HTTP on 127.0.0.1:P (0: any), printing
 //                                      its URL; with FIXTURE_TOKEN set, requests must carry
 //                                      `Authorization: Bearer $FIXTURE_TOKEN`
+//
+// With FIXTURE_TASKS set, it serves tasks too (the SDK's in-memory task store): `make_task`
+// answers a call made as a task with the task, and its result a moment later.
 import { randomUUID } from "node:crypto";
 import http from "node:http";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { InMemoryTaskStore } from "@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js";
 import {
   CallToolRequestSchema,
+  CancelTaskRequestSchema,
+  GetTaskPayloadRequestSchema,
+  GetTaskRequestSchema,
+  ListTasksRequestSchema,
   CompleteRequestSchema,
   CreateMessageResultSchema,
   ElicitResultSchema,
@@ -143,6 +151,8 @@ function numbered(count) {
   return lines.join("\n") + "\n";
 }
 
+const TASKS = process.env.FIXTURE_TASKS ? new InMemoryTaskStore() : null;
+
 function newServer() {
   const server = new Server(
     { name: "toolsmith-interop-fixture", version: "1.0.0" },
@@ -153,16 +163,53 @@ function newServer() {
         prompts: { listChanged: true },
         logging: {},
         completions: {},
+        ...(TASKS ? { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } } : {}),
       },
       instructions: "The fixture's own instructions: call test_simple_text first.",
     },
   );
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: TOOLS }));
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: TASKS
+      ? [...TOOLS, { name: "make_task", description: "Runs as a task when asked.", inputSchema: empty, execution: { taskSupport: "optional" } }]
+      : TOOLS,
+  }));
+  if (TASKS) {
+    server.setRequestHandler(GetTaskRequestSchema, async (request) => {
+      const task = await TASKS.getTask(request.params.taskId);
+      if (!task) throw new Error(`Task ${request.params.taskId} not found`);
+      return task;
+    });
+    server.setRequestHandler(GetTaskPayloadRequestSchema, async (request) => {
+      for (let i = 0; i < 100; i++) {
+        const task = await TASKS.getTask(request.params.taskId);
+        if (!task) throw new Error(`Task ${request.params.taskId} not found`);
+        if (task.status !== "working") return await TASKS.getTaskResult(request.params.taskId);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      throw new Error("the task did not finish");
+    });
+    server.setRequestHandler(CancelTaskRequestSchema, async (request) => {
+      const task = await TASKS.getTask(request.params.taskId);
+      if (!task) throw new Error(`Task ${request.params.taskId} not found`);
+      await TASKS.updateTaskStatus(request.params.taskId, "cancelled");
+      return await TASKS.getTask(request.params.taskId);
+    });
+    server.setRequestHandler(ListTasksRequestSchema, async (request) => TASKS.listTasks(request.params?.cursor));
+  }
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const args = request.params.arguments ?? {};
     const token = request.params._meta?.progressToken;
+    if (request.params.name === "make_task" && TASKS) {
+      const asked = request.params.task;
+      if (!asked) return text("made without a task");
+      const task = await TASKS.createTask({ ttl: asked.ttl ?? 60000, pollInterval: 20 }, extra.requestId, request);
+      setTimeout(() => {
+        TASKS.storeTaskResult(task.taskId, "completed", { content: [{ type: "text", text: "the task's result" }] }).catch(() => {});
+      }, 50);
+      return { task };
+    }
     switch (request.params.name) {
       case "test_simple_text":
         return text("This is a simple text response for testing.");

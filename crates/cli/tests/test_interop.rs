@@ -1908,6 +1908,162 @@ async fn shared_servers_serve_every_session_and_keep_each_ones_progress_its_own(
     assert_eq!(report["subscribe"], false, "{report}");
 }
 
+/// One JSON-RPC message to a gateway over HTTP, as a raw client sends it: the answer (read
+/// from JSON or from the event stream), and the session id the gateway gave, if any.
+async fn rpc(url: &str, session: Option<&str>, body: Value) -> (Value, Option<String>) {
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .bearer_auth(TOKEN)
+        .header("accept", "application/json, text/event-stream")
+        .json(&body);
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session);
+    }
+    let response = tokio::time::timeout(PATIENCE, request.send())
+        .await
+        .expect("an answer in time")
+        .unwrap();
+    let session = response
+        .headers()
+        .get("mcp-session-id")
+        .map(|value| value.to_str().unwrap().to_owned());
+    let text = tokio::time::timeout(PATIENCE, response.text())
+        .await
+        .expect("the body in time")
+        .unwrap();
+    let answer = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .chain(std::iter::once(text.as_str()))
+        .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
+        .find(|message| message.get("id").is_some())
+        .unwrap_or(Value::Null);
+    (answer, session)
+}
+
+/// A session of a gateway, initialized asking for protocol version `version`: its id and the
+/// answer to `initialize`.
+async fn raw_session(url: &str, version: &str) -> (Option<String>, Value) {
+    let (answer, session) = rpc(
+        url,
+        None,
+        json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": version, "capabilities": {},
+            "clientInfo": { "name": "raw", "version": "1" } } }),
+    )
+    .await;
+    if let Some(session) = &session {
+        rpc(
+            url,
+            Some(session),
+            json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
+        )
+        .await;
+    }
+    (session, answer)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shared_servers_keep_each_sessions_tasks_and_protocol_version_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut proxy = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+    proxy
+        .args(["proxy", "--artifacts"])
+        .arg(dir.path().join("artifacts"))
+        .args(["--http", "127.0.0.1:0", "--token-env", "PROXY_TOKEN"])
+        .arg("--share-upstreams")
+        .arg("--")
+        .args(fixture())
+        .env("PROXY_TOKEN", TOKEN)
+        .env("FIXTURE_TASKS", "1");
+    let (_proxy, url) = listening(proxy, true).await;
+
+    // Each client is answered with the version it asked for, where the server speaks it.
+    let (a, answer) = raw_session(&url, "2025-06-18").await;
+    assert_eq!(
+        answer["result"]["protocolVersion"], "2025-06-18",
+        "{answer}"
+    );
+    let (b, answer) = raw_session(&url, "2025-03-26").await;
+    assert_eq!(
+        answer["result"]["protocolVersion"], "2025-03-26",
+        "{answer}"
+    );
+    let (_, answer) = raw_session(&url, "2099-01-01").await;
+    let newest = answer["result"]["protocolVersion"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(newest >= "2025-06-18" && newest < "2099-01-01", "{answer}");
+    let (_, answer) = raw_session(&url, "2023-01-01").await;
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unsupported protocol version `2023-01-01`"),
+        "{answer}"
+    );
+    let (a, b) = (a.unwrap(), b.unwrap());
+
+    // A task one session made is its own.
+    let call = |id: u64, method: &str, params: Value| json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+    let (made, _) = rpc(
+        &url,
+        Some(&a),
+        call(
+            1,
+            "tools/call",
+            json!({ "name": "make_task", "arguments": {}, "task": { "ttl": 60000 } }),
+        ),
+    )
+    .await;
+    let task = made["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task: {made}"))
+        .to_owned();
+    for (n, method) in ["tasks/get", "tasks/result", "tasks/cancel"]
+        .iter()
+        .enumerate()
+    {
+        let (answer, _) = rpc(
+            &url,
+            Some(&b),
+            call(2 + n as u64, method, json!({ "taskId": task })),
+        )
+        .await;
+        assert_eq!(answer["error"]["code"], -32602, "{method}: {answer}");
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("Task not found"),
+            "{method}: {answer}"
+        );
+    }
+    let (listed, _) = rpc(&url, Some(&b), call(5, "tasks/list", json!({}))).await;
+    assert!(!listed.to_string().contains(&task), "{listed}");
+    // Its own session reads it, lists it and gets its result.
+    let (got, _) = rpc(
+        &url,
+        Some(&a),
+        call(6, "tasks/get", json!({ "taskId": task })),
+    )
+    .await;
+    assert_eq!(got["result"]["taskId"], task.as_str(), "{got}");
+    let (listed, _) = rpc(&url, Some(&a), call(7, "tasks/list", json!({}))).await;
+    assert!(listed.to_string().contains(&task), "{listed}");
+    let (result, _) = rpc(
+        &url,
+        Some(&a),
+        call(8, "tasks/result", json!({ "taskId": task })),
+    )
+    .await;
+    assert_eq!(
+        result["result"]["content"][0]["text"], "the task's result",
+        "{result}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_takes_a_server_started_ahead_of_it() {
     let dir = tempfile::tempdir().unwrap();

@@ -190,6 +190,10 @@ impl Session {
                 .await
                 {
                     Ok((fitted, report)) => {
+                        // A task the call made is this session's.
+                        if let Some(task) = fitted["task"]["taskId"].as_str() {
+                            lock(&self.tasks).insert(task.to_owned());
+                        }
                         counted.is_error = fitted.get("isError") == Some(&Value::Bool(true));
                         counted.report = Some(report);
                         ok(&fitted)

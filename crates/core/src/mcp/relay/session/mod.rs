@@ -195,6 +195,9 @@ struct Session {
     /// The listing a client is paging through, by the number of the listing: a cursor names
     /// the listing and where in it the next page starts.
     paged: Mutex<Option<(u64, Arc<Vec<Value>>)>>,
+    /// The ids of the tasks this session's calls made: with shared servers, the only ones it
+    /// may read, cancel or list.
+    tasks: Mutex<std::collections::HashSet<String>>,
     me: Weak<Session>,
 }
 
@@ -258,6 +261,7 @@ pub(crate) async fn run(settings: Arc<Settings>, link: Link) -> Result<(), Strin
         searchable: Mutex::default(),
         loaded: Mutex::default(),
         paged: Mutex::default(),
+        tasks: Mutex::default(),
         me: me.clone(),
     });
     // The client's messages are handled by the task that reads them, once the session they
@@ -432,6 +436,13 @@ impl Session {
         routes.route(index, self.me.clone(), params?)
     }
 
+    /// Whether the task `params` name was made by this session's calls.
+    fn owns_task(&self, params: Option<&Value>) -> bool {
+        params
+            .and_then(|params| params["taskId"].as_str())
+            .is_some_and(|id| lock(&self.tasks).contains(id))
+    }
+
     /// Works out the answer to one request of the client's.
     async fn request(
         &self,
@@ -515,6 +526,25 @@ impl Session {
                     let _ = self.forward(index, method, params.clone(), sent).await;
                 }
                 ok(&json!({}))
+            }
+            // A shared server's tasks are every session's: each reaches only its own.
+            "tasks/get" | "tasks/result" | "tasks/cancel"
+                if self.settings.shared.is_some() && !self.owns_task(params.as_ref()) =>
+            {
+                let id = params
+                    .as_ref()
+                    .and_then(|params| params["taskId"].as_str())
+                    .unwrap_or_default();
+                failed(INVALID_PARAMS, format!("Task not found: `{id}`"))
+            }
+            "tasks/list" if self.settings.shared.is_some() && self.slots.len() == 1 => {
+                let listed = self.forward(0, method, params, sent).await?;
+                let mut listed = value(&listed);
+                let own = lock(&self.tasks).clone();
+                if let Some(tasks) = listed.get_mut("tasks").and_then(Value::as_array_mut) {
+                    tasks.retain(|task| task["taskId"].as_str().is_some_and(|id| own.contains(id)));
+                }
+                ok(&listed)
             }
             // A task's result is a tool's result, fitted as any other.
             "tasks/result" if self.slots.len() == 1 => {

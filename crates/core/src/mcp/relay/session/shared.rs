@@ -13,6 +13,12 @@
 //!   sent; subscriptions are not offered, and `resources/subscribe` is refused.
 //! - **Roots, sampling and elicitation** are a client's: the server is initialized without
 //!   them, and a request for one is refused, saying why.
+//! - **The protocol version** is each session's: the server is initialized with the newest the
+//!   gateway knows, and each client is answered with the version it asked for when the server
+//!   speaks it, else the newest both speak, or refused when there is none ([`negotiate`]).
+//! - **Tasks** are each session's: a task a session's call made is known to that session only;
+//!   another session's `tasks/get`, `tasks/result` or `tasks/cancel` of its id is answered as
+//!   for an unknown task, and `tasks/list` lists the session's own.
 //!
 //! [`Proxy::share_upstreams`]: super::super::Proxy::share_upstreams
 
@@ -28,9 +34,45 @@ use super::{METHOD_NOT_FOUND, Session, value};
 use crate::mcp::wire;
 use crate::sync::lock;
 
-/// The protocol version a shared server is asked for: each client is then answered with what
-/// the server chose.
-const PROTOCOL_VERSION: &str = "2025-06-18";
+/// The protocol versions this gateway speaks, oldest first.
+const KNOWN_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+
+/// The protocol version a shared server is asked for: the newest known. It answers with that,
+/// or the newest it speaks; each client is then answered with its own version where the server
+/// speaks it ([`negotiate`]).
+const PROTOCOL_VERSION: &str = KNOWN_VERSIONS[KNOWN_VERSIONS.len() - 1];
+
+/// The versions a server that answered `server` speaks: the known ones no newer than it.
+pub(super) fn spoken(server: &str) -> Vec<&'static str> {
+    KNOWN_VERSIONS
+        .iter()
+        .copied()
+        .filter(|known| *known <= server)
+        .collect()
+}
+
+/// The version a session of a shared server speaks, the client having asked for `asked` and
+/// the server speaking `server` (what it answered the gateway's own `initialize`): the client's
+/// own when the server speaks it (a known version no newer than the server's), else the newest
+/// both speak; an error naming both and what the server speaks, when there is none.
+pub(super) fn negotiate(asked: &str, server: &str) -> Result<String, String> {
+    let spoken = spoken(server);
+    if spoken.contains(&asked) {
+        return Ok(asked.to_owned());
+    }
+    // Dates order the versions: the newest the server speaks that is no newer than the client's.
+    match spoken.iter().rev().find(|known| **known <= asked) {
+        Some(newest) => Ok((*newest).to_owned()),
+        None => Err(format!(
+            "unsupported protocol version `{asked}`: this gateway's shared servers speak {}",
+            if spoken.is_empty() {
+                format!("`{server}` only")
+            } else {
+                spoken.join(", ")
+            }
+        )),
+    }
+}
 
 /// The servers every session of a proxy shares.
 #[derive(Debug)]
@@ -190,5 +232,27 @@ impl Shared {
                 peer.answer(&id, answer).await;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::negotiate;
+
+    #[test]
+    fn each_client_gets_its_own_version_where_the_server_speaks_it() {
+        assert_eq!(negotiate("2025-06-18", "2025-11-25").unwrap(), "2025-06-18");
+        assert_eq!(negotiate("2025-03-26", "2025-06-18").unwrap(), "2025-03-26");
+        // Newer than the server: the newest both speak.
+        assert_eq!(negotiate("2025-11-25", "2025-06-18").unwrap(), "2025-06-18");
+        assert_eq!(negotiate("2099-01-01", "2025-11-25").unwrap(), "2025-11-25");
+        // Unknown but between two known: the newest known before it.
+        assert_eq!(negotiate("2025-05-01", "2025-11-25").unwrap(), "2025-03-26");
+        // Older than any: refused, saying what is spoken.
+        let why = negotiate("2023-01-01", "2025-06-18").unwrap_err();
+        assert!(
+            why.contains("`2023-01-01`") && why.contains("2024-11-05, 2025-03-26, 2025-06-18"),
+            "{why}"
+        );
     }
 }

@@ -49,6 +49,22 @@ impl Session {
         }
         if let Some(shared) = &self.settings.shared {
             shared.join(self.me.clone());
+            // The version is the session's own, not the one the gateway asked the server for.
+            if let Ok(result) = &mut answer {
+                let asked = params["protocolVersion"].as_str().unwrap_or_default();
+                let server = result["protocolVersion"].as_str().unwrap_or_default();
+                match super::shared::negotiate(asked, server) {
+                    Ok(version) => result["protocolVersion"] = Value::String(version),
+                    Err(why) => {
+                        let mut error = wire::error(wire::INVALID_PARAMS, why);
+                        error["data"] = json!({
+                            "requested": asked,
+                            "supported": super::shared::spoken(server),
+                        });
+                        answer = Err(error);
+                    }
+                }
+            }
         }
         self.ready.send_replace(true);
         answer
