@@ -440,7 +440,7 @@ impl BucketStore {
             Ok(Ok(Err(error))) => Err(map(error)),
             Ok(Err(_)) => Err(self.remote(format!(
                 "no answer within {} (the store's timeout)",
-                crate::tool::DisplayDuration(timeout)
+                crate::figures::DisplayDuration(timeout)
             ))),
             Err(_) => Err(self.remote("its I/O thread stopped")),
         }

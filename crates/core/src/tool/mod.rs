@@ -25,10 +25,10 @@ mod size_hint;
 mod spec;
 mod typed;
 
+pub(crate) use crate::figures::DisplayDuration;
 pub use crate::names::is_valid_tool_name;
 pub use args_tool::{ArgsTool, ToolArgs};
 pub use context::{Audience, CallSummary, Event, LogLevel, State, StateNeed, ToolContext};
-pub(crate) use error::DisplayDuration;
 pub use error::{ErrorKind, ToolError};
 pub(crate) use media::left_out_note;
 #[cfg(feature = "mcp")]

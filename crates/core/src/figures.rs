@@ -1,0 +1,40 @@
+//! Figures as people write them, for every message that states one: durations (`30s`, `1.5s`,
+//! `250ms`, `2m`). (Counts are grouped by [`trim::grouped`](crate::trim::grouped).)
+
+use std::fmt;
+use std::time::Duration;
+
+/// Durations as people write them: `30s`, `1.5s`, `250ms`, `2m`.
+pub(crate) struct DisplayDuration(pub(crate) Duration);
+
+impl fmt::Display for DisplayDuration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let d = self.0;
+        if d.as_secs() >= 60 && d.as_secs().is_multiple_of(60) && d.subsec_nanos() == 0 {
+            write!(f, "{}m", d.as_secs() / 60)
+        } else if d.as_secs() >= 1 {
+            write!(f, "{}s", d.as_secs_f64())
+        } else {
+            write!(f, "{}ms", d.as_millis())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_naturally() {
+        assert_eq!(DisplayDuration(Duration::from_secs(30)).to_string(), "30s");
+        assert_eq!(
+            DisplayDuration(Duration::from_millis(1500)).to_string(),
+            "1.5s"
+        );
+        assert_eq!(
+            DisplayDuration(Duration::from_millis(250)).to_string(),
+            "250ms"
+        );
+        assert_eq!(DisplayDuration(Duration::from_secs(120)).to_string(), "2m");
+    }
+}
