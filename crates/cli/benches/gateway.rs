@@ -8,7 +8,9 @@
 //!
 //! - **sdk**: the SDK's server (`interop/fixture-server.mjs --http`), the baseline;
 //! - **shared**: `toolsmith proxy --http --share-upstreams` over that server on stdio;
-//! - **per-session**: `toolsmith proxy --http` over it, one server process per session.
+//! - **per-session**: `toolsmith proxy --http` over it, one server process per session;
+//! - **warm=N**: the same with `--warm-upstreams N`, N processes started ahead (the pool
+//!   filled before the clients come), for each N of `GATEWAY_WARM` (4 and 16 by default).
 //!
 //! Reported: sessions served, the time to open a session (p50, p99, from the moment all
 //! were asked for), resident memory per session (the server's process tree, after all opened,
@@ -102,11 +104,11 @@ struct Row {
 }
 
 /// `clients` sessions of the server `command` starts.
-async fn load(command: Command, on_stderr: bool, clients: usize) -> Row {
+async fn load(command: Command, on_stderr: bool, clients: usize, settle: Duration) -> Row {
     let (server, url) = serve(command, on_stderr).await;
     let pid = server.id().unwrap();
-    // A shared server starts as the gateway does: let it settle before measuring.
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // A shared server starts as the gateway does, a pool fills: let them settle first.
+    tokio::time::sleep(settle).await;
     let before = tree_mib(pid);
     let mut driver = Command::new(node())
         .arg(interop().join("load-client.mjs"))
@@ -166,7 +168,7 @@ fn sdk() -> Command {
     command
 }
 
-fn gateway(dir: &Path, shared: bool) -> Command {
+fn gateway(dir: &Path, shared: bool, warm: usize) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
     command
         .args(["proxy", "--artifacts"])
@@ -175,6 +177,9 @@ fn gateway(dir: &Path, shared: bool) -> Command {
         .args(["--max-sessions", "1000"]);
     if shared {
         command.arg("--share-upstreams");
+    }
+    if warm > 0 {
+        command.args(["--warm-upstreams", &warm.to_string()]);
     }
     command
         .arg("--")
@@ -199,14 +204,41 @@ async fn main() {
         "{:<12} {:>7} {:>7} {:>7} {:>10} {:>10} {:>12} {:>10}",
         "server", "clients", "served", "failed", "open p50", "open p99", "MiB/session", "calls/s"
     );
+    let warm: Vec<usize> = std::env::var("GATEWAY_WARM")
+        .unwrap_or_else(|_| "4,16".to_owned())
+        .split(',')
+        .filter_map(|count| count.trim().parse().ok())
+        .collect();
+    let settle = Duration::from_secs(2);
     for clients in counts {
         let dir = tempfile::tempdir().unwrap();
-        for (name, command, on_stderr) in [
-            ("sdk", sdk(), false),
-            ("shared", gateway(dir.path(), true), true),
-            ("per-session", gateway(dir.path(), false), true),
-        ] {
-            let row = load(command, on_stderr, clients).await;
+        let mut rows = vec![
+            ("sdk".to_owned(), sdk(), false, settle),
+            (
+                "shared".to_owned(),
+                gateway(dir.path(), true, 0),
+                true,
+                settle,
+            ),
+            (
+                "per-session".to_owned(),
+                gateway(dir.path(), false, 0),
+                true,
+                settle,
+            ),
+        ];
+        for &n in &warm {
+            // The pool fills at the gateway's start: a second, and a quarter of one each.
+            let fill = settle + Duration::from_millis(250 * n as u64);
+            rows.push((
+                format!("warm={n}"),
+                gateway(dir.path(), false, n),
+                true,
+                fill,
+            ));
+        }
+        for (name, command, on_stderr, settle) in rows {
+            let row = load(command, on_stderr, clients, settle).await;
             println!(
                 "{name:<12} {clients:>7} {:>7} {:>7} {:>8.0}ms {:>8.0}ms {:>12.2} {:>10.0}{}",
                 row.served,
