@@ -121,3 +121,64 @@ fn the_readme_crate_builds_and_runs() {
     // The program's artifact store was its own, removed when it ended.
     assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0);
 }
+
+#[test]
+fn the_readme_names_every_crate_of_the_workspace_and_no_other() {
+    let root = workspace_root();
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let table = section(&readme, "## What is here\n");
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let members: Vec<&str> = manifest
+        .lines()
+        .find(|line| line.starts_with("members = ["))
+        .expect("the workspace's members")
+        .trim_start_matches("members = [")
+        .trim_end_matches(']')
+        .split(',')
+        .map(|member| member.trim().trim_matches('"'))
+        .collect();
+    let mut rows = 0;
+    for member in &members {
+        let package = std::fs::read_to_string(root.join(member).join("Cargo.toml")).unwrap();
+        let name = package
+            .lines()
+            .find_map(|line| line.strip_prefix("name = "))
+            .unwrap()
+            .trim_matches('"');
+        let row = format!("| `{name}` (`{member}`) |");
+        assert!(
+            table.contains(&row),
+            "the README's table of crates has no row `{row}`"
+        );
+        rows += 1;
+    }
+    let listed = table.lines().filter(|line| line.starts_with("| `")).count();
+    assert_eq!(
+        listed, rows,
+        "the README lists a crate the workspace does not have"
+    );
+}
+
+#[test]
+fn the_readme_says_every_step_ci_runs() {
+    let root = workspace_root();
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let development = section(&readme, "## Development\n");
+    let ci = std::fs::read_to_string(root.join(".ci/run")).unwrap();
+    // The scripts CI runs: on its command lines, not in what it echoes.
+    let scripts: Vec<&str> = ci
+        .lines()
+        .filter(|line| {
+            !line.trim_start().starts_with("echo") && !line.trim_start().starts_with('#')
+        })
+        .flat_map(str::split_whitespace)
+        .filter(|word| word.starts_with("scripts/"))
+        .collect();
+    assert!(scripts.len() >= 5, "{scripts:?}");
+    for script in scripts {
+        assert!(
+            development.contains(script),
+            "CI runs `{script}`, which the README's Development section does not name"
+        );
+    }
+}

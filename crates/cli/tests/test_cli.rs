@@ -750,3 +750,43 @@ fn serve_config_names_a_server_that_does_not_start() {
         run.stderr
     );
 }
+
+#[test]
+fn the_readme_lists_every_subcommand_the_binary_has() {
+    let help = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8(help.stdout).unwrap();
+    let commands: Vec<&str> = help
+        .split("Commands:")
+        .nth(1)
+        .and_then(|rest| rest.split("Options:").next())
+        .unwrap()
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .collect();
+    assert!(commands.len() >= 8, "{commands:?}");
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+            .unwrap();
+    let row = readme
+        .lines()
+        .find(|line| line.starts_with("| `toolsmith-cli`"))
+        .expect("the README's row of toolsmith-cli");
+    let listed: Vec<&str> = row
+        .split("the `toolsmith` binary:")
+        .nth(1)
+        .unwrap()
+        .split('|')
+        .next()
+        .unwrap()
+        .split(',')
+        .map(|name| name.trim().trim_matches('`'))
+        .collect();
+    assert_eq!(
+        listed, commands,
+        "the README's subcommands are not the binary's"
+    );
+}
