@@ -365,12 +365,29 @@ pub(crate) async fn start(
     warm: Option<&Warm>,
     on_incoming: impl Fn(Arc<Peer>, Incoming) -> BoxFuture<'static, ()> + Send + Sync + 'static,
 ) -> Result<Live, String> {
-    let name = &upstream.name;
-    let label = format!("the MCP server `{name}`");
     let waiting = warm.and_then(|warm| warm.take(upstream));
-    if let Some(warm) = warm {
+    let started = start_with(upstream, params, limits, waiting, on_incoming).await;
+    // The pool is filled again once no server is starting: a refill during a burst of sessions
+    // would take the cores the burst's own starts need (measured: 50 sessions at once on 2
+    // cores opened slower with a pool refilled at each take than with none).
+    if let Some(warm) = warm
+        && starting().available_permits() == starting_permits()
+    {
         warm.fill(upstream);
     }
+    started
+}
+
+/// [`start`] with the waiting process taken, if any.
+async fn start_with(
+    upstream: &Upstream,
+    params: &Value,
+    limits: Connecting,
+    waiting: Option<Spawned>,
+    on_incoming: impl Fn(Arc<Peer>, Incoming) -> BoxFuture<'static, ()> + Send + Sync + 'static,
+) -> Result<Live, String> {
+    let name = &upstream.name;
+    let label = format!("the MCP server `{name}`");
     // Servers start a few at a time, however many sessions open at once: a start is a process
     // (often a runtime: Node, Python) loading, and 50 at once on 2 cores take longer each than
     // in turns. The wait is not counted against the server's time to answer `initialize`.
@@ -449,12 +466,15 @@ pub(crate) async fn start(
 }
 
 /// The servers starting at once, at most: twice the cores (4 at least).
+fn starting_permits() -> usize {
+    let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
+    (2 * cores).max(4)
+}
+
+/// The permits of the servers starting at once ([`starting_permits`]).
 fn starting() -> &'static tokio::sync::Semaphore {
     static STARTING: std::sync::OnceLock<tokio::sync::Semaphore> = std::sync::OnceLock::new();
-    STARTING.get_or_init(|| {
-        let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
-        tokio::sync::Semaphore::new((2 * cores).max(4))
-    })
+    STARTING.get_or_init(|| tokio::sync::Semaphore::new(starting_permits()))
 }
 
 /// The message of a JSON-RPC error object, as the peer wrote it.
