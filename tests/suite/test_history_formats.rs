@@ -10,11 +10,11 @@ use toolsmith::history::{
 };
 
 fn responses_fixture() -> Vec<Value> {
-    serde_json::from_str(include_str!("data/histories/responses.json")).unwrap()
+    serde_json::from_str(include_str!("../data/histories/responses.json")).unwrap()
 }
 
 fn gemini_fixture() -> Vec<Value> {
-    serde_json::from_str(include_str!("data/histories/gemini.json")).unwrap()
+    serde_json::from_str(include_str!("../data/histories/gemini.json")).unwrap()
 }
 
 /// The Responses API's rule: every `function_call` has exactly one `function_call_output` with

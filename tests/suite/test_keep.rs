@@ -8,8 +8,7 @@ use toolsmith::artifacts::MemoryStore;
 use toolsmith::tool::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 use toolsmith::{BudgetPolicy, Registry, ToolCall, ToolResult, async_trait};
 
-#[path = "common/corpus.rs"]
-mod corpus;
+use crate::corpus;
 
 /// Every output of the corpus: its name, its text, and its must-see lines.
 fn outputs() -> Vec<(String, String, Vec<String>)> {

@@ -1,7 +1,7 @@
 //! list_directory, glob and grep through a registry: ignore files, refusals over the caps, and
 //! search output streamed whole into its artifact in bounded memory.
 
-mod common;
+use crate::common;
 
 use std::fs;
 

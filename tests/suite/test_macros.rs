@@ -63,7 +63,7 @@ async fn repeat(
     Ok(lines[page.offset.min(end)..end].join("\n"))
 }
 
-#[doc = include_str!("fixtures/tool_doc.md")]
+#[doc = include_str!("../fixtures/tool_doc.md")]
 #[derive(Deserialize, JsonSchema, Tool)]
 struct DocFromFile {}
 
@@ -85,7 +85,7 @@ impl Explicit {
 }
 
 /// Through a renamed path to the core crate.
-#[tool(crate = "crate::renamed")]
+#[tool(crate = "crate::test_macros::renamed")]
 async fn via_renamed() -> Result<String, ToolError> {
     Ok("renamed works".into())
 }

@@ -18,7 +18,7 @@ struct Tally {
 
 #[test]
 fn errors_are_classified_three_ways_with_their_numbers() {
-    let items: Value = serde_json::from_str(include_str!("data/provider-errors.json")).unwrap();
+    let items: Value = serde_json::from_str(include_str!("../data/provider-errors.json")).unwrap();
     let mut report = Vec::new();
     for held_out in [false, true] {
         let mut tally = Tally::default();

@@ -1,6 +1,6 @@
 //! read_file through a registry: size-hint pre-validation, pagination, binary and invalid UTF-8.
 
-mod common;
+use crate::common;
 
 use std::fs;
 

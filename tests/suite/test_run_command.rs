@@ -1,7 +1,7 @@
 //! run_command through a registry: exit codes, merged streams, timeouts, no process outliving
 //! its call, long outputs spooled, and the kernel's confinement of writes, reads and the network.
 
-mod common;
+use crate::common;
 
 use std::fs;
 

@@ -1,7 +1,7 @@
 //! The standard tools' sandbox and arguments: paths that climb out, symlinks, FIFOs, long
 //! paths, I/O errors in words, schema mismatches, and a registry that lacks the sandbox.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::os::unix::fs::FileTypeExt as _;

@@ -2,7 +2,7 @@
 //! rules checked property by property.
 //!
 //! After an intended change, regenerate the golden files with
-//! `TOOLSMITH_BLESS=1 cargo test --test test_schema` and review their diff.
+//! `TOOLSMITH_BLESS=1 cargo test --test suite test_schema::` and review their diff.
 
 use std::path::Path;
 

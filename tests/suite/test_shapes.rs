@@ -11,8 +11,7 @@ use toolsmith::tool::{Tool, ToolAnnotations, ToolContext, ToolError, ToolOutput}
 use toolsmith::trim::{Render, Salience};
 use toolsmith::{BudgetPolicy, Registry, ToolCall, ToolResult, async_trait};
 
-#[path = "common/shapes.rs"]
-mod shapes;
+use crate::shapes;
 use shapes::{Shape, lines_in, missing, rebuild, shapes, verbatim_share};
 
 /// The least share of the allowance that is the output's own lines.

@@ -13,7 +13,7 @@ struct Catalog {
 
 fn catalog() -> Catalog {
     let servers: Value =
-        serde_json::from_str(include_str!("data/tool-catalog/servers.json")).unwrap();
+        serde_json::from_str(include_str!("../data/tool-catalog/servers.json")).unwrap();
     let tools = servers["servers"]
         .as_array()
         .unwrap()
@@ -27,7 +27,8 @@ fn catalog() -> Catalog {
                 .map(move |tool| (name.clone(), tool.clone()))
         })
         .collect();
-    let tasks: Value = serde_json::from_str(include_str!("data/tool-catalog/tasks.json")).unwrap();
+    let tasks: Value =
+        serde_json::from_str(include_str!("../data/tool-catalog/tasks.json")).unwrap();
     let tasks = tasks
         .as_array()
         .unwrap()

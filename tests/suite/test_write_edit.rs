@@ -1,7 +1,7 @@
 //! write_file and edit_file through a registry: writes that never leave a file half-done, edits
 //! refused before they are built.
 
-mod common;
+use crate::common;
 
 use std::fs;
 
