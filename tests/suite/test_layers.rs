@@ -214,3 +214,43 @@ fn a_grouped_import_names_each_module() {
     );
     assert!(named_after("use super::super::wire;", "super::").is_empty());
 }
+
+/// The code of a source file before its unit tests (which may write any message they like).
+fn before_tests(text: &str) -> &str {
+    text.split("#[cfg(test)]\nmod tests").next().unwrap_or(text)
+}
+
+#[test]
+fn json_rpc_is_written_and_its_codes_named_only_in_wire() {
+    let mcp = root().join("crates/core/src/mcp");
+    let mut files = Vec::new();
+    sources(&mcp, &mut files);
+    let mut wrong = Vec::new();
+    for file in files {
+        let relative = file.strip_prefix(&mcp).expect("under mcp").to_owned();
+        if relative.starts_with("wire") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).expect("a source file");
+        for (number, line) in before_tests(&text).lines().enumerate() {
+            let code = line.trim_start();
+            if code.starts_with("//") {
+                continue;
+            }
+            // A message built by hand, or a JSON-RPC error code written as a number.
+            let by_hand = code.contains("\"jsonrpc\"") || code.contains(r#"\"jsonrpc\""#);
+            let code_number = ["-32700", "-32600", "-32601", "-32602", "-32603", "-32_"]
+                .iter()
+                .any(|number| code.contains(number));
+            if by_hand || code_number {
+                wrong.push(format!("{}:{}: {code}", relative.display(), number + 1));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "JSON-RPC written outside `mcp/wire` (write it with `wire::answer`, \
+         `wire::error_answer`, `wire::request`; name its codes there):\n{}",
+        wrong.join("\n")
+    );
+}

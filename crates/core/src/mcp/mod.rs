@@ -16,6 +16,9 @@ mod approve;
 mod caps;
 mod child;
 mod client;
+#[cfg(feature = "mcp-http")]
+mod http;
+mod link;
 mod logging;
 mod metrics;
 mod relay;
@@ -33,9 +36,9 @@ pub use client::{
     ConfigError, McpClient, McpClientBuilder, McpClientError, PREFIX_SEPARATOR, ServerConfig,
     ToolsConfig, Unexpanded, expand_config, parse_servers_config,
 };
-pub use metrics::{Metrics, MetricsOptions, OTHER_TOOL};
 #[cfg(feature = "mcp-http")]
-pub use relay::{HttpOptions, HttpServer, Limits, METRICS_PATH};
+pub use http::{HttpError, HttpOptions, HttpServer, Limits, METRICS_PATH};
+pub use metrics::{Metrics, MetricsOptions, OTHER_TOOL};
 pub use relay::{Prefix, Proxy, ProxyError, Upstream};
 pub use server::{McpServer, serve_stdio};
 pub use transport::refuse_stdio;

@@ -201,23 +201,23 @@ impl McpServer {
     ///
     /// # Errors
     ///
-    /// [`ProxyError`](super::ProxyError) when the address cannot be listened on, or the
+    /// [`HttpError`](super::HttpError) when the address cannot be listened on, or the
     /// registry's store cannot keep clients apart.
     #[cfg(feature = "mcp-http")]
     #[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
     pub async fn serve_http(
         self,
         options: super::HttpOptions,
-    ) -> Result<super::HttpServer, super::ProxyError> {
+    ) -> Result<super::HttpServer, super::HttpError> {
         // A store that cannot keep clients apart is refused before a client comes.
         if let Some(store) = self.registry.artifacts() {
             let probe = crate::artifacts::ArtifactId::generate()
                 .and_then(|id| crate::artifacts::Owner::session(id.as_str()))
                 .and_then(|owner| store.scoped(&owner));
-            drop(probe.map_err(super::ProxyError::Artifacts)?);
+            drop(probe.map_err(super::HttpError::Artifacts)?);
         }
         let metrics = super::Metrics::new(options.metrics.clone());
-        let sessions = super::relay::http::over_streams(move |stream, owner, telemetry| {
+        let sessions = super::http::over_streams(move |stream, owner, telemetry| {
             let mut server = self.clone();
             server.telemetry = Some(telemetry);
             if let Some(store) = server.registry.artifacts() {

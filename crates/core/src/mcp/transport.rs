@@ -18,8 +18,8 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _};
 use tokio_util::sync::CancellationToken;
 
 use crate::mcp::wire::{
-    ANSWER_TOO_LARGE, ID_PREFIX_BYTES, INVALID_PARAMS, INVALID_REQUEST, Lines, MAX_MESSAGE_BYTES,
-    Next, PARSE_ERROR, id_in_prefix, missing_params,
+    self, ANSWER_TOO_LARGE, ID_PREFIX_BYTES, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST,
+    Lines, MAX_MESSAGE_BYTES, Next, PARSE_ERROR, id_in_prefix, missing_params,
 };
 use crate::trim::grouped;
 
@@ -131,13 +131,9 @@ where
 
     /// Writes a JSON-RPC error response.
     async fn reply_error(&self, id: Value, code: i64, message: String) {
-        let response = json!({
-            "jsonrpc": "2.0",
-            "id": id,
-            "error": { "code": code, "message": message },
-        });
+        let response = wire::error_answer(&id, code, message).into_bytes();
         // A client that went away cannot be answered; the next read ends the session.
-        let _ = write_line(&self.write, &response).await;
+        let _ = write_bytes(&self.write, response).await;
     }
 }
 
@@ -145,7 +141,14 @@ async fn write_line<W: AsyncWrite + Unpin>(
     write: &tokio::sync::Mutex<W>,
     message: &impl serde::Serialize,
 ) -> std::io::Result<()> {
-    let mut bytes = serde_json::to_vec(message)?;
+    write_bytes(write, serde_json::to_vec(message)?).await
+}
+
+/// Writes one message's bytes as a line.
+async fn write_bytes<W: AsyncWrite + Unpin>(
+    write: &tokio::sync::Mutex<W>,
+    mut bytes: Vec<u8>,
+) -> std::io::Result<()> {
     bytes.push(b'\n');
     let mut write = write.lock().await;
     write.write_all(&bytes).await?;
@@ -330,12 +333,7 @@ where
 
 /// The answer that fails request `id` at once, saying `why`.
 fn failed_answer(id: Value, why: String) -> Option<RxJsonRpcMessage<RoleClient>> {
-    let answer = json!({
-        "jsonrpc": "2.0",
-        "id": id,
-        "error": { "code": ANSWER_TOO_LARGE, "message": why },
-    });
-    serde_json::from_value(answer).ok()
+    serde_json::from_str(&wire::error_answer(&id, ANSWER_TOO_LARGE.into(), why)).ok()
 }
 
 /// Lines longer than this are read with care: a listing or a result of many small items is
@@ -472,21 +470,13 @@ pub async fn refuse_stdio(why: &str) -> std::io::Result<()> {
                 Err(_) => Value::Null,
             },
         };
-        let answer = json!({
-            "jsonrpc": "2.0",
-            "id": id,
-            "error": { "code": SERVER_NOT_STARTED, "message": why },
-        });
-        let mut bytes = serde_json::to_vec(&answer)?;
+        let mut bytes = wire::error_answer(&id, INTERNAL_ERROR, why).into_bytes();
         bytes.push(b'\n');
         write.write_all(&bytes).await?;
         write.flush().await?;
     }
     Ok(())
 }
-
-/// The error code of [`refuse_stdio`]'s answers: JSON-RPC's internal error.
-const SERVER_NOT_STARTED: i64 = -32603;
 
 /// How often [`stdout_gone`] looks.
 const GONE_EVERY: std::time::Duration = std::time::Duration::from_millis(200);

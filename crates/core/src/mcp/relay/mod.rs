@@ -25,11 +25,6 @@
 
 mod filter;
 mod fit;
-#[cfg(feature = "mcp-http")]
-pub(crate) mod http;
-#[cfg(feature = "mcp-http")]
-mod http_client;
-pub(crate) mod link;
 mod peer;
 mod session;
 mod upstream;
@@ -40,12 +35,13 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::tool::MediaLimits;
-#[cfg(feature = "mcp-http")]
-pub use http::{HttpOptions, HttpServer, Limits, METRICS_PATH};
 pub use upstream::{Prefix, Upstream};
 
 use crate::artifacts::{ArtifactStore, MemoryStore, READ_ARTIFACT};
 use crate::budget::BudgetPolicy;
+#[cfg(feature = "mcp-http")]
+use crate::mcp::http::{self, HttpOptions, HttpServer};
+use crate::mcp::link;
 use crate::mcp::wire;
 use crate::registry::{ReadArtifact, Registry};
 use crate::schema::Dialect;
@@ -307,7 +303,9 @@ impl Proxy {
                 let _ = session::run(settings, link).await;
             })
         });
-        HttpServer::start(options, metrics, sessions).await
+        HttpServer::start(options, metrics, sessions)
+            .await
+            .map_err(ProxyError::Http)
     }
 }
 
@@ -336,8 +334,7 @@ fn reader(
     Ok((reader, listing))
 }
 
-/// Why a proxy (or [`McpServer::serve_http`](crate::mcp::McpServer::serve_http)) could not
-/// serve, a variant a caller can match.
+/// Why a proxy could not serve, a variant a caller can match.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ProxyError {
@@ -358,15 +355,11 @@ pub enum ProxyError {
     /// The proxy's own `read_artifact` could not be set up with the proxy's cap.
     #[error("the proxy's read_artifact could not be set up ({0})")]
     Reader(#[source] Box<dyn std::error::Error + Send + Sync>),
-    /// The HTTP address could not be listened on.
-    #[error("cannot listen on {addr} ({source})")]
-    Listen {
-        /// The address asked for.
-        addr: std::net::SocketAddr,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
+    /// Its HTTP endpoint could not listen, or stopped with a failure.
+    #[cfg(feature = "mcp-http")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
+    #[error(transparent)]
+    Http(#[from] crate::mcp::HttpError),
     /// A server's tool pattern ([`Upstream::allow_tools`], [`Upstream::deny_tools`]) is not a
     /// glob.
     #[error("server `{server}`: the tool pattern `{pattern}` is not a glob ({why})")]
@@ -378,9 +371,6 @@ pub enum ProxyError {
         /// What is wrong with it.
         why: String,
     },
-    /// The HTTP listener stopped with a failure while it served.
-    #[error("the HTTP listener failed ({0})")]
-    Listener(#[source] tokio::task::JoinError),
 }
 
 /// What the proxy does with one `tools/call` answer an upstream sends: the line read as a

@@ -10,11 +10,8 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use super::link::{Link, Sink, Source};
-use crate::mcp::wire::{self, Raw, Received};
-
-/// JSON-RPC's "internal error", for answers the relay makes when a peer ended.
-pub(crate) const INTERNAL_ERROR: i64 = -32603;
+use crate::mcp::link::{Link, Sink, Source};
+use crate::mcp::wire::{self, INTERNAL_ERROR, Raw, Received};
 
 /// An answer: its result, or its error object, each as the peer wrote it.
 pub(crate) type Outcome = Result<Raw, Raw>;

@@ -9,10 +9,10 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
-use super::link::{self, Link};
 use super::peer::{Incoming, Peer, Side};
 use crate::mcp::child::{self, Process};
 use crate::mcp::client::{ConfigError, McpClientError, ServerConfig, expand_config};
+use crate::mcp::link::{self, Link};
 use crate::mcp::wire;
 use crate::tool::DisplayDuration;
 
@@ -420,7 +420,7 @@ async fn start_with(
         }
         #[cfg(feature = "mcp-http")]
         Target::Url { url, headers } => (
-            super::http_client::connect(url, headers, limits.max_message_bytes)
+            crate::mcp::http::connect(url, headers, limits.max_message_bytes)
                 .map_err(|why| format!("MCP server `{name}` at {url}: {why}"))?,
             None,
         ),

@@ -205,6 +205,11 @@ pub(crate) fn answer(id: &Value, outcome: Result<Raw, Raw>) -> String {
     .line()
 }
 
+/// A JSON-RPC answer failing request `id` with `code`, saying `message`, as one line.
+pub(crate) fn error_answer(id: &Value, code: i64, message: impl Into<String>) -> String {
+    answer(id, Err(raw(&error(code, message))))
+}
+
 /// A JSON-RPC error object.
 pub(crate) fn error(code: i64, message: impl Into<String>) -> Value {
     json!({ "code": code, "message": message.into() })

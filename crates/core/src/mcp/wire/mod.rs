@@ -14,7 +14,7 @@ pub(crate) use lines::{Lines, Next};
 #[cfg(feature = "mcp-http")]
 pub(crate) use message::Message;
 pub(crate) use message::{
-    Raw, Received, answer, error, notification, parse, parse_owned, raw, request,
+    Raw, Received, answer, error, error_answer, notification, parse, parse_owned, raw, request,
 };
 
 /// The longest message accepted, in bytes (rmcp's own default, 16 MiB).
@@ -26,10 +26,22 @@ pub(crate) const ID_PREFIX_BYTES: usize = 4096;
 /// range JSON-RPC leaves to implementations).
 pub(crate) const ANSWER_TOO_LARGE: i32 = -32_099;
 
-/// JSON-RPC 2.0 error codes.
+// JSON-RPC 2.0 error codes, each named once here.
+/// The line is not JSON.
 pub(crate) const PARSE_ERROR: i64 = -32700;
+/// The JSON is not a request.
 pub(crate) const INVALID_REQUEST: i64 = -32600;
+/// No such method (here: the method is one no server behind the proxy serves).
+pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
+/// The request's params are not what its method takes.
 pub(crate) const INVALID_PARAMS: i64 = -32602;
+/// The request could not be served for a reason of the server's (a server that did not start,
+/// an upstream that failed).
+pub(crate) const INTERNAL_ERROR: i64 = -32603;
+/// A request to an upstream over HTTP failed at the HTTP level (the first code of JSON-RPC's
+/// "server error" range).
+#[cfg(feature = "mcp-http")]
+pub(crate) const HTTP_FAILED: i64 = -32_000;
 
 /// A request whose method needs `params` (with certain fields) but came without them: its id
 /// and the error message.

@@ -1,6 +1,5 @@
 //! Listings: every server's tools, prompts and resources in one, named so none collide, and the routes from a listed name back to its server.
 
-use super::super::peer::INTERNAL_ERROR;
 use super::super::upstream::Prefix;
 use super::super::upstream::error_text;
 use super::search::call_listing;
@@ -12,6 +11,7 @@ use crate::mcp::caps::MAX_RESULT_META_KEY;
 use crate::mcp::client::PREFIX_SEPARATOR;
 use crate::mcp::structure::OutputSchema;
 use crate::mcp::wire;
+use crate::mcp::wire::INTERNAL_ERROR;
 use crate::mcp::wire::INVALID_PARAMS;
 use crate::mcp::wire::bounded;
 use crate::sync::lock;

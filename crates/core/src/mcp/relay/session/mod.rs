@@ -19,12 +19,13 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use super::fit::{self, Fitting};
-use super::link::Link;
-use super::peer::{INTERNAL_ERROR, Incoming, Outcome, Peer, Side};
+use super::peer::{Incoming, Outcome, Peer, Side};
 use super::upstream::{Connecting, Live, Upstream};
 use crate::mcp::caps;
+use crate::mcp::link::Link;
 use crate::mcp::structure::OutputSchema;
 use crate::mcp::wire::{self, Raw};
+use crate::mcp::wire::{INTERNAL_ERROR, METHOD_NOT_FOUND};
 use crate::mcp::wire::{INVALID_PARAMS, INVALID_REQUEST, missing_params};
 use crate::registry::Registry;
 
@@ -36,7 +37,6 @@ pub(crate) mod shared;
 mod upstreams;
 
 /// JSON-RPC's "method not found".
-const METHOD_NOT_FOUND: i64 = -32601;
 /// The most pages of one listing read from a server, and the most items kept (tools: the cap
 /// on tools): a server that hands out cursors forever, or lists without end, is read this far
 /// and no further.

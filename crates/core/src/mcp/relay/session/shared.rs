@@ -30,8 +30,9 @@ use serde_json::{Value, json};
 use super::super::peer::{Incoming, Peer};
 use super::super::upstream::{self, Connecting, Live, LiveSlot, Upstream};
 use super::progress::ProgressRoutes;
-use super::{METHOD_NOT_FOUND, Session, value};
+use super::{Session, value};
 use crate::mcp::wire;
+use crate::mcp::wire::METHOD_NOT_FOUND;
 use crate::sync::lock;
 
 /// The protocol versions this gateway speaks, oldest first.

@@ -1,6 +1,5 @@
 //! Starting the servers of a session, answering `initialize` for them, and what they send.
 
-use super::super::peer::INTERNAL_ERROR;
 use super::super::peer::Incoming;
 use super::super::peer::Outcome;
 use super::super::peer::Peer;
@@ -8,6 +7,7 @@ use super::super::upstream;
 use super::super::upstream::Live;
 use super::{Session, key, ok, raw_error, value};
 use crate::mcp::wire;
+use crate::mcp::wire::INTERNAL_ERROR;
 use crate::mcp::wire::INVALID_REQUEST;
 use crate::sync::lock;
 use futures_util::future::BoxFuture;

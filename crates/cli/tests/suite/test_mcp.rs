@@ -9,7 +9,7 @@ use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
 
-mod common;
+use crate::common;
 use common::{alive, call, text};
 
 type Client = RunningService<RoleClient, ()>;

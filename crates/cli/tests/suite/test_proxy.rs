@@ -17,8 +17,8 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, ServiceExt as _};
 use serde_json::{Value, json};
 
-mod common;
-mod fixture;
+use crate::common;
+use crate::fixture;
 use common::{alive, text};
 use fixture::fixture;
 

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
-mod common;
-mod fixture;
+use crate::common;
+use crate::fixture;
 use common::alive;
 use fixture::fixture;
 

@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
-use super::super::link::{Link, QUEUE};
 use super::Sessions;
 use crate::artifacts::{ArtifactId, Owner};
+use crate::mcp::link::{Link, QUEUE};
 use crate::mcp::metrics::{Metrics, SessionEnd, Telemetry};
 use crate::mcp::wire::{self, Received};
 

@@ -11,14 +11,12 @@ use futures_util::StreamExt as _;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::link::{Link, QUEUE};
+use crate::mcp::link::{Link, QUEUE};
 use crate::mcp::wire::{self, Received};
 use crate::trim::grouped;
 
 const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
-/// JSON-RPC's "server error" range: an HTTP failure of a request.
-const HTTP_ERROR: i64 = -32_000;
 /// The most of an HTTP error's body quoted in the error.
 const MAX_QUOTED: usize = 300;
 
@@ -73,7 +71,7 @@ impl Shared {
     async fn fail(&self, id: &Value, why: String) {
         let answer = wire::Message {
             id: Some(id.clone()),
-            error: Some(wire::raw(&wire::error(HTTP_ERROR, why))),
+            error: Some(wire::raw(&wire::error(wire::HTTP_FAILED, why))),
             ..wire::Message::default()
         };
         self.deliver(Received::Message(answer)).await;

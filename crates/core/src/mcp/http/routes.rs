@@ -1,0 +1,330 @@
+//! The endpoint's routes: `POST` a message (answered as an event stream), `GET` the session's
+//! own stream, `DELETE` the session, `GET /metrics`; each request admitted by the guard and
+//! the limits first, and its body read within the bounds of one message and of all in flight.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{Method, Request, Response, StatusCode, header};
+use http_body_util::BodyExt as _;
+use hyper::body::Incoming;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::events::sse;
+use super::listen::Endpoint;
+use super::sessions::{Credential, Refused};
+use super::{
+    Body, METRICS_PATH, SESSION_HEADER, full, guard, header_value, json_error, limits, sessions,
+};
+use crate::artifacts::Owner;
+use crate::mcp::link::QUEUE;
+use crate::mcp::metrics::Telemetry;
+use crate::mcp::wire::{self, MAX_MESSAGE_BYTES, Received};
+
+/// Why a body was not read.
+enum Unread {
+    /// Over the limit of one message.
+    TooLarge,
+    /// Over the bytes in flight across connections.
+    Busy,
+    /// The connection failed mid-body.
+    Broken,
+}
+
+impl Endpoint {
+    pub(super) async fn handle(&self, request: Request<Incoming>) -> Response<Body> {
+        if request.uri().path() == METRICS_PATH
+            && self.options.metrics.enabled
+            && self.options.path != METRICS_PATH
+        {
+            return self.serve_metrics(&request);
+        }
+        if request.uri().path() != self.options.path {
+            return full(
+                StatusCode::NOT_FOUND,
+                format!("not found; the MCP endpoint is {}", self.options.path),
+            );
+        }
+        let credential = match guard::admit(
+            &self.options,
+            self.addr,
+            &self.credentials,
+            request.headers(),
+        ) {
+            Ok(credential) => credential,
+            Err(refused) => return *refused,
+        };
+        if let Err(refused) = guard::media_types(request.method(), request.headers()) {
+            return *refused;
+        }
+        let session = request
+            .headers()
+            .get(SESSION_HEADER)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned);
+        match *request.method() {
+            Method::POST => self.post(request, session, credential).await,
+            Method::GET => self.get(session, credential),
+            Method::DELETE => match session.filter(|id| self.table.remove(id, credential)) {
+                Some(_) => full(StatusCode::OK, ""),
+                None => full(StatusCode::NOT_FOUND, "no such session"),
+            },
+            _ => {
+                let mut response = full(StatusCode::METHOD_NOT_ALLOWED, "use POST, GET or DELETE");
+                response.headers_mut().insert(
+                    header::ALLOW,
+                    header::HeaderValue::from_static("GET, POST, DELETE"),
+                );
+                response
+            }
+        }
+    }
+
+    /// `GET /metrics`: the figures, for a request the endpoint admits (its token, its origins).
+    fn serve_metrics(&self, request: &Request<Incoming>) -> Response<Body> {
+        if let Err(refused) = guard::admit(
+            &self.options,
+            self.addr,
+            &self.credentials,
+            request.headers(),
+        ) {
+            return *refused;
+        }
+        if request.method() != Method::GET {
+            let mut response = full(StatusCode::METHOD_NOT_ALLOWED, "use GET");
+            response
+                .headers_mut()
+                .insert(header::ALLOW, header::HeaderValue::from_static("GET"));
+            return response;
+        }
+        let mut response = full(StatusCode::OK, self.metrics.render());
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            header::HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+        );
+        response
+    }
+
+    /// Reads a body within the limit of one message and the bytes in flight across
+    /// connections; the permits are held until the message is handed on.
+    async fn body(
+        &self,
+        request: Request<Incoming>,
+    ) -> Result<(Bytes, tokio::sync::OwnedSemaphorePermit), Unread> {
+        let declared = request
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.parse::<usize>().ok());
+        if declared.is_some_and(|length| length > MAX_MESSAGE_BYTES) {
+            return Err(Unread::TooLarge);
+        }
+        let take = |bytes: usize| {
+            u32::try_from(bytes)
+                .ok()
+                .and_then(|bytes| Arc::clone(&self.bodies).try_acquire_many_owned(bytes).ok())
+                .ok_or(Unread::Busy)
+        };
+        let mut held = take(declared.unwrap_or(0))?;
+        let mut read = bytes::BytesMut::new();
+        let mut body = request.into_body();
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|_| Unread::Broken)?;
+            let Ok(data) = frame.into_data() else {
+                continue;
+            };
+            if read.len() + data.len() > MAX_MESSAGE_BYTES {
+                return Err(Unread::TooLarge);
+            }
+            read.extend_from_slice(&data);
+            let unpaid = read.len().saturating_sub(held.num_permits());
+            if unpaid > 0 {
+                held.merge(take(unpaid)?);
+            }
+        }
+        Ok((read.freeze(), held))
+    }
+
+    async fn post(
+        &self,
+        request: Request<Incoming>,
+        session: Option<String>,
+        credential: Credential,
+    ) -> Response<Body> {
+        let (body, _held) = match self.body(request).await {
+            Ok(read) => read,
+            Err(Unread::TooLarge) => {
+                return json_error(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    wire::INVALID_REQUEST,
+                    "the message is over the limit of 16 MiB and was not read",
+                );
+            }
+            Err(Unread::Busy) => {
+                let mut response = json_error(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    wire::INVALID_REQUEST,
+                    "the server is reading as many bytes of messages as it takes at once; retry shortly",
+                );
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+                return response;
+            }
+            Err(Unread::Broken) => {
+                return full(StatusCode::BAD_REQUEST, "the body could not be read");
+            }
+        };
+        let received = wire::parse(&body);
+        drop(body);
+        let (is_initialize, is_call, request_id, token) = match &received {
+            Received::Message(message) => (
+                message.method.as_deref() == Some("initialize"),
+                message.method.as_deref() == Some("tools/call"),
+                message
+                    .id
+                    .as_ref()
+                    .filter(|_| message.method.is_some())
+                    .map(Value::to_string),
+                message.params_value()["_meta"]["progressToken"].to_string(),
+            ),
+            Received::Unreadable { .. } => (false, false, None, String::new()),
+        };
+        // Limits count requests (not notifications or answers, which finish what is running).
+        let principal = self.credentials.principal(credential).unwrap_or_default();
+        let mut held = limits::Held::default();
+        if request_id.is_some() {
+            let taken = self.limiter.request(principal).and_then(|()| {
+                if is_call {
+                    held = self.limiter.call(principal)?;
+                }
+                Ok(())
+            });
+            if let Err(refused) = taken {
+                return too_many(refused);
+            }
+        }
+        let (id, live) = match (session, is_initialize) {
+            (None, true) => match self.open(credential) {
+                Ok(opened) => opened,
+                Err(refused) => return *refused,
+            },
+            (Some(id), _) => match self.table.get(&id, credential) {
+                Some(live) => (id, live),
+                None => {
+                    return json_error(
+                        StatusCode::NOT_FOUND,
+                        wire::INVALID_REQUEST,
+                        "no such session (it ended or never was); initialize a new one",
+                    );
+                }
+            },
+            (None, false) => {
+                return json_error(
+                    StatusCode::BAD_REQUEST,
+                    wire::INVALID_REQUEST,
+                    "no `Mcp-Session-Id`: send `initialize` first, then its session id with every request",
+                );
+            }
+        };
+        let Some(request_id) = request_id else {
+            // A notification or an answer: accepted, nothing to stream back.
+            let unreadable = matches!(received, Received::Unreadable { .. });
+            let _ = live.to_session.send(received).await;
+            let mut response = full(
+                if unreadable {
+                    StatusCode::BAD_REQUEST
+                } else {
+                    StatusCode::ACCEPTED
+                },
+                "",
+            );
+            response
+                .headers_mut()
+                .insert(SESSION_HEADER, header_value(&id));
+            return response;
+        };
+        let (stream, answers) = mpsc::channel(QUEUE);
+        crate::sync::lock(&live.router).wait(request_id, token, stream);
+        let _ = live.to_session.send(received).await;
+        let mut response = sse(answers, held);
+        response
+            .headers_mut()
+            .insert(SESSION_HEADER, header_value(&id));
+        response
+    }
+
+    /// A new session of `credential`, running; its artifacts its principal's, or its own.
+    fn open(
+        &self,
+        credential: Credential,
+    ) -> Result<(String, Arc<sessions::LiveSession>), Box<Response<Body>>> {
+        let principal = self.credentials.principal(credential);
+        let telemetry = Telemetry {
+            metrics: self.metrics.clone(),
+            principal: principal.map(Arc::from),
+        };
+        let owner_of = |id: &str| {
+            principal
+                .and_then(|name| Owner::principal(name).ok())
+                .or_else(|| Owner::session(id).ok())
+                .expect("a session id of hex digits names an owner")
+        };
+        self.table
+            .open(&self.sessions, credential, owner_of, telemetry)
+            .map_err(|refused| {
+                Box::new(match refused {
+                    Refused::Full(open) => {
+                        let mut response = full(
+                            StatusCode::SERVICE_UNAVAILABLE,
+                            format!(
+                                "{open} sessions are open and busy, the most this server takes; \
+                                 retry shortly"
+                            ),
+                        );
+                        response
+                            .headers_mut()
+                            .insert(header::RETRY_AFTER, header::HeaderValue::from_static("5"));
+                        response
+                    }
+                    Refused::NoId(why) => full(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        format!("no session id ({why})"),
+                    ),
+                })
+            })
+    }
+
+    /// The client's stream of what the session sends outside any request.
+    fn get(&self, session: Option<String>, credential: Credential) -> Response<Body> {
+        let Some(live) = session.and_then(|id| self.table.get(&id, credential)) else {
+            return full(StatusCode::NOT_FOUND, "no such session");
+        };
+        let (stream, messages) = mpsc::channel(QUEUE);
+        if !crate::sync::lock(&live.router).listen(stream) {
+            return full(StatusCode::CONFLICT, "the session's stream is already open");
+        }
+        sse(messages, limits::Held::default())
+    }
+}
+
+/// 429: a limit refused the request; when to try again.
+fn too_many(refused: limits::Refusal) -> Response<Body> {
+    use crate::mcp::metrics::Limited;
+    let what = match refused.why {
+        Limited::Rate => "this principal's requests per minute",
+        Limited::Concurrency => "this principal's tool calls at once",
+        Limited::Global => "the tool calls this server runs at once",
+    };
+    let mut response = json_error(
+        StatusCode::TOO_MANY_REQUESTS,
+        wire::INVALID_REQUEST,
+        &format!("over {what}; retry in {} s", refused.retry_after),
+    );
+    response.headers_mut().insert(
+        header::RETRY_AFTER,
+        header::HeaderValue::from(refused.retry_after),
+    );
+    response
+}
