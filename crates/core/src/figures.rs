@@ -4,8 +4,18 @@
 use std::fmt;
 use std::time::Duration;
 
-/// Durations as people write them: `30s`, `1.5s`, `250ms`, `2m`.
-pub(crate) struct DisplayDuration(pub(crate) Duration);
+/// Durations as people write them: `30s`, `1.5s`, `250ms`, `2m` — the one way every message
+/// of toolsmith (and of a tool that wants to read like one) states a duration.
+///
+/// ```
+/// use std::time::Duration;
+/// use toolsmith::figures::DisplayDuration;
+///
+/// assert_eq!(DisplayDuration(Duration::from_millis(1500)).to_string(), "1.5s");
+/// assert_eq!(format!("within {}", DisplayDuration(Duration::from_secs(120))), "within 2m");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DisplayDuration(pub Duration);
 
 impl fmt::Display for DisplayDuration {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -218,7 +218,7 @@ mod sync;
 
 pub mod trim;
 
-mod figures;
+pub mod figures;
 pub mod lines;
 #[cfg(unix)]
 #[cfg_attr(docsrs, doc(cfg(unix)))]

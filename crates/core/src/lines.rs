@@ -104,12 +104,12 @@ impl<R: BufRead> LineReader<R> {
                     }
                 }
             } else if let Some(checkpoints) = &mut self.checkpoints
-                && let Some(last) = memchr::memrchr(b'\n', buffer)
+                && let Some(after) = crate::trim::after_last_break(buffer, 0, buffer.len())
             {
                 // The line after the buffer's last newline starts a checkpoint.
                 checkpoints.push(Checkpoint {
                     line: self.newlines + found,
-                    byte: self.bytes + last as u64 + 1,
+                    byte: self.bytes + after as u64,
                 });
             }
             self.newlines += found;

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
 use serde::Deserialize;
+use toolsmith::figures::DisplayDuration;
 use toolsmith::process::ProcessTree;
 use toolsmith::tool::{Audience, Tool, ToolContext, ToolError, ToolOutput};
 
@@ -220,8 +221,8 @@ async fn drive(
             _ = progress.tick() => cx.progress(
                 Audience::User,
                 format!(
-                    "running for {}s, {} lines of output so far",
-                    started.elapsed().as_secs(),
+                    "running for {}, {} lines of output so far",
+                    DisplayDuration(Duration::from_secs(started.elapsed().as_secs())),
                     grouped(run.lines.load(Ordering::Relaxed))
                 ),
             ),
@@ -281,9 +282,9 @@ async fn drive(
         End::TimedOut(limit) => {
             let _ = sender.send(Ok(tail.into_bytes())).await;
             Err(ToolError::failed(format!(
-                "killed: the command did not finish within {}s; it and everything it started \
+                "killed: the command did not finish within {}; it and everything it started \
                  were stopped. The output until then is above.",
-                limit.as_secs()
+                DisplayDuration(limit)
             )))
         }
         End::Cancelled | End::Abandoned => {

@@ -3,7 +3,8 @@
 //! clients and servers (`test_interop`), one answer per request (`test_answers`), the gateway
 //! under pressure, operated, and replicated (`test_gateway`, `test_operate`, `test_replicas`).
 //! One binary links the crate and its dependencies once, not once per area; each area is a module
-//! (`cargo test -p toolsmith-cli --test suite test_proxy::` runs one).
+//! (`cargo test -p toolsmith-cli test_proxy::` runs one, and builds the fixture server, an
+//! example of this package, with the tests).
 
 #[path = "../common/mod.rs"]
 mod common;

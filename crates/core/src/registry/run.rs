@@ -16,9 +16,10 @@ use super::refusal::{Failure, Refusal};
 use crate::approval::{ApprovalPolicy, ApprovalRequest};
 use crate::artifacts::spool_to;
 use crate::budget::BudgetPolicy;
+use crate::figures::DisplayDuration;
 use crate::tool::{
-    Body as OutputBody, CallArgs, DisplayDuration, DynTool, ErrorKind, Event, OutputParts,
-    OutputStream, ToolContext, ToolError,
+    Body as OutputBody, CallArgs, DynTool, ErrorKind, Event, OutputParts, OutputStream,
+    ToolContext, ToolError,
 };
 use crate::trim::{Capture, Captured, TrimStyle};
 

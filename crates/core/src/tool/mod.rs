@@ -25,7 +25,6 @@ mod size_hint;
 mod spec;
 mod typed;
 
-pub(crate) use crate::figures::DisplayDuration;
 pub use crate::names::is_valid_tool_name;
 pub use args_tool::{ArgsTool, ToolArgs};
 pub use context::{Audience, CallSummary, Event, LogLevel, State, StateNeed, ToolContext};

@@ -7,6 +7,19 @@ pub(crate) fn line_end(bytes: &[u8], start: usize, limit: usize) -> usize {
     memchr::memchr(b'\n', &bytes[start..limit]).map_or(limit, |i| start + i + 1)
 }
 
+/// Where a line starts after the last line break in `bytes[stop..at]`: `None` when that span
+/// holds none. The one search back for a line's start; the functions below and every scan of
+/// `trim` ask it.
+pub(crate) fn after_last_break(bytes: &[u8], stop: usize, at: usize) -> Option<usize> {
+    memchr::memrchr(b'\n', &bytes[stop..at]).map(|i| stop + i + 1)
+}
+
+/// The start of the line holding the position `at` (a position just after a line break starts
+/// its line).
+pub(crate) fn line_start_at(bytes: &[u8], at: usize) -> usize {
+    after_last_break(bytes, 0, at).unwrap_or(0)
+}
+
 /// The start of the line that ends at `end` (at or after `stop`): `end` may be just after the
 /// line's break or, for a last line without one, the end of the text.
 pub(crate) fn line_start(bytes: &[u8], end: usize, stop: usize) -> usize {
@@ -14,7 +27,7 @@ pub(crate) fn line_start(bytes: &[u8], end: usize, stop: usize) -> usize {
         Some(last) if last >= stop && bytes[last] == b'\n' => last,
         _ => end,
     };
-    memchr::memrchr(b'\n', &bytes[stop..body]).map_or(stop, |i| stop + i + 1)
+    after_last_break(bytes, stop, body).unwrap_or(stop)
 }
 
 /// A line without its line break (`\n` or `\r\n`).
@@ -75,8 +88,9 @@ pub(crate) fn start_of_last_lines(bytes: &[u8], n: usize) -> usize {
 
 /// The chars of `text` after its last line break: its last line, cut or not.
 pub(crate) fn last_line_chars(text: &str) -> usize {
-    let start = memchr::memrchr(b'\n', text.as_bytes()).map_or(0, |i| i + 1);
-    text[start..].chars().count()
+    text[line_start_at(text.as_bytes(), text.len())..]
+        .chars()
+        .count()
 }
 
 /// The chars of `text` before its first line break (`\n` or `\r\n`).

@@ -58,7 +58,7 @@ mod watch;
 
 use std::borrow::Cow;
 
-pub(crate) use bytes::{byte_offset_after_chars, without_break};
+pub(crate) use bytes::{after_last_break, byte_offset_after_chars, without_break};
 pub(crate) use capture::{Capture, Captured, CapturedParts, OpenSpool, Spool};
 pub use json::{JsonFit, fit_json};
 pub use marker::grouped;

@@ -199,8 +199,8 @@ pub(super) fn cut_points(head: &str, tail: &str, room: usize, style: &TrimStyle)
     let mut head_end = byte_offset_after_chars(head, head_room);
     if head_end > 0 && head_bytes[head_end - 1] != b'\n' {
         let window_start = byte_offset_before_chars(head, head_end, head_room / 4);
-        if let Some(at) = memchr::memrchr(b'\n', &head_bytes[window_start..head_end]) {
-            head_end = window_start + at + 1;
+        if let Some(at) = super::bytes::after_last_break(head_bytes, window_start, head_end) {
+            head_end = at;
         }
     }
     let mut tail_start = byte_offset_before_chars(tail, tail_bytes.len(), tail_room);

@@ -378,7 +378,7 @@ impl Follow {
     /// Starts following from a stream's `head`: the run of its last complete line, with its
     /// start found in the head. `None` when the head has no complete line.
     pub(crate) fn from_head(head: &[u8], render: bool) -> Option<Follow> {
-        let complete = memchr::memrchr(b'\n', head)? + 1;
+        let complete = super::bytes::after_last_break(head, 0, head.len())?;
         let last_start = line_start(head, complete, 0);
         let last = view(without_break(&head[last_start..complete]), render);
         // The number of the head's last complete line.

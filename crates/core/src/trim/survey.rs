@@ -14,7 +14,9 @@ use std::collections::VecDeque;
 use std::ops::Range;
 
 use super::Totals;
-use super::bytes::{count_chars_and_newlines, count_newlines, lines_from};
+use super::bytes::{
+    after_last_break, count_chars_and_newlines, count_newlines, line_start_at, lines_from,
+};
 use super::salience::{Searcher, Tier, tier_of};
 
 /// Bytes counted and searched together: small enough to stay in a core's cache.
@@ -221,13 +223,9 @@ impl LineStarts {
             return at + 1;
         }
         let from = self.at.min(at);
-        let start = match memchr::memrchr(b'\n', &bytes[from..at]) {
-            Some(i) => from + i + 1,
-            None => match self.start {
-                Some(start) => start,
-                None => memchr::memrchr(b'\n', &bytes[..from]).map_or(0, |i| i + 1),
-            },
-        };
+        let start = after_last_break(bytes, from, at)
+            .or(self.start)
+            .unwrap_or_else(|| line_start_at(bytes, from));
         self.at = at;
         self.start = Some(start);
         start

@@ -8,7 +8,7 @@
 
 use std::collections::VecDeque;
 
-use super::bytes::{is_blank, without_break};
+use super::bytes::{after_last_break, is_blank, without_break};
 use super::keep::HeldExcerpt;
 use super::salience::{self, Searcher, continues};
 use super::signature::signature;
@@ -116,9 +116,8 @@ impl Watch {
             if hit < at {
                 continue;
             }
-            if let Some(i) = memchr::memrchr(b'\n', &chunk[at..hit]) {
+            if let Some(line_start) = after_last_break(chunk, at, hit) {
                 // The lines up to the matched one are passed over; the last becomes `previous`.
-                let line_start = at + i + 1;
                 self.pass_lines(chunk, at, line_start);
                 at = line_start;
             }
@@ -126,9 +125,8 @@ impl Watch {
         }
         if self.open.is_none() && at < chunk.len() {
             // Carry the line in progress (and the one before it) to the next chunk.
-            match memchr::memrchr(b'\n', &chunk[at..]) {
-                Some(i) => {
-                    let line_start = at + i + 1;
+            match after_last_break(chunk, at, chunk.len()) {
+                Some(line_start) => {
                     self.pass_lines(chunk, at, line_start);
                     self.extend_partial(&chunk[line_start..]);
                 }
@@ -176,7 +174,7 @@ impl Watch {
     /// `partial`), keeping the last as `previous`.
     fn pass_lines(&mut self, chunk: &[u8], at: usize, line_start: usize) {
         self.line += memchr::memchr_iter(b'\n', &chunk[at..line_start]).count();
-        let before_start = memchr::memrchr(b'\n', &chunk[at..line_start - 1]).map(|i| at + i + 1);
+        let before_start = after_last_break(chunk, at, line_start - 1);
         match before_start {
             Some(start) => {
                 self.previous.clear();

@@ -175,7 +175,7 @@ impl McpClientBuilder {
             .map_err(|_| {
                 inner.handshake(format!(
                     "did not list its tools within {}",
-                    crate::tool::DisplayDuration(inner.init_timeout)
+                    crate::figures::DisplayDuration(inner.init_timeout)
                 ))
             })??;
         *inner.session.lock().await = Some(Arc::new(session));

@@ -11,9 +11,10 @@ use tokio_util::sync::CancellationToken;
 use super::McpClientError;
 use super::builder::Target;
 use super::progress::{Handler, Progress, Routed};
+use crate::figures::DisplayDuration;
 use crate::mcp::child::{self, Process};
 use crate::mcp::transport::LineTransport;
-use crate::tool::{DisplayDuration, ToolError};
+use crate::tool::ToolError;
 
 /// The shared state of a client and its tools.
 pub(super) struct Inner {

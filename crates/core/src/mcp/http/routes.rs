@@ -18,6 +18,7 @@ use super::{
     Body, METRICS_PATH, SESSION_HEADER, full, guard, header_value, json_error, limits, sessions,
 };
 use crate::artifacts::Owner;
+use crate::figures::DisplayDuration;
 use crate::mcp::link::QUEUE;
 use crate::mcp::metrics::Telemetry;
 use crate::mcp::wire::{self, MAX_MESSAGE_BYTES, Received};
@@ -320,7 +321,10 @@ fn too_many(refused: limits::Refusal) -> Response<Body> {
     let mut response = json_error(
         StatusCode::TOO_MANY_REQUESTS,
         wire::INVALID_REQUEST,
-        &format!("over {what}; retry in {} s", refused.retry_after),
+        &format!(
+            "over {what}; retry in {}",
+            DisplayDuration(std::time::Duration::from_secs(refused.retry_after))
+        ),
     );
     response.headers_mut().insert(
         header::RETRY_AFTER,

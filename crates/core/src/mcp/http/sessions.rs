@@ -303,7 +303,7 @@ impl Table {
         };
         for (id, _) in &expired {
             self.metrics.session_ended(SessionEnd::Expired);
-            tracing::info!(session = %id, "session ended: idle for {}", crate::tool::DisplayDuration(self.idle_timeout));
+            tracing::info!(session = %id, "session ended: idle for {}", crate::figures::DisplayDuration(self.idle_timeout));
         }
         expired.len()
     }

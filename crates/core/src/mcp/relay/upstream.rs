@@ -10,11 +10,11 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 
 use super::peer::{Incoming, Peer, Side};
+use crate::figures::DisplayDuration;
 use crate::mcp::child::{self, Process};
 use crate::mcp::client::{ConfigError, McpClientError, ServerConfig, expand_config};
 use crate::mcp::link::{self, Link};
 use crate::mcp::wire;
-use crate::tool::DisplayDuration;
 
 /// Where a server is.
 #[derive(Debug, Clone, PartialEq, Eq)]

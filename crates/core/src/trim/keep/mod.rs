@@ -21,7 +21,7 @@ mod walk;
 
 use super::salience::Searcher;
 
-use super::bytes::{line_end, nth_line_end, without_break};
+use super::bytes::{after_last_break, line_end, nth_line_end, without_break};
 use super::marker::{Layout, line_cut_reserve, render, summary_reserve};
 use super::runs::HeldRun;
 use super::{Continuation, Cut, LineSpan, MIN_ROOM, Totals, TrimStyle, Trimmed, salience};
@@ -149,7 +149,8 @@ impl<'s, 'a> Plan<'s, 'a> {
         let head_limit = if source.whole {
             source.head.len()
         } else {
-            memchr::memrchr(b'\n', source.head.as_bytes()).map_or(source.head.len(), |i| i + 1)
+            let head = source.head.as_bytes();
+            after_last_break(head, 0, head.len()).unwrap_or(head.len())
         };
         Some(Plan {
             source,

@@ -487,8 +487,8 @@ fn excerpt_at(
     let salient_end = line_end(bytes, line_start, range.end);
     let (start, first_line) = match line_start.checked_sub(1) {
         Some(newline) if newline > range.start => {
-            let before = memchr::memrchr(b'\n', &bytes[range.start..newline])
-                .map_or(range.start, |i| range.start + i + 1);
+            let before =
+                crate::trim::after_last_break(bytes, range.start, newline).unwrap_or(range.start);
             if before >= covered && !is_blank(&bytes[before..line_start]) {
                 (before, line - 1)
             } else {

@@ -169,7 +169,7 @@ impl Session {
                 live.peer.forget(&upstream_id);
                 let reason = format!(
                     "timed out after {}",
-                    crate::tool::DisplayDuration(self.settings.timeout)
+                    crate::figures::DisplayDuration(self.settings.timeout)
                 );
                 let cancel = json!({ "requestId": upstream_id, "reason": reason });
                 live.peer

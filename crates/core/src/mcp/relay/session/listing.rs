@@ -74,7 +74,7 @@ impl Session {
                         live.peer.forget(&id);
                         return Err(format!(
                             "`{method}` of `{name}` did not answer within {}",
-                            crate::tool::DisplayDuration(self.settings.connecting.init_timeout)
+                            crate::figures::DisplayDuration(self.settings.connecting.init_timeout)
                         ));
                     }
                 };

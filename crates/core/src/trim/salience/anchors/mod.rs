@@ -430,7 +430,7 @@ mod tests {
             .iter()
             .map(|occurrence| match bytes[occurrence.start] {
                 b'\n' => occurrence.start + 1,
-                _ => memchr::memrchr(b'\n', &bytes[..occurrence.start]).map_or(0, |i| i + 1),
+                _ => crate::trim::bytes::line_start_at(bytes, occurrence.start),
             })
             .collect();
         lines.dedup();
