@@ -9,7 +9,7 @@
 use serde_json::json;
 use toolsmith::artifacts::MemoryStore;
 use toolsmith::tool::{Tool, ToolContext, ToolError, ToolLimits, ToolOutput};
-use toolsmith::trim::Salience;
+use toolsmith::trim::{Render, Salience, TrimStyle};
 use toolsmith::{BudgetPolicy, Registry, ToolCall, async_trait};
 
 #[path = "../tests/common/corpus.rs"]
@@ -44,23 +44,27 @@ impl Tool for Show {
     }
 
     fn limits(&self) -> ToolLimits {
-        let limits = if self.stream {
+        let (limits, trim) = if self.stream {
             // run_command's limits, as they were.
-            ToolLimits::default()
-                .with_max_result_chars(Some(20_000))
-                .with_max_result_lines(Some(200))
-                .with_head_ratio(0.2)
+            (
+                ToolLimits::default().with_max_result_chars(Some(20_000)),
+                TrimStyle::default()
+                    .with_max_lines(Some(200))
+                    .with_head_ratio(0.2),
+            )
         } else {
-            ToolLimits::default()
+            (ToolLimits::default(), TrimStyle::default())
         };
-        if self.positional {
-            limits
-                .with_folding(false)
+        let trim = if self.positional {
+            trim.with_folding(false)
                 .with_salience(Salience::Off)
-                .with_render(toolsmith::trim::Render::Never)
+                .with_render(Render::Never)
+        } else if self.stream {
+            trim.with_render(Render::Always)
         } else {
-            limits.with_terminal_output(self.stream)
-        }
+            trim.with_render(Render::OnCut)
+        };
+        limits.with_trim(trim)
     }
 
     async fn call(&self, args: ShowArgs, _cx: &ToolContext) -> Result<ToolOutput, ToolError> {

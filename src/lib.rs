@@ -63,9 +63,12 @@ impl Tool for Emit {
     fn limits(&self) -> ToolLimits {
         ToolLimits::default()
             .with_max_result_chars(self.max_result_chars)
-            .with_max_result_lines(self.max_result_lines)
-            .with_folding(false)
-            .with_salience(toolsmith::trim::Salience::Off)
+            .with_trim(
+                toolsmith::trim::TrimStyle::default()
+                    .with_max_lines(self.max_result_lines)
+                    .with_folding(false)
+                    .with_salience(toolsmith::trim::Salience::Off),
+            )
     }
 
     async fn call(&self, args: EmitArgs, _cx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -191,11 +194,21 @@ impl Tool for Noop {
 ///
 /// When `/proc/self/status` cannot be read or has no `VmHWM` line (not Linux).
 pub fn peak_resident_bytes() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
-    let kib: u64 = status
+    status_kib(None, "VmHWM:").expect("a VmHWM line in /proc/self/status") * 1024
+}
+
+/// A figure in KiB of `/proc/<pid>/status` (this process's for `None`), by its field with the
+/// colon (`VmHWM:` the peak resident set, `VmRSS:` the current one): the one reader of it for
+/// the tests and benches that measure memory. `None` where the file or the field is missing
+/// (a process that ended; not Linux).
+pub fn status_kib(pid: Option<u32>, field: &str) -> Option<u64> {
+    let path = match pid {
+        Some(pid) => format!("/proc/{pid}/status"),
+        None => "/proc/self/status".to_owned(),
+    };
+    std::fs::read_to_string(path)
+        .ok()?
         .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .find_map(|line| line.strip_prefix(field))
         .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
-        .expect("a VmHWM line in /proc/self/status");
-    kib * 1024
 }

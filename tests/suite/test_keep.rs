@@ -296,9 +296,11 @@ async fn a_tool_that_turns_salience_off_is_cut_by_position() {
             static SPEC: std::sync::OnceLock<ToolSpec> = std::sync::OnceLock::new();
             SPEC.get_or_init(|| {
                 ToolSpec::new("plain", "Plain.", json!({ "type": "object" })).with_limits(
-                    toolsmith::tool::ToolLimits::default()
-                        .with_salience(toolsmith::trim::Salience::Off)
-                        .with_folding(false),
+                    toolsmith::tool::ToolLimits::default().with_trim(
+                        toolsmith::trim::TrimStyle::default()
+                            .with_salience(toolsmith::trim::Salience::Off)
+                            .with_folding(false),
+                    ),
                 )
             })
         }

@@ -156,8 +156,8 @@ fn specs_carry_names_descriptions_and_limits() {
         "Counts words in a text.\n\nSpaces separate words."
     );
     assert_eq!(count.limits.max_result_chars, Some(1_000));
-    assert_eq!(count.limits.max_result_lines, Some(20));
-    assert_eq!(count.limits.head_ratio, 0.5);
+    assert_eq!(count.limits.trim.max_lines(), Some(20));
+    assert_eq!(count.limits.trim.head_ratio(), 0.5);
     assert_eq!(
         count.limits.timeout,
         Some(std::time::Duration::from_secs(5))

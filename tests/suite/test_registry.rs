@@ -662,7 +662,7 @@ impl Tool for Unit {
     }
 
     fn limits(&self) -> ToolLimits {
-        ToolLimits::default().with_head_ratio(0.5)
+        ToolLimits::default().with_trim(toolsmith::trim::TrimStyle::default().with_head_ratio(0.5))
     }
 
     async fn call(&self, _: (), _: &ToolContext) -> Result<ToolOutput, ToolError> {

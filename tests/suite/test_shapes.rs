@@ -46,7 +46,8 @@ impl Tool for Show {
     }
 
     fn limits(&self) -> toolsmith::tool::ToolLimits {
-        toolsmith::tool::ToolLimits::default().with_render(Render::OnCut)
+        toolsmith::tool::ToolLimits::default()
+            .with_trim(toolsmith::trim::TrimStyle::default().with_render(Render::OnCut))
     }
 
     async fn call(&self, args: ShowArgs, _cx: &ToolContext) -> Result<ToolOutput, ToolError> {

@@ -44,14 +44,7 @@ fn node() -> PathBuf {
 
 /// The resident memory of `pid` and every process under it, in MiB.
 fn tree_mib(pid: u32) -> f64 {
-    let own = std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find(|line| line.starts_with("VmRSS:"))
-        .and_then(|line| line.split_whitespace().nth(1))
-        .and_then(|kib| kib.parse::<f64>().ok())
-        .unwrap_or(0.0)
-        / 1024.0;
+    let own = toolsmith_workspace::status_kib(Some(pid), "VmRSS:").unwrap_or(0) as f64 / 1024.0;
     let children: Vec<u32> = std::fs::read_dir(format!("/proc/{pid}/task"))
         .into_iter()
         .flatten()

@@ -22,13 +22,7 @@ fn interop() -> PathBuf {
 
 /// A memory figure of process `pid` in MiB (`VmHWM:` the peak, `VmRSS:` the current).
 fn resident_mib(pid: u32, field: &str) -> f64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find(|line| line.starts_with(field))
-        .and_then(|line| line.split_whitespace().nth(1))
-        .and_then(|kib| kib.parse::<f64>().ok())
-        .map_or(f64::NAN, |kib| kib / 1024.0)
+    toolsmith_workspace::status_kib(Some(pid), field).map_or(f64::NAN, |kib| kib as f64 / 1024.0)
 }
 
 /// Runs `attack` through a proxy: the baseline and the peak of the proxy's memory, the time the

@@ -413,17 +413,9 @@ fn limits(attrs: &ToolAttrs, krate: &TokenStream) -> TokenStream {
         let chars = chars.value;
         chain.extend(quote!(.with_max_result_chars(#some(#chars))));
     }
-    if let Some(lines) = &attrs.max_result_lines {
-        let lines = lines.value;
-        chain.extend(quote!(.with_max_result_lines(#some(#lines))));
-    }
     // Paginate first: it makes the head ratio 1.0 unless one is given, which comes after.
     if attrs.paginate.is_some() {
         chain.extend(quote!(.with_paginate(true)));
-    }
-    if let Some(ratio) = &attrs.head_ratio {
-        let ratio = ratio.value;
-        chain.extend(quote!(.with_head_ratio(#ratio)));
     }
     if let Some(ms) = &attrs.timeout_ms {
         let ms = ms.value;
@@ -435,10 +427,27 @@ fn limits(attrs: &ToolAttrs, krate: &TokenStream) -> TokenStream {
     if attrs.preserve.is_some() {
         chain.extend(quote!(.with_preserve(true)));
     }
-    if attrs.terminal_output.is_some() {
-        chain.extend(quote!(.with_terminal_output(true)));
+    // How a cut keeps what it keeps: the trim style's own setters, over the style so far.
+    let mut trim = TokenStream::new();
+    if let Some(lines) = &attrs.max_result_lines {
+        let lines = lines.value;
+        trim.extend(quote!(.with_max_lines(#some(#lines))));
     }
-    chain
+    if let Some(ratio) = &attrs.head_ratio {
+        let ratio = ratio.value;
+        trim.extend(quote!(.with_head_ratio(#ratio)));
+    }
+    if attrs.terminal_output.is_some() {
+        trim.extend(quote!(.with_render(#krate::trim::Render::Always)));
+    }
+    if trim.is_empty() {
+        return chain;
+    }
+    quote!({
+        let limits = #chain;
+        let trim = limits.trim #trim;
+        limits.with_trim(trim)
+    })
 }
 
 /// A path as the string serde's and schemars' `crate = "…"` attributes want.

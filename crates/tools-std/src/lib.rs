@@ -86,7 +86,9 @@ fn needs_sandbox(tool: Arc<dyn DynTool>) -> Arc<dyn DynTool> {
 /// no lines singled out as salient.
 fn grep() -> Arc<dyn DynTool> {
     with_spec(into_dyn(Grep::tool()), |spec| {
-        spec.limits = spec.limits.with_salience(Salience::Off);
+        spec.limits = spec
+            .limits
+            .with_trim(spec.limits.trim.with_salience(Salience::Off));
     })
 }
 

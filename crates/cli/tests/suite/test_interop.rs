@@ -887,12 +887,7 @@ async fn every_tool(raw: &mut Raw) -> (Vec<Value>, usize) {
 
 /// The peak resident set of process `pid`, in KiB (Linux: `VmHWM`).
 fn peak_rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|kib| kib.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmHWM in /proc/PID/status")
+    toolsmith_workspace::status_kib(Some(pid), "VmHWM:").expect("VmHWM in /proc/PID/status")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

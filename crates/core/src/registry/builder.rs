@@ -335,12 +335,6 @@ fn check_spec(spec: &crate::tool::ToolSpec) -> Result<(), BuildError> {
             "is 0, so every result would be empty; use None for no cap".into(),
         ));
     }
-    if !(0.0..=1.0).contains(&limits.head_ratio) {
-        return Err(limit(
-            "head_ratio",
-            format!("is {}, outside 0.0..=1.0", limits.head_ratio),
-        ));
-    }
     if limits.timeout == Some(Duration::ZERO) {
         return Err(limit(
             "timeout",

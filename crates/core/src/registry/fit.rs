@@ -165,7 +165,7 @@ fn content_of(mut record: CallRecord, registry: &Registry) -> Settled {
     // The tool's own style for its output; the error style for errors, so their first words
     // survive any allowance.
     let style = match registry.get(&record.name) {
-        Some(tool) if error_kind.is_none() => tool.spec().limits.trim_style(),
+        Some(tool) if error_kind.is_none() => tool.spec().limits.trim,
         _ => TrimStyle::error(),
     };
     Settled {

@@ -79,9 +79,8 @@ impl Tool for ReadArtifact {
     }
 
     fn limits(&self) -> ToolLimits {
-        ToolLimits::default()
-            .with_paginate(true)
-            .with_head_ratio(1.0)
+        // A page keeps its head: paginated, the whole room goes to the top.
+        ToolLimits::default().with_paginate(true)
     }
 
     fn annotations(&self) -> ToolAnnotations {

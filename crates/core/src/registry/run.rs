@@ -190,7 +190,7 @@ fn run_call(
                     OutputBody::Stream(stream) => {
                         let deadline = timeout.map(|limit| (started + limit, limit));
                         // The tool's style, looked up only for a stream (the task stays small).
-                        let style = tool.spec().limits.trim_style();
+                        let style = tool.spec().limits.trim;
                         // Boxed: a call that returns text never carries the capture's state.
                         Box::pin(consume(stream, &cx, deadline, most_allowed, style)).await
                     }

@@ -138,7 +138,7 @@ impl Tool for SearchTools {
     }
 
     fn limits(&self) -> ToolLimits {
-        ToolLimits::default().with_head_ratio(1.0)
+        ToolLimits::default().with_trim(crate::trim::TrimStyle::default().with_head_ratio(1.0))
     }
 
     fn annotations(&self) -> ToolAnnotations {

@@ -181,18 +181,17 @@ impl fmt::Debug for ToolSpec {
 }
 
 /// A tool's own limits. Each applies on top of the registry's budget, never instead of it.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 #[non_exhaustive]
 pub struct ToolLimits {
     /// The most chars one result of this tool may have, whatever the batch budget.
     /// `None` (the default) means the tool has no cap of its own.
     pub max_result_chars: Option<usize>,
-    /// The most lines one result may have; longer results are cut by the lines stage.
-    /// `None` (the default) means no line limit.
-    pub max_result_lines: Option<usize>,
-    /// The share of a trimmed result kept from the top, in `0.0..=1.0`. By default 0.3, and
-    /// 1.0 for a paginated tool (a page keeps its beginning); `run_command` favours the tail.
-    pub head_ratio: f64,
+    /// How a cut of this tool's results chooses what to keep: the head's share (0.3 by
+    /// default, 1.0 for a paginated tool), a line limit, salient lines, folds, when terminal
+    /// output is rendered. [`TrimStyle::default`](crate::trim::TrimStyle::default) unless set;
+    /// its setters are the one place these settings are written.
+    pub trim: crate::trim::TrimStyle,
     /// Whether the tool takes `offset` and `limit` and receives a [`Page`](crate::tool::Page).
     pub paginate: bool,
     /// How long one call may run. `None` (the default) means the registry's default timeout.
@@ -203,37 +202,6 @@ pub struct ToolLimits {
     /// ([`RegistryBuilder::defer`](crate::registry::RegistryBuilder::defer)): a tool seldom
     /// needed, in a registry of many, costs no context until then.
     pub defer: bool,
-    /// Which lines of a middle a cut must drop it keeps (errors, failures, tracebacks …). By
-    /// default [`Salience::Default`](crate::trim::Salience::Default); off for a paginated tool,
-    /// whose page keeps its head.
-    pub salience: crate::trim::Salience,
-    /// Whether a cut folds runs of similar lines into their first and a count. By default true;
-    /// false for a paginated tool.
-    pub fold: bool,
-    /// When escape sequences and carriage-return redraws are rendered away: by default
-    /// [`Render::OnCut`](crate::trim::Render::OnCut) (what a cut shows of an output);
-    /// [`Render::Always`](crate::trim::Render::Always) for a terminal's output (a command's,
-    /// shown rendered even when it fits, the change stated and the raw bytes kept as an
-    /// artifact); [`Render::Never`](crate::trim::Render::Never) for a paginated tool (a file's
-    /// bytes are what it shows).
-    pub render: crate::trim::Render,
-}
-
-impl Default for ToolLimits {
-    fn default() -> Self {
-        ToolLimits {
-            max_result_chars: None,
-            max_result_lines: None,
-            head_ratio: crate::trim::TrimStyle::DEFAULT_HEAD_RATIO,
-            paginate: false,
-            timeout: None,
-            preserve: false,
-            defer: false,
-            salience: crate::trim::Salience::Default,
-            fold: true,
-            render: crate::trim::Render::OnCut,
-        }
-    }
 }
 
 impl ToolLimits {
@@ -244,69 +212,45 @@ impl ToolLimits {
         self
     }
 
-    /// Sets [`max_result_lines`](Self::max_result_lines).
+    /// Sets [`trim`](Self::trim): how a cut chooses what to keep.
+    ///
+    /// ```
+    /// use toolsmith::tool::ToolLimits;
+    /// use toolsmith::trim::{Render, TrimStyle};
+    ///
+    /// // A command's output: a fifth of the room from the top, at most 200 lines, rendered
+    /// // as a terminal shows it.
+    /// let limits = ToolLimits::default().with_trim(
+    ///     TrimStyle::default()
+    ///         .with_head_ratio(0.2)
+    ///         .with_max_lines(Some(200))
+    ///         .with_render(Render::Always),
+    /// );
+    /// assert_eq!(limits.trim.head_ratio(), 0.2);
+    /// ```
     #[must_use]
-    pub fn with_max_result_lines(mut self, max: Option<usize>) -> Self {
-        self.max_result_lines = max;
-        self
-    }
-
-    /// Sets [`head_ratio`](Self::head_ratio).
-    #[must_use]
-    pub fn with_head_ratio(mut self, ratio: f64) -> Self {
-        self.head_ratio = ratio;
+    pub fn with_trim(mut self, trim: crate::trim::TrimStyle) -> Self {
+        self.trim = trim;
         self
     }
 
     /// Sets [`paginate`](Self::paginate). A paginated tool's result is cut keeping its head, next
     /// to the `next page: offset=N` the marker names: a head ratio still at its default becomes
-    /// 1.0 (set one after this call to keep a tail too), and a page is cut by position, without
-    /// folds or salient lines (set them after this call to have them).
+    /// 1.0, and a page is cut by position, without folds, salient lines or rendering (set a
+    /// [`trim`](Self::with_trim) after this call to have them).
     #[must_use]
     pub fn with_paginate(mut self, paginate: bool) -> Self {
         self.paginate = paginate;
         if paginate {
-            if self.head_ratio == crate::trim::TrimStyle::DEFAULT_HEAD_RATIO {
-                self.head_ratio = 1.0;
-            }
-            self.salience = crate::trim::Salience::Off;
-            self.fold = false;
-            self.render = crate::trim::Render::Never;
+            let ratio = self.trim.head_ratio();
+            let head_ratio = if ratio == crate::trim::TrimStyle::DEFAULT_HEAD_RATIO {
+                1.0
+            } else {
+                ratio
+            };
+            self.trim =
+                crate::trim::TrimStyle::head_tail(head_ratio).with_max_lines(self.trim.max_lines());
         }
-        self
-    }
-
-    /// Sets [`salience`](Self::salience).
-    #[must_use]
-    pub fn with_salience(mut self, salience: crate::trim::Salience) -> Self {
-        self.salience = salience;
-        self
-    }
-
-    /// Sets [`fold`](Self::fold).
-    #[must_use]
-    pub fn with_folding(mut self, fold: bool) -> Self {
-        self.fold = fold;
-        self
-    }
-
-    /// Sets [`render`](Self::render).
-    #[must_use]
-    pub fn with_render(mut self, render: crate::trim::Render) -> Self {
-        self.render = render;
-        self
-    }
-
-    /// States that the output is a terminal's (true: [`Render::Always`](crate::trim::Render::Always))
-    /// or not (false: [`Render::OnCut`](crate::trim::Render::OnCut)); what the macros'
-    /// `terminal_output` key sets.
-    #[must_use]
-    pub fn with_terminal_output(mut self, terminal_output: bool) -> Self {
-        self.render = if terminal_output {
-            crate::trim::Render::Always
-        } else {
-            crate::trim::Render::OnCut
-        };
         self
     }
 
@@ -329,14 +273,5 @@ impl ToolLimits {
     pub fn with_defer(mut self, defer: bool) -> Self {
         self.defer = defer;
         self
-    }
-
-    /// The trim style these limits ask for.
-    pub fn trim_style(&self) -> crate::trim::TrimStyle {
-        crate::trim::TrimStyle::head_tail(self.head_ratio)
-            .with_max_lines(self.max_result_lines)
-            .with_folding(self.fold)
-            .with_salience(self.salience)
-            .with_render(self.render)
     }
 }

@@ -83,6 +83,14 @@ impl TrimStyle {
         self
     }
 
+    /// Sets the share of the room kept from the top: clamped to `0.0..=1.0`, NaN meaning the
+    /// default (0.3), as [`head_tail`](Self::head_tail) reads it.
+    #[must_use]
+    pub fn with_head_ratio(mut self, head_ratio: f64) -> Self {
+        self.head_ratio = Self::head_tail(head_ratio).head_ratio;
+        self
+    }
+
     /// Sets whether lossless runs are folded when the text is cut.
     #[must_use]
     pub fn with_folding(mut self, fold: bool) -> Self {

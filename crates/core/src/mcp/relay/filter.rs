@@ -1,7 +1,7 @@
 //! Which of a server's tools the proxy serves: its allow and deny globs, compiled once.
 
-use super::ProxyError;
 use super::upstream::Upstream;
+use crate::mcp::ConfigError;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
 /// A server's tool globs, compiled.
@@ -15,17 +15,17 @@ pub(crate) struct ToolFilter {
 
 impl ToolFilter {
     /// The filter of `upstream`'s globs.
-    pub(crate) fn of(upstream: &Upstream) -> Result<ToolFilter, ProxyError> {
+    pub(crate) fn of(upstream: &Upstream) -> Result<ToolFilter, ConfigError> {
         let set = |patterns: &[String]| {
             let mut builder = GlobSetBuilder::new();
             for pattern in patterns {
-                builder.add(glob(pattern).map_err(|why| ProxyError::ToolPattern {
+                builder.add(glob(pattern).map_err(|why| ConfigError::ToolPattern {
                     server: upstream.name.clone(),
                     pattern: pattern.clone(),
                     why,
                 })?);
             }
-            builder.build().map_err(|error| ProxyError::ToolPattern {
+            builder.build().map_err(|error| ConfigError::ToolPattern {
                 server: upstream.name.clone(),
                 pattern: patterns.join(", "),
                 why: error.to_string(),

@@ -360,17 +360,12 @@ pub enum ProxyError {
     #[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
     #[error(transparent)]
     Http(#[from] crate::mcp::HttpError),
-    /// A server's tool pattern ([`Upstream::allow_tools`], [`Upstream::deny_tools`]) is not a
-    /// glob.
-    #[error("server `{server}`: the tool pattern `{pattern}` is not a glob ({why})")]
-    ToolPattern {
-        /// The server's name.
-        server: String,
-        /// The pattern.
-        pattern: String,
-        /// What is wrong with it.
-        why: String,
-    },
+    /// A server's settings are wrong: a tool pattern ([`Upstream::allow_tools`],
+    /// [`Upstream::deny_tools`]) that is not a glob is
+    /// [`ConfigError::ToolPattern`](crate::mcp::ConfigError::ToolPattern), as in a
+    /// configuration file.
+    #[error(transparent)]
+    Config(#[from] crate::mcp::ConfigError),
 }
 
 /// What the proxy does with one `tools/call` answer an upstream sends: the line read as a

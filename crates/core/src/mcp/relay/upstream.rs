@@ -228,7 +228,8 @@ impl Upstream {
     /// Serves only the server's tools whose names match one of `patterns`: globs over the
     /// server's own names (`git_*`, `{read,list}_*`). Without it, every tool is served. A tool
     /// not served is not listed and cannot be called. A pattern that is not a glob is an error
-    /// when the proxy starts ([`ProxyError::ToolPattern`](super::ProxyError::ToolPattern)).
+    /// when the proxy starts ([`ConfigError::ToolPattern`](crate::mcp::ConfigError::ToolPattern) in
+    /// [`ProxyError::Config`](super::ProxyError::Config)).
     ///
     /// ```
     /// use toolsmith::mcp::Upstream;
