@@ -132,30 +132,6 @@ fn retention_removes_old_artifacts() {
 }
 
 #[test]
-fn retention_removes_the_oldest_past_the_byte_limit_but_never_the_newest() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("artifacts");
-    let store = DirStore::open(dir.as_path())
-        .unwrap()
-        .with_retention(Retention::forever().with_max_total_bytes(Some(2_500)));
-    let kb = "x".repeat(999) + "\n";
-    let first = store.put(&kb).unwrap();
-    age(&store, &first, Duration::from_secs(30));
-    let second = store.put(&kb).unwrap();
-    age(&store, &second, Duration::from_secs(20));
-    let third = store.put(&kb).unwrap();
-    assert!(!store.file_of(&first).exists(), "the oldest goes first");
-    assert!(store.file_of(&second).exists() && store.file_of(&third).exists());
-
-    let huge = store.put(&"y".repeat(10_000)).unwrap();
-    assert!(
-        store.file_of(&huge).exists(),
-        "the newest stays even alone over the limit"
-    );
-    assert!(!store.file_of(&second).exists() && !store.file_of(&third).exists());
-}
-
-#[test]
 fn a_store_whose_directory_is_gone_fails_with_an_io_error() {
     let root = tempfile::tempdir().unwrap();
     let dir = root.path().join("artifacts");
@@ -423,60 +399,6 @@ fn a_directory_of_another_user_is_refused() {
     assert!(message.contains("not to you"), "{message}");
 }
 
-/// Writes `text` to a new artifact in pieces of varying size.
-fn write_in_pieces(store: &DirStore, text: &[u8]) -> (ArtifactId, u64) {
-    let mut writer = store.begin().unwrap();
-    let mut at = 0;
-    for size in [1usize, 7, 300, 4_096, 17, 65_536].iter().cycle() {
-        if at == text.len() {
-            break;
-        }
-        let end = (at + size).min(text.len());
-        writer.write_all(&text[at..end]).unwrap();
-        at = end;
-    }
-    let omitted = writer.omitted_bytes();
-    (writer.commit().unwrap(), omitted)
-}
-
-#[test]
-fn an_artifact_over_its_cap_keeps_its_head_and_tail_and_says_so() {
-    let tmp = tempfile::tempdir().unwrap();
-    let store = DirStore::builder(tmp.path().join("artifacts"))
-        .max_artifact_bytes(1_024)
-        .open()
-        .unwrap();
-    let text: String = (0..20_000).map(|i| format!("line {i:05}\n")).collect();
-    let bytes = text.as_bytes();
-    let (id, omitted) = write_in_pieces(&store, bytes);
-    assert_eq!(omitted, bytes.len() as u64 - 1_024);
-    let stored = fs::read_to_string(store.file_of(&id)).unwrap();
-    let (head, tail) = (&text[..512], &text[text.len() - 512..]);
-    assert!(
-        stored.starts_with(head),
-        "the head is the output's first 512 bytes"
-    );
-    assert!(
-        stored.ends_with(tail),
-        "the tail is the output's last 512 bytes"
-    );
-    let notice = &stored[head.len()..stored.len() - tail.len()];
-    assert!(
-        notice.contains(&format!(
-            "{} bytes of output left out here",
-            toolsmith::trim::grouped(bytes.len() - 1_024)
-        )),
-        "{notice}"
-    );
-    assert!(store.read_page(&id, page(0, Some(3))).unwrap().capped);
-
-    // At the cap exactly, nothing is left out.
-    let (whole, omitted) = write_in_pieces(&store, &bytes[..1_024]);
-    assert_eq!(omitted, 0);
-    assert_eq!(fs::read(store.file_of(&whole)).unwrap(), &bytes[..1_024]);
-    assert!(!store.read_page(&whole, page(0, None)).unwrap().capped);
-}
-
 #[tokio::test]
 async fn a_capped_artifact_is_named_in_the_marker_and_by_read_artifact() {
     let tmp = tempfile::tempdir().unwrap();
@@ -635,78 +557,15 @@ fn a_symlink_planted_in_the_store_is_not_read() {
     assert_eq!(store.read_page(&id, page(0, None)).unwrap().text, "kept\n");
 }
 
-/// One suite, both stores: an owner's part reads only what it kept; a session's part goes with
-/// it, a principal's stays for its next session.
-fn owners_are_kept_apart(store: &dyn ArtifactStore) {
-    use toolsmith::artifacts::Owner;
-    let own = store.put("the store's own\n").unwrap();
-    let alice = Owner::principal("alice").unwrap();
-    let bob = Owner::principal("bob").unwrap();
-    let session = Owner::session("0123456789abcdef0123456789abcdef").unwrap();
-
-    let alices = store.scoped(&alice).unwrap();
-    let kept = alices.put("alice's\n").unwrap();
-    assert_eq!(
-        alices.read_page(&kept, page(0, None)).unwrap().text,
-        "alice's\n"
-    );
-    let in_session = {
-        let sessions = store.scoped(&session).unwrap();
-        let id = sessions.put("the session's\n").unwrap();
-        assert_eq!(
-            sessions.read_page(&id, page(0, None)).unwrap().text,
-            "the session's\n"
-        );
-        // Another owner, and the store itself, answer as for an id that never was.
-        for other in [store.scoped(&bob).unwrap(), alices.clone()] {
-            assert!(matches!(
-                other.read_page(&id, page(0, None)),
-                Err(ArtifactError::NotFound(_))
-            ));
-        }
-        assert!(matches!(
-            store.read_page(&id, page(0, None)),
-            Err(ArtifactError::NotFound(_))
-        ));
-        assert!(matches!(
-            sessions.read_page(&own, page(0, None)),
-            Err(ArtifactError::NotFound(_))
-        ));
-        id
-    };
-    // The session ended: its part is gone, even to a new handle of the same session.
-    let again = store.scoped(&session).unwrap();
-    assert!(matches!(
-        again.read_page(&in_session, page(0, None)),
-        Err(ArtifactError::NotFound(_))
-    ));
-    // The principal's part outlives its handle.
-    drop(alices);
-    let later = store.scoped(&alice).unwrap();
-    assert_eq!(
-        later.read_page(&kept, page(0, None)).unwrap().text,
-        "alice's\n"
-    );
-    assert!(matches!(
-        store.scoped(&bob).unwrap().read_page(&kept, page(0, None)),
-        Err(ArtifactError::NotFound(_))
-    ));
-}
-
 #[test]
 fn a_dir_store_keeps_owners_apart_and_removes_a_sessions_part_with_it() {
     let root = tempfile::tempdir().unwrap();
     let store = DirStore::open(root.path().join("artifacts")).unwrap();
-    owners_are_kept_apart(&store);
+    crate::test_store_contract::owners_are_kept_apart_in(&store);
     let owners = root.path().join("artifacts/owners");
     let mut parts = names_in(&owners);
     parts.retain(|name| !name.starts_with('.'));
     assert_eq!(parts, ["principal-alice", "principal-bob"]);
     // The root's retention never counts (or removes) an owner's part.
     assert_eq!(store.prune().unwrap(), 0);
-}
-
-#[test]
-fn a_memory_store_keeps_owners_apart() {
-    owners_are_kept_apart(&MemoryStore::new());
 }

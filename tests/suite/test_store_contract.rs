@@ -295,55 +295,60 @@ fn retention_by_size_removes_the_oldest_but_never_the_newest() {
 }
 
 /// An owner's part reads only what it kept; a session's part goes with it, a principal's stays
-/// for its next session.
+/// for its next session. On every store, and on the memory store (which has no cap or
+/// retention to run the rest of the suite on).
 #[test]
 fn owners_are_kept_apart() {
     on_every_store(|backend| {
-        let store = backend.open(CAP, Retention::default());
-        let store = store.as_ref();
-        let own = store.put("the store's own\n").unwrap();
-        let alice = Owner::principal("alice").unwrap();
-        let bob = Owner::principal("bob").unwrap();
-        let session = Owner::session("0123456789abcdef0123456789abcdef").unwrap();
-        let first = |s: &dyn ArtifactStore, id: &ArtifactId| {
-            s.read_page(id, page(0, 0, None, 100)).map(|page| page.text)
-        };
+        owners_are_kept_apart_in(backend.open(CAP, Retention::default()).as_ref());
+    });
+    owners_are_kept_apart_in(&toolsmith::artifacts::MemoryStore::new());
+}
 
-        let alices = store.scoped(&alice).unwrap();
-        let kept = alices.put("alice's\n").unwrap();
-        assert_eq!(first(alices.as_ref(), &kept).unwrap(), "alice's\n");
-        let in_session = {
-            let sessions = store.scoped(&session).unwrap();
-            let id = sessions.put("the session's\n").unwrap();
-            assert_eq!(first(sessions.as_ref(), &id).unwrap(), "the session's\n");
-            for other in [store.scoped(&bob).unwrap(), alices.clone()] {
-                assert!(matches!(
-                    first(other.as_ref(), &id),
-                    Err(ArtifactError::NotFound(_))
-                ));
-            }
-            assert!(matches!(first(store, &id), Err(ArtifactError::NotFound(_))));
+/// The owners' case on `store`; the directory store's test of its layout runs it too.
+pub(crate) fn owners_are_kept_apart_in(store: &dyn ArtifactStore) {
+    let own = store.put("the store's own\n").unwrap();
+    let alice = Owner::principal("alice").unwrap();
+    let bob = Owner::principal("bob").unwrap();
+    let session = Owner::session("0123456789abcdef0123456789abcdef").unwrap();
+    let first = |s: &dyn ArtifactStore, id: &ArtifactId| {
+        s.read_page(id, page(0, 0, None, 100)).map(|page| page.text)
+    };
+
+    let alices = store.scoped(&alice).unwrap();
+    let kept = alices.put("alice's\n").unwrap();
+    assert_eq!(first(alices.as_ref(), &kept).unwrap(), "alice's\n");
+    let in_session = {
+        let sessions = store.scoped(&session).unwrap();
+        let id = sessions.put("the session's\n").unwrap();
+        assert_eq!(first(sessions.as_ref(), &id).unwrap(), "the session's\n");
+        for other in [store.scoped(&bob).unwrap(), alices.clone()] {
             assert!(matches!(
-                first(sessions.as_ref(), &own),
+                first(other.as_ref(), &id),
                 Err(ArtifactError::NotFound(_))
             ));
-            id
-        };
-        // The session ended: its part is gone, even to a new handle of the same session.
-        let again = store.scoped(&session).unwrap();
+        }
+        assert!(matches!(first(store, &id), Err(ArtifactError::NotFound(_))));
         assert!(matches!(
-            first(again.as_ref(), &in_session),
+            first(sessions.as_ref(), &own),
             Err(ArtifactError::NotFound(_))
         ));
-        // The principal's part outlives its handle.
-        drop(alices);
-        let later = store.scoped(&alice).unwrap();
-        assert_eq!(first(later.as_ref(), &kept).unwrap(), "alice's\n");
-        assert!(matches!(
-            first(store.scoped(&bob).unwrap().as_ref(), &kept),
-            Err(ArtifactError::NotFound(_))
-        ));
-    });
+        id
+    };
+    // The session ended: its part is gone, even to a new handle of the same session.
+    let again = store.scoped(&session).unwrap();
+    assert!(matches!(
+        first(again.as_ref(), &in_session),
+        Err(ArtifactError::NotFound(_))
+    ));
+    // The principal's part outlives its handle.
+    drop(alices);
+    let later = store.scoped(&alice).unwrap();
+    assert_eq!(first(later.as_ref(), &kept).unwrap(), "alice's\n");
+    assert!(matches!(
+        first(store.scoped(&bob).unwrap().as_ref(), &kept),
+        Err(ArtifactError::NotFound(_))
+    ));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

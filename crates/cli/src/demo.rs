@@ -195,16 +195,7 @@ fn print_table(results: &[ToolResult]) {
         "chars"
     );
     for r in results {
-        let artifact = match (&r.meta.artifact, r.is_error()) {
-            (Some(id), _) => id.as_str().to_owned(),
-            (None, true) => format!(
-                "(error: {})",
-                r.meta
-                    .error_kind
-                    .unwrap_or(toolsmith::tool::ErrorKind::Failed)
-            ),
-            (None, false) => "-".to_owned(),
-        };
+        let artifact = crate::render::artifact_cell(r);
         outln!(
             "{:<9} {:<15} {:>9} {:>9} {:>9} {:>7} {:>9}  {artifact}",
             r.call_id,

@@ -81,17 +81,24 @@ pub(crate) fn table(results: &[ToolResult]) -> String {
             r.meta.allowance,
             r.meta.original_chars,
             r.content_chars(),
-            match (&r.meta.artifact, r.is_error()) {
-                (Some(id), _) => id.as_str().to_owned(),
-                (None, true) => format!(
-                    "(error: {})",
-                    r.meta
-                        .error_kind
-                        .unwrap_or(toolsmith::tool::ErrorKind::Failed)
-                ),
-                (None, false) => "-".to_owned(),
-            }
+            artifact_cell(r),
         ));
     }
     out
+}
+
+/// The artifact column of a table of results (the batch's, the demo's): the artifact holding
+/// the full output, else the kind of error, else `-`.
+pub(crate) fn artifact_cell(result: &ToolResult) -> String {
+    match (&result.meta.artifact, result.is_error()) {
+        (Some(id), _) => id.as_str().to_owned(),
+        (None, true) => format!(
+            "(error: {})",
+            result
+                .meta
+                .error_kind
+                .unwrap_or(toolsmith::tool::ErrorKind::Failed)
+        ),
+        (None, false) => "-".to_owned(),
+    }
 }

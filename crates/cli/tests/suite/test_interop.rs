@@ -634,6 +634,30 @@ async fn listening(mut command: Command, on_stderr: bool) -> (Child, String) {
     (child, url)
 }
 
+/// `toolsmith <command> --http 127.0.0.1:0 --token-env PROXY_TOKEN`, the variable set to
+/// `token`: the gateway every HTTP test starts, before the test adds its own arguments
+/// (`--artifacts`, `--`, the server) and environment; [`listening`] starts it.
+fn gateway(command: &str, token: &str) -> Command {
+    let mut gateway = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+    gateway
+        .args([
+            command,
+            "--http",
+            "127.0.0.1:0",
+            "--token-env",
+            "PROXY_TOKEN",
+        ])
+        .env("PROXY_TOKEN", token);
+    gateway
+}
+
+/// The Node script `script` of `interop/` (an official TypeScript SDK client) against `url`.
+fn node_client(script: &str, url: &str) -> Command {
+    let mut client = Command::new(node());
+    client.arg(interop().join(script)).arg(url);
+    client
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_http_server_gets_its_headers_with_variables_expanded_and_one_failing_server_is_named() {
     let mut server = Command::new(node());
@@ -687,19 +711,15 @@ async fn an_http_server_gets_its_headers_with_variables_expanded_and_one_failing
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_typescript_sdk_client_uses_the_proxy_over_http_with_a_token_and_a_web_page_cannot() {
     let dir = tempfile::tempdir().unwrap();
-    let mut proxy = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+    let mut proxy = gateway("proxy", "a-token-of-24-characters");
     proxy
-        .args(["proxy", "--artifacts"])
+        .arg("--artifacts")
         .arg(dir.path().join("artifacts"))
-        .args(["--http", "127.0.0.1:0", "--token-env", "PROXY_TOKEN", "--"])
-        .args(fixture())
-        .env("PROXY_TOKEN", "a-token-of-24-characters");
+        .arg("--")
+        .args(fixture());
     let (_proxy, url) = listening(proxy, true).await;
-    let mut client = Command::new(node());
-    client
-        .arg(interop().join("sdk-client.mjs"))
-        .arg(&url)
-        .env("PROXY_TOKEN", "a-token-of-24-characters");
+    let mut client = node_client("sdk-client.mjs", &url);
+    client.env("PROXY_TOKEN", "a-token-of-24-characters");
     let report = report_of(client).await;
     assert_eq!(
         report["text"],
@@ -1215,13 +1235,12 @@ async fn a_success_stays_a_success_for_both_official_sdk_clients() {
     let small = files.join("small.txt").display().to_string();
 
     // The proxy in front of server-filesystem, whose tools state output schemas.
-    let mut proxy = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+    let mut proxy = gateway("proxy", TOKEN);
     proxy
-        .args(["proxy", "--max-result-chars", "8000", "--artifacts"])
+        .args(["--max-result-chars", "8000", "--artifacts"])
         .arg(dir.path().join("artifacts"))
-        .args(["--http", "127.0.0.1:0", "--token-env", "PROXY_TOKEN", "--"])
-        .args(filesystem(&[&files]))
-        .env("PROXY_TOKEN", TOKEN);
+        .arg("--")
+        .args(filesystem(&[&files]));
     let (_proxy, url) = listening(proxy, true).await;
     let calls = [
         ("read_text_file", json!({ "path": big })),
@@ -1285,16 +1304,14 @@ async fn a_success_stays_a_success_for_both_official_sdk_clients() {
             .to_string(),
     )
     .unwrap();
-    let mut serve = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+    let mut serve = gateway("serve", TOKEN);
     serve
-        .args(["serve", "--budget", "4000", "--config"])
+        .args(["--budget", "4000", "--config"])
         .arg(&config)
         .arg("--root")
         .arg(&files)
         .arg("--artifacts")
-        .arg(dir.path().join("artifacts"))
-        .args(["--http", "127.0.0.1:0", "--token-env", "PROXY_TOKEN"])
-        .env("PROXY_TOKEN", TOKEN);
+        .arg(dir.path().join("artifacts"));
     let (_serve, url) = listening(serve, true).await;
     let calls = [
         ("issues", json!({ "count": 3 })),
@@ -1421,16 +1438,14 @@ async fn a_typed_tool_stays_typed_through_serve_for_both_official_sdk_clients() 
         .to_string(),
     )
     .unwrap();
-    let mut serve = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+    let mut serve = gateway("serve", TOKEN);
     serve
-        .args(["serve", "--budget", "4000", "--config"])
+        .args(["--budget", "4000", "--config"])
         .arg(&config)
         .arg("--root")
         .arg(dir.path())
         .arg("--artifacts")
-        .arg(dir.path().join("artifacts"))
-        .args(["--http", "127.0.0.1:0", "--token-env", "PROXY_TOKEN"])
-        .env("PROXY_TOKEN", TOKEN);
+        .arg(dir.path().join("artifacts"));
     let (_serve, url) = listening(serve, true).await;
     let calls = [
         ("hello", json!({ "name": "ada" })),
@@ -1677,12 +1692,8 @@ async fn two_clients(dir: &std::path::Path, auth: &[&str], tokens: (&str, &str))
         .args(fixture())
         .env("PROXY_TOKEN", TOKEN);
     let (_proxy, url) = listening(proxy, true).await;
-    let mut client = Command::new(node());
-    client
-        .arg(interop().join("gateway-client.mjs"))
-        .arg(&url)
-        .env("TOKEN_A", tokens.0)
-        .env("TOKEN_B", tokens.1);
+    let mut client = node_client("gateway-client.mjs", &url);
+    client.env("TOKEN_A", tokens.0).env("TOKEN_B", tokens.1);
     report_of(client).await
 }
 
@@ -1799,11 +1810,8 @@ async fn the_token_stays_with_the_gateway() {
     assert_eq!(made.len(), 32, "{told}");
     // Without it, refused; with it (as the SDK sends it), served — and the commands the
     // standard tools run do not see it.
-    let mut client = Command::new(node());
-    client
-        .arg(interop().join("sdk-call.mjs"))
-        .arg(&url)
-        .args(["run_command", r#"{"command": "env"}"#]);
+    let mut client = node_client("sdk-call.mjs", &url);
+    client.args(["run_command", r#"{"command": "env"}"#]);
     let refused = client.output().await.unwrap();
     assert!(!refused.status.success());
     assert!(
@@ -1821,20 +1829,12 @@ async fn the_token_stays_with_the_gateway() {
     // proxy with --token-env: neither the variable nor another holding the same token reaches
     // the server it starts.
     let seen = dir.path().join("env.txt");
-    let mut proxy = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+    let mut proxy = gateway("proxy", TOKEN);
     proxy
-        .args([
-            "proxy",
-            "--http",
-            "127.0.0.1:0",
-            "--token-env",
-            "PROXY_TOKEN",
-            "--",
-        ])
+        .arg("--")
         .args(["sh", "-c", r#"env > "$0"; exec "$1" "$2""#])
         .arg(&seen)
         .args(fixture())
-        .env("PROXY_TOKEN", TOKEN)
         .env("A_COPY_OF_IT", TOKEN)
         .env("SOMETHING_ELSE", "kept");
     let (_proxy, url) = listening(proxy, true).await;
@@ -1852,15 +1852,13 @@ async fn the_token_stays_with_the_gateway() {
 /// `toolsmith proxy --http` over the fixture server with `flags`, its artifacts under `dir`,
 /// clients needing [`TOKEN`]: the process and its URL.
 async fn fixture_gateway(dir: &Path, flags: &[&str]) -> (Child, String) {
-    let mut proxy = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+    let mut proxy = gateway("proxy", TOKEN);
     proxy
-        .args(["proxy", "--artifacts"])
+        .arg("--artifacts")
         .arg(dir.join("artifacts"))
-        .args(["--http", "127.0.0.1:0", "--token-env", "PROXY_TOKEN"])
         .args(flags)
         .arg("--")
-        .args(fixture())
-        .env("PROXY_TOKEN", TOKEN);
+        .args(fixture());
     listening(proxy, true).await
 }
 
@@ -1868,11 +1866,8 @@ async fn fixture_gateway(dir: &Path, flags: &[&str]) -> (Child, String) {
 async fn shared_servers_serve_every_session_and_keep_each_ones_progress_its_own() {
     let dir = tempfile::tempdir().unwrap();
     let (_proxy, url) = fixture_gateway(dir.path(), &["--share-upstreams"]).await;
-    let mut client = Command::new(node());
-    client
-        .arg(interop().join("shared-client.mjs"))
-        .arg(&url)
-        .env("PROXY_TOKEN", TOKEN);
+    let mut client = node_client("shared-client.mjs", &url);
+    client.env("PROXY_TOKEN", TOKEN);
     let report = report_of(client).await;
     // One process served all three sessions.
     let pids: Vec<u64> = report["pids"]
@@ -1961,15 +1956,13 @@ async fn raw_session(url: &str, version: &str) -> (Option<String>, Value) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shared_servers_keep_each_sessions_tasks_and_protocol_version_its_own() {
     let dir = tempfile::tempdir().unwrap();
-    let mut proxy = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+    let mut proxy = gateway("proxy", TOKEN);
     proxy
-        .args(["proxy", "--artifacts"])
+        .arg("--artifacts")
         .arg(dir.path().join("artifacts"))
-        .args(["--http", "127.0.0.1:0", "--token-env", "PROXY_TOKEN"])
         .arg("--share-upstreams")
         .arg("--")
         .args(fixture())
-        .env("PROXY_TOKEN", TOKEN)
         .env("FIXTURE_TASKS", "1");
     let (_proxy, url) = listening(proxy, true).await;
 
@@ -2066,12 +2059,8 @@ async fn a_session_takes_a_server_started_ahead_of_it() {
     // The waiting server has run a while before any client came.
     tokio::time::sleep(Duration::from_secs(3)).await;
     let whoami = async || {
-        let mut client = Command::new(node());
-        client
-            .arg(interop().join("sdk-call.mjs"))
-            .arg(&url)
-            .args(["whoami", "{}"])
-            .env("PROXY_TOKEN", TOKEN);
+        let mut client = node_client("sdk-call.mjs", &url);
+        client.args(["whoami", "{}"]).env("PROXY_TOKEN", TOKEN);
         let report = report_of(client).await;
         let said = report["results"][0]["content"][0]["text"]
             .as_str()
@@ -2089,19 +2078,15 @@ async fn a_session_takes_a_server_started_ahead_of_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serves_sessions_keep_their_artifacts_apart_too() {
     let dir = tempfile::tempdir().unwrap();
-    let mut serve = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+    let mut serve = gateway("serve", TOKEN);
     serve
-        .args(["serve", "--budget", "2000", "--root"])
+        .args(["--budget", "2000", "--root"])
         .arg(dir.path())
         .arg("--artifacts")
-        .arg(dir.path().join("artifacts"))
-        .args(["--http", "127.0.0.1:0", "--token-env", "PROXY_TOKEN"])
-        .env("PROXY_TOKEN", TOKEN);
+        .arg(dir.path().join("artifacts"));
     let (_serve, url) = listening(serve, true).await;
-    let mut client = Command::new(node());
+    let mut client = node_client("gateway-client.mjs", &url);
     client
-        .arg(interop().join("gateway-client.mjs"))
-        .arg(&url)
         .env("TOKEN_A", TOKEN)
         .env("TOKEN_B", TOKEN)
         .env("CUT_TOOL", "run_command")

@@ -9,19 +9,12 @@ use crate::trim::{self, Continuation, FullOutput, MarkedFull, Totals, TrimStyle}
 /// keeping `head_ratio` of the room from the top; `None` when it already fits.
 pub(super) fn shrink(text: &str, allowance: usize, head_ratio: f64) -> Option<String> {
     let artifact = earlier_artifact(text);
-    let full = match &artifact {
-        Some(id) => FullOutput::Stored {
-            id,
-            reader: READ_ARTIFACT,
-        },
-        None => FullOutput::NotKept,
-    };
     // The cut every path makes: errors and tracebacks outlive the passing lines around them.
     let trimmed = trim::fit_with(
         text,
         allowance,
         &TrimStyle::head_tail(head_ratio).keeping_what_matters(),
-        &Continuation::from(full),
+        &continuation(artifact.as_deref()),
     );
     trimmed
         .is_trimmed()
@@ -32,15 +25,20 @@ pub(super) fn shrink(text: &str, allowance: usize, head_ratio: f64) -> Option<St
 /// marker): what microcompaction gives a result it truncates to a head and a tail.
 pub(super) fn allowance_for(text: &str, content: usize, slack: usize) -> usize {
     let artifact = earlier_artifact(text);
-    let full = match &artifact {
+    let reserve = trim::marker_reserve(Totals::of(text), &continuation(artifact.as_deref()));
+    content + reserve.min(slack)
+}
+
+/// What a new marker says of the full output: the artifact an earlier cut named, read with
+/// `read_artifact`, or that none was kept.
+fn continuation(artifact: Option<&str>) -> Continuation<'_> {
+    Continuation::from(match artifact {
         Some(id) => FullOutput::Stored {
             id,
             reader: READ_ARTIFACT,
         },
         None => FullOutput::NotKept,
-    };
-    let reserve = trim::marker_reserve(Totals::of(text), &Continuation::from(full));
-    content + reserve.min(slack)
+    })
 }
 
 /// The artifact an earlier cut of `text` named, if any.

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::session::Inner;
+use super::connection::Inner;
 use super::tool::RemoteTool;
 use super::{DEFAULT_INIT_TIMEOUT, DEFAULT_MAX_MESSAGE_BYTES, McpClient, McpClientError};
 use crate::mcp::caps;
@@ -219,7 +219,7 @@ impl McpClientBuilder {
 /// tools from at most [`caps::MAX_LIST_PAGES`] pages; a cursor given twice ends the listing.
 async fn list_tools(
     inner: &Inner,
-    session: &super::session::Session,
+    session: &super::connection::Session,
 ) -> Result<Vec<rmcp::model::Tool>, McpClientError> {
     let peer = session.service.peer();
     let mut tools = Vec::new();

@@ -11,9 +11,9 @@
 
 mod builder;
 mod config;
+mod connection;
 mod content;
 mod progress;
-mod session;
 mod tool;
 
 use std::collections::BTreeMap;
@@ -28,7 +28,7 @@ pub use config::{
 
 use crate::tool::DynTool;
 use builder::Target;
-use session::Inner;
+use connection::Inner;
 
 /// How long a server has to answer `initialize` (and `tools/list`) by default.
 const DEFAULT_INIT_TIMEOUT: Duration = Duration::from_secs(30);

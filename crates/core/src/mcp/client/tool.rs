@@ -13,8 +13,8 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::PREFIX_SEPARATOR;
+use super::connection::Inner;
 use super::progress::{PROGRESS_BACKLOG, ProgressRoute, Reported, Route};
-use super::session::Inner;
 use crate::artifacts::READ_ARTIFACT;
 use crate::mcp::wire::ANSWER_TOO_LARGE;
 use crate::tool::{

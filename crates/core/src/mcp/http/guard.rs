@@ -3,7 +3,7 @@
 
 use http::{HeaderMap, Method, StatusCode, header};
 
-use super::sessions::Credential;
+use super::table::Credential;
 use super::{Body, HttpOptions, full};
 
 /// The endpoint's tokens, each with the principal it names (if it names one).

@@ -11,7 +11,7 @@ use tokio::sync::{Notify, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use super::guard::Credentials;
-use super::sessions::Table;
+use super::table::Table;
 use super::{HttpError, HttpOptions, Sessions, limits};
 use crate::artifacts::Owner;
 use crate::mcp::metrics::Metrics;

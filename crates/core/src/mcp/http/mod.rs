@@ -8,7 +8,7 @@
 //! (a web page cannot drive it through DNS rebinding); with tokens set, a request without one
 //! is refused, and a session answers only the credential that opened it (`guard.rs`). Sessions
 //! expire when idle and the least recently used idle one makes room for a new client at the
-//! limit (`sessions.rs`). What it holds is bounded: bodies one by one (413) and together (503),
+//! limit (`table.rs`). What it holds is bounded: bodies one by one (413) and together (503),
 //! the time to send headers, and an `accept` that fails for want of descriptors backs off and
 //! sheds idle connections rather than spin.
 
@@ -17,7 +17,7 @@
 //! ([`wire`]) and links ([`Link`]), not what a session does with them. The files: the options
 //! (`options.rs`), the listener and its accept loop (`listen.rs`), the routes of the endpoint
 //! (`routes.rs`), the event streams of answers (`events.rs`), the guard (`guard.rs`), the
-//! limits per principal (`limits.rs`), the table of sessions (`sessions.rs`); and the client
+//! limits per principal (`limits.rs`), the table of sessions (`table.rs`); and the client
 //! side of the same transport, an upstream reached over HTTP (`client.rs`).
 
 mod client;
@@ -27,7 +27,7 @@ mod limits;
 mod listen;
 mod options;
 mod routes;
-mod sessions;
+mod table;
 
 pub(crate) use client::connect;
 pub use limits::Limits;

@@ -13,9 +13,9 @@ use tokio::sync::mpsc;
 
 use super::events::sse;
 use super::listen::Endpoint;
-use super::sessions::{Credential, Refused};
+use super::table::{Credential, Refused};
 use super::{
-    Body, METRICS_PATH, SESSION_HEADER, full, guard, header_value, json_error, limits, sessions,
+    Body, METRICS_PATH, SESSION_HEADER, full, guard, header_value, json_error, limits, table,
 };
 use crate::artifacts::Owner;
 use crate::figures::DisplayDuration;
@@ -260,7 +260,7 @@ impl Endpoint {
     fn open(
         &self,
         credential: Credential,
-    ) -> Result<(String, Arc<sessions::LiveSession>), Box<Response<Body>>> {
+    ) -> Result<(String, Arc<table::LiveSession>), Box<Response<Body>>> {
         let principal = self.credentials.principal(credential);
         let telemetry = Telemetry {
             metrics: self.metrics.clone(),

@@ -24,7 +24,7 @@
 //! is started again at its next request.
 
 mod filter;
-mod fit;
+mod fit_answer;
 mod peer;
 mod session;
 mod upstream;
@@ -198,7 +198,7 @@ impl Proxy {
             .then(|| Arc::new(upstream::Warm::new(self.warm_upstreams)));
         Ok(Arc::new(Settings {
             upstreams: self.upstreams,
-            fitting: fit::Fitting {
+            fitting: fit_answer::Fitting {
                 cap: self.max_result_chars,
                 store,
                 media: self.media,
@@ -376,7 +376,7 @@ pub async fn relay_tool_answer(line: Vec<u8>, cap: usize) -> String {
     let wire::Received::Message(message) = wire::parse_owned(line) else {
         return String::new();
     };
-    let fitting = fit::Fitting {
+    let fitting = fit_answer::Fitting {
         cap,
         store: Arc::new(crate::artifacts::MemoryStore::new()),
         media: MediaLimits::default(),
@@ -385,8 +385,8 @@ pub async fn relay_tool_answer(line: Vec<u8>, cap: usize) -> String {
     let Some(result) = message.result else {
         return String::new();
     };
-    match fit::tool_result(&result, None, &fitting).await {
+    match fit_answer::tool_result(&result, None, &fitting).await {
         Ok((fitted, _)) => wire::answer(&id, Ok(wire::raw(&fitted))),
-        Err(why) => wire::answer(&id, Ok(wire::raw(&fit::error_result(why)))),
+        Err(why) => wire::answer(&id, Ok(wire::raw(&fit_answer::error_result(why)))),
     }
 }

@@ -1,6 +1,6 @@
 //! Tool calls: sent to their server and fitted to the cap, or `read_artifact` answered here.
 
-use super::super::fit;
+use super::super::fit_answer;
 use super::super::peer::Outcome;
 use super::{CALL_TOOL, SEARCH_TOOLS, Session, failed, ok};
 use crate::artifacts::ArtifactId;
@@ -23,7 +23,7 @@ struct Counted {
     /// The tool's name: the server's for it, or the proxy's own.
     tool: String,
     /// What fitting did, for a result that was fitted.
-    report: Option<fit::Report>,
+    report: Option<fit_answer::Report>,
     /// Whether the result is an error result.
     is_error: bool,
 }
@@ -124,7 +124,7 @@ impl Session {
             if name == SEARCH_TOOLS || name == CALL_TOOL || name == READ_ARTIFACT {
                 counted.tool = CALL_TOOL.to_owned();
                 counted.is_error = true;
-                return ok(&fit::error_result(format!(
+                return ok(&fit_answer::error_result(format!(
                     "call_tool calls the servers' tools; call `{name}` itself"
                 )));
             }
@@ -150,7 +150,7 @@ impl Session {
         let live = match self.live(route.index).await {
             Ok(live) => live,
             Err(why) => {
-                return ok(&fit::error_result(format!(
+                return ok(&fit_answer::error_result(format!(
                     "{why}; the next call tries to start it again"
                 )));
             }
@@ -175,14 +175,14 @@ impl Session {
                 live.peer
                     .notify("notifications/cancelled", Some(wire::raw(&cancel)))
                     .await;
-                return ok(&fit::error_result(format!(
+                return ok(&fit_answer::error_result(format!(
                     "the call to `{name}` {reason}; the MCP server `{server}` was told to cancel it"
                 )));
             }
         };
         match answer {
             Ok(result) => {
-                match fit::tool_result(
+                match fit_answer::tool_result(
                     &result,
                     route.output_schema.as_deref(),
                     &self.settings.fitting,
@@ -198,13 +198,13 @@ impl Session {
                         counted.report = Some(report);
                         ok(&fitted)
                     }
-                    Err(why) => ok(&fit::error_result(format!(
+                    Err(why) => ok(&fit_answer::error_result(format!(
                         "the MCP server `{server}` sent an answer to `{}` that cannot be read: {why}",
                         route.name
                     ))),
                 }
             }
-            Err(_) if live.peer.is_closed() => ok(&fit::error_result(format!(
+            Err(_) if live.peer.is_closed() => ok(&fit_answer::error_result(format!(
                 "the MCP server `{server}` ended while running `{}`; the next call starts it again",
                 route.name
             ))),
@@ -228,10 +228,13 @@ impl Session {
                 crate::artifacts::try_read_media(store.as_ref(), &read_id)
             })
             .await;
-            let error = |text: String| (fit::error_result(text), true);
+            let error = |text: String| (fit_answer::error_result(text), true);
             match read {
                 Ok(Ok(crate::artifacts::MediaRead::Media(media))) => {
-                    return (json!({ "content": [fit::media_block(media, &id)] }), false);
+                    return (
+                        json!({ "content": [fit_answer::media_block(media, &id)] }),
+                        false,
+                    );
                 }
                 // Refused before anything of it is read: the answer could not carry it.
                 Ok(Ok(crate::artifacts::MediaRead::TooLarge {

@@ -18,7 +18,7 @@ use futures_util::future::BoxFuture;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use super::fit::{self, Fitting};
+use super::fit_answer::{self, Fitting};
 use super::peer::{Incoming, Outcome, Peer, Side};
 use super::upstream::{Connecting, Live, Upstream};
 use crate::mcp::caps;
@@ -33,8 +33,8 @@ mod calls;
 mod listing;
 mod progress;
 mod search;
+mod servers;
 pub(crate) mod shared;
-mod upstreams;
 
 /// JSON-RPC's "method not found".
 /// The most pages of one listing read from a server, and the most items kept (tools: the cap
@@ -488,7 +488,9 @@ impl Session {
                 let outcome = self.forward(index, method, params, sent).await?;
                 if method == "resources/read" {
                     match serde_json::from_str(outcome.get()) {
-                        Ok(read) => ok(&fit::resource_contents(read, &self.settings.fitting).await),
+                        Ok(read) => {
+                            ok(&fit_answer::resource_contents(read, &self.settings.fitting).await)
+                        }
                         Err(error) => failed(
                             INTERNAL_ERROR,
                             format!(
@@ -549,9 +551,9 @@ impl Session {
             // A task's result is a tool's result, fitted as any other.
             "tasks/result" if self.slots.len() == 1 => {
                 let outcome = self.forward(0, method, params, sent).await?;
-                match fit::tool_result(&outcome, None, &self.settings.fitting).await {
+                match fit_answer::tool_result(&outcome, None, &self.settings.fitting).await {
                     Ok((fitted, _)) => ok(&fitted),
-                    Err(why) => ok(&fit::error_result(format!(
+                    Err(why) => ok(&fit_answer::error_result(format!(
                         "the MCP server `{}` sent a task result that cannot be read: {why}",
                         self.slots[0].upstream.name
                     ))),
