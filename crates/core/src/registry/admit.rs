@@ -39,7 +39,11 @@ impl Turn {
             arguments,
         } = call;
         let inner = &self.registry.inner;
-        let Some(tool) = self.registry.get(&name).cloned() else {
+        let Some((tool, tool_name)) = self
+            .registry
+            .get_named(&name)
+            .map(|(tool, tool_name)| (tool.clone(), tool_name.clone()))
+        else {
             let known = inner.tools.iter().map(|t| t.spec().name.clone()).collect();
             let refusal = Refusal::UnknownTool {
                 name: name.clone(),
@@ -114,12 +118,15 @@ impl Turn {
             Ok(args) => args,
             Err(error) => return refuse(id, name, tool, error),
         };
-        let cx = ToolContext::new(id.as_str(), name.as_str(), 0)
-            .with_page(page)
-            .with_events(inner.events.clone())
-            .with_cancellation(self.cancel.clone())
-            .with_state(inner.state.clone())
-            .with_artifacts(inner.artifacts.clone());
+        let cx = ToolContext::for_call(
+            id.as_str(),
+            tool_name,
+            page,
+            inner.events.clone(),
+            self.cancel.clone(),
+            inner.state.clone(),
+            inner.artifacts.clone(),
+        );
         CallRecord {
             id,
             name,

@@ -291,6 +291,11 @@ impl RegistryBuilder {
         let (events, _) = broadcast::channel(Registry::EVENT_CAPACITY);
         Ok(Registry {
             inner: Arc::new(Inner {
+                names: self
+                    .tools
+                    .iter()
+                    .map(|tool| Arc::from(tool.spec().name.as_str()))
+                    .collect(),
                 tools: self.tools,
                 by_name,
                 budget: self.budget,

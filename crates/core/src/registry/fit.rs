@@ -88,7 +88,7 @@ pub(super) async fn fit(
                         (text, stored)
                     }))
                 }),
-            Body::Parts(_, spool) => Some(Storing::Spooled(spool.clone())),
+            Body::Parts(parts) => Some(Storing::Spooled(parts.1.clone())),
         };
     }
 
@@ -291,8 +291,8 @@ fn cut(s: Settled, stored: Option<Committed>, registry: &Registry) -> ToolResult
         Some(Err(error)) => (None, 0, Some(store_failure(&error))),
         None => (None, 0, None),
     };
-    if let Body::Parts(parts, _) = &body
-        && let Some(reason) = parts.spool_error()
+    if let Body::Parts(parts) = &body
+        && let Some(reason) = parts.0.spool_error()
     {
         artifact_error.get_or_insert_with(|| format!("the artifact store failed ({reason})"));
     }
@@ -378,8 +378,9 @@ fn cut(s: Settled, stored: Option<Committed>, registry: &Registry) -> ToolResult
             };
             (content, cut)
         }
-        Body::Parts(parts, _) => {
+        Body::Parts(parts) => {
             let (trimmed, cut) = parts
+                .0
                 .fit(body_allowance, &style, &continuation)
                 .into_parts();
             (trimmed.into_owned(), cut)

@@ -85,6 +85,8 @@ pub struct Registry {
 
 struct Inner {
     tools: Vec<Arc<dyn DynTool>>,
+    /// Each tool's name, shared by the context of every call of it (in `tools`' order).
+    names: Vec<Arc<str>>,
     by_name: HashMap<String, usize>,
     budget: BudgetPolicy,
     max_calls_per_turn: usize,
@@ -147,6 +149,12 @@ impl Registry {
     /// The tool named `name`.
     pub fn get(&self, name: &str) -> Option<&Arc<dyn DynTool>> {
         self.inner.by_name.get(name).map(|&i| &self.inner.tools[i])
+    }
+
+    /// The tool named `name` and its name as every call's context shares it.
+    fn get_named(&self, name: &str) -> Option<(&Arc<dyn DynTool>, &Arc<str>)> {
+        let &i = self.inner.by_name.get(name)?;
+        Some((&self.inner.tools[i], &self.inner.names[i]))
     }
 
     /// The names of the tools whose results history compaction must keep whole: those whose
@@ -217,6 +225,7 @@ impl Registry {
         Registry {
             inner: Arc::new(Inner {
                 tools,
+                names: inner.names.clone(),
                 by_name: inner.by_name.clone(),
                 budget: inner.budget.clone(),
                 max_calls_per_turn: inner.max_calls_per_turn,

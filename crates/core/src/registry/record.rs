@@ -75,7 +75,8 @@ pub(super) enum Body {
     /// JSON text, by the tool's statement: cut as JSON.
     Json(String),
     /// A stream too long to keep whole: its head and tail, and the artifact it was spooled to.
-    Parts(CapturedParts, SpoolSlot),
+    /// Boxed: every call's outcome and record carries a `Body`, and few carry this one.
+    Parts(Box<(CapturedParts, SpoolSlot)>),
 }
 
 impl Body {
@@ -83,7 +84,7 @@ impl Body {
     pub(super) fn totals(&self) -> Totals {
         match self {
             Body::Text(text) | Body::Json(text) => Totals::of(text),
-            Body::Parts(parts, _) => parts.totals(),
+            Body::Parts(parts) => parts.0.totals(),
         }
     }
 }

@@ -61,7 +61,7 @@ pub(super) async fn run(
         let call =
             run_call(tool, args, cx, timeout, most, approval).instrument(record.span.clone());
         if read_only {
-            tasks.push((i, tokio::spawn(call)));
+            tasks.push((i, Some(tokio::spawn(call))));
         } else {
             one_at_a_time.push((i, call));
         }
@@ -86,9 +86,13 @@ pub(super) async fn run(
         });
     }
     // Dropping this future (a cancelled request) aborts the calls still running.
-    let _running = AbortOnDrop(tasks.iter().map(|(_, task)| task.abort_handle()).collect());
-    for (i, task) in tasks {
-        finish(&mut records[i], outcome_of(task.await.map_err(Some)));
+    let mut running = AbortOnDrop(tasks);
+    for (i, task) in &mut running.0 {
+        if let Some(handle) = task {
+            let joined = handle.await;
+            *task = None;
+            finish(&mut records[*i], outcome_of(joined.map_err(Some)));
+        }
     }
     if let Some(Ok(done)) = runner.join_next().await {
         for (i, outcome) in done {
@@ -103,12 +107,13 @@ pub(super) async fn run(
     }
 }
 
-/// Aborts its tasks when dropped (a finished task is not affected).
-struct AbortOnDrop(Vec<tokio::task::AbortHandle>);
+/// The concurrent calls' tasks, by record; those not yet awaited are aborted when it is
+/// dropped (an awaited one is taken out).
+struct AbortOnDrop(Vec<(usize, Option<tokio::task::JoinHandle<Outcome>>)>);
 
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
-        for task in &self.0 {
+        for task in self.0.iter().filter_map(|(_, task)| task.as_ref()) {
             task.abort();
         }
     }
@@ -270,7 +275,7 @@ async fn consume(
     }
     let body = match capture.finish() {
         Captured::Whole(text) => Body::Text(text),
-        Captured::Parts(parts) => Body::Parts(parts, spool.unwrap_or_default()),
+        Captured::Parts(parts) => Body::Parts(Box::new((parts, spool.unwrap_or_default()))),
     };
     (body, error_kind)
 }

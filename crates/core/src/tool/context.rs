@@ -214,15 +214,27 @@ impl ToolContext {
         self.budget = budget;
     }
 
-    pub(crate) fn with_events(mut self, events: broadcast::Sender<Event>) -> Self {
-        self.events = Some(events);
-        self
-    }
-
-    /// Cancels the call when `turn` is cancelled.
-    pub(crate) fn with_cancellation(mut self, turn: CancellationToken) -> Self {
-        self.cancel = Cancellation::new(turn);
-        self
+    /// The context of one call of a registry's turn, made at once with everything the registry
+    /// gives it (no default token or state made and dropped).
+    pub(crate) fn for_call(
+        call_id: &str,
+        tool: Arc<str>,
+        page: Option<Page>,
+        events: broadcast::Sender<Event>,
+        turn: CancellationToken,
+        state: Arc<State>,
+        artifacts: Option<Arc<dyn ArtifactStore>>,
+    ) -> Self {
+        ToolContext {
+            call_id: call_id.into(),
+            tool,
+            budget: 0,
+            page,
+            events: Some(events),
+            cancel: Cancellation::new(turn),
+            state,
+            artifacts,
+        }
     }
 
     pub(crate) fn events_sender(&self) -> Option<&broadcast::Sender<Event>> {
