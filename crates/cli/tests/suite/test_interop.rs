@@ -1290,6 +1290,13 @@ async fn a_success_stays_a_success_for_both_official_sdk_clients() {
             "{sdk}: {text:.200}"
         );
         assert!(text.contains("[toolsmith: output truncated"), "{sdk}");
+        cut_facts_hold(sdk, &results[0]);
+        cut_facts_hold(sdk, &results[1]);
+        assert!(
+            results[2].get("_meta").is_none(),
+            "{sdk}: {:.300}",
+            results[2]
+        );
         assert_eq!(results[2]["content"][0]["text"], "one\ntwo\n", "{sdk}");
         // A read that failed stays the error it was.
         assert_eq!(results[3]["isError"], true, "{sdk}: {:.300}", results[3]);
@@ -1354,6 +1361,57 @@ async fn a_success_stays_a_success_for_both_official_sdk_clients() {
             results[2].get("structuredContent").is_none(),
             "{sdk}: {:.300}",
             results[2]
+        );
+        // serve states its cut as the proxy does; an uncut result states none.
+        cut_facts_hold(sdk, &results[1]);
+        assert!(
+            results[0]["_meta"].get("toolsmith/cut").is_none(),
+            "{sdk}: {:.300}",
+            results[0]
+        );
+    }
+}
+
+/// A cut result's `_meta` says, under `toolsmith/cut`, what its marker says in words: the chars
+/// received and sent, each cut text's artifact (the one its marker names) and URI, and where to
+/// read on — and the SDK client passed it through unchanged.
+fn cut_facts_hold(sdk: &str, result: &Value) {
+    let facts = &result["_meta"]["toolsmith/cut"];
+    assert!(facts.is_object(), "{sdk}: no cut facts in {result:.400}");
+    let received = facts["receivedChars"].as_u64().unwrap();
+    let sent = facts["sentChars"].as_u64().unwrap();
+    assert!(received > sent, "{sdk}: {facts}");
+    // What is sent is what a reader sees: the content, and the structure as compact JSON.
+    let structure = result
+        .get("structuredContent")
+        .map_or(0, |structure| structure.to_string().chars().count());
+    assert_eq!(
+        sent as usize,
+        visible_chars(result) + structure,
+        "{sdk}: {facts}"
+    );
+    let cuts = facts["cuts"].as_array().unwrap();
+    assert!(!cuts.is_empty(), "{sdk}: {facts}");
+    for cut in cuts {
+        let block = cut["block"].as_u64().unwrap() as usize;
+        let text = result["content"][block]["text"].as_str().unwrap();
+        let id = cut["artifact"].as_str().unwrap();
+        assert!(
+            text.contains(&format!("artifact {id}")),
+            "{sdk}: {cut} / {text:.300}"
+        );
+        assert_eq!(cut["uri"], format!("toolsmith://artifact/{id}"), "{sdk}");
+        assert!(cut["nextOffset"].is_u64(), "{sdk}: {cut}");
+        assert!(
+            cut["keptChars"].as_u64().unwrap() < cut["originalChars"].as_u64().unwrap(),
+            "{sdk}: {cut}"
+        );
+    }
+    for artifact in facts["artifacts"].as_array().unwrap() {
+        assert_eq!(
+            artifact["uri"],
+            format!("toolsmith://artifact/{}", artifact["id"].as_str().unwrap()),
+            "{sdk}"
         );
     }
 }

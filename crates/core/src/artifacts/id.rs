@@ -48,6 +48,20 @@ impl ArtifactId {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// The URI the artifact is named by in machine-readable cut facts
+    /// ([`CUT_META_KEY`](crate::registry::CUT_META_KEY)): `toolsmith://artifact/<id>`.
+    ///
+    /// ```
+    /// let id = toolsmith::artifacts::ArtifactId::parse("0123456789abcdef0123456789abcdef").unwrap();
+    /// assert_eq!(id.uri(), "toolsmith://artifact/0123456789abcdef0123456789abcdef");
+    /// ```
+    pub fn uri(&self) -> String {
+        format!("{}{}", Self::URI_PREFIX, self.0)
+    }
+
+    /// What every artifact's [`uri`](Self::uri) starts with.
+    pub const URI_PREFIX: &'static str = "toolsmith://artifact/";
 }
 
 impl fmt::Display for ArtifactId {

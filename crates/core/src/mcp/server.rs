@@ -339,6 +339,15 @@ impl ServerHandler for McpServer {
         }
         let schema = self.output_schemas.get(&result.tool);
         let (structured, note) = structure_of(&result, schema, self.registry.artifacts()).await;
+        let mut facts = result.cut_facts();
+        if let (Some(facts), Some(whole), Some(sent)) = (&mut facts, &result.structure, &structured)
+        {
+            // The structure is read beside the text: counted as the proxy counts it.
+            let chars = |value: &Value| value.to_string().chars().count() as u64;
+            for (key, add) in [("receivedChars", chars(whole)), ("sentChars", chars(sent))] {
+                facts[key] = (facts[key].as_u64().unwrap_or(0) + add).into();
+            }
+        }
         let mut content = Vec::with_capacity(2 + result.media.len());
         if !result.content.is_empty() || result.media.is_empty() {
             content.push(ContentBlock::text(result.content));
@@ -346,9 +355,12 @@ impl ServerHandler for McpServer {
         content.extend(note.map(ContentBlock::text));
         content.extend(result.media.into_iter().map(media_block));
         // What the tool stated beside its content (run_command's confinement, an upstream
-        // server's own `_meta`) is the result's `_meta`.
-        let meta = (!result.meta.tool_meta.is_empty())
-            .then(|| rmcp::model::MetaObject(result.meta.tool_meta));
+        // server's own `_meta`) is the result's `_meta`, and beside it what a cut did.
+        let mut tool_meta = result.meta.tool_meta;
+        if let Some(facts) = facts {
+            tool_meta.insert(crate::registry::CUT_META_KEY.to_owned(), facts);
+        }
+        let meta = (!tool_meta.is_empty()).then(|| rmcp::model::MetaObject(tool_meta));
         let mut answer = if is_error {
             CallToolResult::error(content)
         } else {

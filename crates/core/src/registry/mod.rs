@@ -8,6 +8,7 @@ mod admit;
 mod builder;
 mod call;
 mod defer;
+pub(crate) mod facts;
 mod fit;
 mod plan;
 mod read_artifact;
@@ -34,6 +35,7 @@ use crate::tool::{DynTool, Event, MediaLimits, State};
 pub use builder::{BuildError, RegistryBuilder};
 pub use call::{Arguments, StopReason, ToolCall};
 pub use defer::{ANTHROPIC_SEARCH_TOOL_NAME, ANTHROPIC_SEARCH_TOOL_TYPE};
+pub use facts::CUT_META_KEY;
 pub use read_artifact::ReadArtifact;
 #[cfg(feature = "mcp")]
 pub(crate) use read_artifact::read_failure;

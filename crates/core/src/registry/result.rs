@@ -42,6 +42,38 @@ pub struct ToolResult {
 }
 
 impl ToolResult {
+    /// What the registry did to the output, machine-readable: the figures its marker states in
+    /// words (chars received and sent, lines shown and folded, the artifact and its URI, where
+    /// to read on), as the object `serve` sends in a result's `_meta` under
+    /// [`CUT_META_KEY`](crate::registry::CUT_META_KEY). `None` when nothing was cut or left out.
+    pub fn cut_facts(&self) -> Option<serde_json::Value> {
+        let meta = &self.meta;
+        if meta.cut.is_none() && meta.media_left_out.is_empty() {
+            return None;
+        }
+        let facts = super::facts::CutFacts {
+            cut: true,
+            received_chars: meta.original_chars as u64,
+            sent_chars: self.content_chars() as u64,
+            cuts: meta
+                .cut
+                .iter()
+                .map(|cut| super::facts::cut_fact(0, cut, meta.artifact.as_ref()))
+                .collect(),
+            artifacts: meta
+                .artifact
+                .iter()
+                .chain(
+                    meta.media_left_out
+                        .iter()
+                        .filter_map(|left| left.artifact.as_ref()),
+                )
+                .cloned()
+                .collect(),
+        };
+        Some(facts.to_value())
+    }
+
     /// Whether this is an error result: [`meta.error_kind`](ResultMeta::error_kind) says which.
     pub fn is_error(&self) -> bool {
         self.meta.error_kind.is_some()

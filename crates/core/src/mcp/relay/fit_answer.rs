@@ -32,6 +32,7 @@ use crate::mcp::wire::bounded;
 
 use crate::artifacts::{self, ArtifactId, ArtifactStore, READ_ARTIFACT, store_text};
 use crate::mcp::structure::{self, Fitted, OutputSchema, kept_as};
+use crate::registry::CUT_META_KEY;
 use crate::tool::{MediaLimits, left_out_note};
 use crate::trim::{self, Continuation, FullOutput, TrimStyle, grouped};
 
@@ -43,30 +44,9 @@ pub(crate) struct Fitting {
     pub(crate) media: MediaLimits,
 }
 
-/// What fitting did to one result, for the gateway's metrics and traces: the chars a reader
-/// would have seen of what the server sent, the chars sent on, whether anything was cut or left
-/// out, and the artifacts written.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub(crate) struct Report {
-    /// The chars of the server's content a reader would have seen whole (text, the JSON of other
-    /// blocks, the blocks past the most a result carries) and of its `structuredContent`.
-    pub(crate) received_chars: u64,
-    /// The chars sent on, counted the same way (notes included).
-    pub(crate) sent_chars: u64,
-    /// Whether anything was cut or left out.
-    pub(crate) cut: bool,
-    /// The artifacts written while fitting, in order.
-    pub(crate) artifacts: Vec<ArtifactId>,
-}
-
-impl Report {
-    fn kept(&mut self, stored: &Result<(ArtifactId, u64), String>) {
-        self.cut = true;
-        if let Ok((id, _)) = stored {
-            self.artifacts.push(id.clone());
-        }
-    }
-}
+/// What fitting did to one result, for the gateway's metrics and traces and the result's
+/// `_meta`: the registry's cut facts, one type for both.
+pub(crate) use crate::registry::facts::CutFacts as Report;
 
 /// A block as the fitter sees it.
 enum Kind {
@@ -252,7 +232,22 @@ pub(crate) async fn tool_result(
         result.insert("isError".to_owned(), Value::Bool(true));
     }
     result.extend(rest);
+    if report.cut {
+        // What the marker says, for a host to read: beside the server's own `_meta`.
+        insert_meta(&mut result, report.to_value());
+    }
     Ok((Value::Object(result), report))
+}
+
+/// Puts the cut's facts in a result's `_meta` under [`CUT_META_KEY`], keeping every key the
+/// server put there (a `_meta` that is not an object is the server's, and left as it is).
+fn insert_meta(result: &mut Map<String, Value>, facts: Value) {
+    let meta = result
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Value::Object(meta) = meta {
+        meta.insert(CUT_META_KEY.to_owned(), facts);
+    }
 }
 
 /// An error result saying `why`.
@@ -512,9 +507,15 @@ async fn fit_blocks(
             },
             Err(reason) => FullOutput::Failed { reason },
         };
-        let fitted = trim::fit_with(&text, share, style, &Continuation::from(full))
-            .into_text()
-            .into_owned();
+        let (fitted, cut) =
+            trim::fit_with(&text, share, style, &Continuation::from(full)).into_parts();
+        let fitted = fitted.into_owned();
+        if let Some(cut) = &cut {
+            let artifact = stored.as_ref().ok().map(|(id, _)| id);
+            report
+                .cuts
+                .push(crate::registry::facts::cut_fact(i, cut, artifact));
+        }
         report.sent_chars += fitted.chars().count() as u64;
         *slot = Value::String(fitted);
     }
