@@ -853,3 +853,61 @@ async fn dropping_a_turn_mid_batch_stops_its_calls() {
         "no call ran on after its turn was dropped"
     );
 }
+
+/// Reads a configuration a program parses: never in part.
+#[toolsmith::tool(over_cap = "error", max_result_chars = 300)]
+async fn read_config(
+    /// How many lines the configuration has.
+    lines: usize,
+) -> Result<String, ToolError> {
+    Ok((1..=lines).map(|i| format!("key_{i} = {i}\n")).collect())
+}
+
+#[tokio::test]
+async fn a_tool_that_answers_an_error_over_its_cap_sends_none_of_its_output() {
+    let store = MemoryStore::new();
+    let registry = Registry::builder()
+        .tool(read_config())
+        .artifacts(store.clone())
+        .build()
+        .unwrap();
+    let spec = &registry.get("read_config").unwrap().spec().limits;
+    assert_eq!(spec.over_cap, toolsmith::tool::OverCap::Error);
+
+    let results = registry
+        .turn()
+        .execute([
+            ToolCall::new("small", "read_config", json!({ "lines": 3 })),
+            ToolCall::new("large", "read_config", json!({ "lines": 2_000 })),
+        ])
+        .await;
+    // Within the cap: the output, whole.
+    assert!(!results[0].is_error());
+    assert_eq!(results[0].content, "key_1 = 1\nkey_2 = 2\nkey_3 = 3\n");
+
+    // Over it: an error, none of the output, its size, the cap and the artifact holding it.
+    let large = &results[1];
+    assert!(large.is_error(), "{}", large.content);
+    assert_eq!(
+        large.meta.error_kind,
+        Some(toolsmith::tool::ErrorKind::TooLarge)
+    );
+    assert!(!large.content.contains("key_"), "{}", large.content);
+    assert!(large.content_chars() <= 300, "{}", large.content);
+    let whole: String = (1..=2_000).map(|i| format!("key_{i} = {i}\n")).collect();
+    let size = toolsmith::trim::grouped(whole.chars().count());
+    assert!(
+        large
+            .content
+            .contains(&format!("is {size} chars, over the cap of")),
+        "{}",
+        large.content
+    );
+    assert!(
+        large.meta.cut.is_none(),
+        "nothing was cut: nothing was sent"
+    );
+    let id = large.meta.artifact.clone().expect("kept whole");
+    assert!(large.content.contains(id.as_str()), "{}", large.content);
+    assert_eq!(store.get(&id).as_deref(), Some(whole.as_str()));
+}

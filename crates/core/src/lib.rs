@@ -126,6 +126,7 @@
 //! | `timeout = "30s"` | how long one call may run (`ms`, `s`, `m`, `h`) |
 //! | `preserve` | keep this tool's results out of history compaction (write and exec tools) |
 //! | `defer` | offer the definition only once a tool search finds it ([`registry::RegistryBuilder::defer`]) |
+//! | `over_cap = "error"` | a result over its cap is an error naming its size and its artifact, never a cut ([`tool::OverCap`]) |
 //! | `terminal_output` | the output is a terminal's: escapes and redraws are rendered as a terminal shows them ([`trim::Render::Always`] in the tool's [`trim::TrimStyle`]) |
 //! | `read_only` | the tool changes nothing: its calls may run concurrently (others run one at a time) |
 //! | `destructive` | a change it makes may destroy or overwrite data |

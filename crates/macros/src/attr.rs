@@ -21,6 +21,7 @@ pub(crate) const KEYS: &[&str] = &[
     "preserve",
     "defer",
     "terminal_output",
+    "over_cap",
     "read_only",
     "destructive",
     "idempotent",
@@ -58,6 +59,8 @@ pub(crate) struct ToolAttrs {
     pub(crate) preserve: Option<Span>,
     pub(crate) defer: Option<Span>,
     pub(crate) terminal_output: Option<Span>,
+    /// `over_cap = "error"`: a result over its cap is an error, not a cut.
+    pub(crate) over_cap_error: Option<Spanned<bool>>,
     pub(crate) read_only: Option<Span>,
     pub(crate) destructive: Option<Span>,
     pub(crate) idempotent: Option<Span>,
@@ -179,6 +182,31 @@ impl ToolAttrs {
             "open_world" => {
                 flag(cx, &meta, "open_world")?;
                 set_flag(&mut self.open_world, key.span(), duplicate, cx);
+            }
+            // #[tool(over_cap = "error")]
+            "over_cap" => {
+                if let Some(value) = string_value(cx, &meta, "over_cap", "over_cap = \"error\"")? {
+                    let error = match value.value.as_str() {
+                        "error" => Some(true),
+                        "cut" => Some(false),
+                        other => {
+                            cx.syn_error(syn::Error::new(
+                                value.span,
+                                format!(
+                                    "`over_cap` is \"cut\" (the default) or \"error\"; got \"{other}\""
+                                ),
+                            ));
+                            None
+                        }
+                    };
+                    if let Some(error) = error {
+                        let value = Spanned {
+                            value: error,
+                            span: value.span,
+                        };
+                        set(cx, &mut self.over_cap_error, value, duplicate);
+                    }
+                }
             }
             // #[tool(head_ratio = 0.3)]
             "head_ratio" => {

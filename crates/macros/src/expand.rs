@@ -427,6 +427,13 @@ fn limits(attrs: &ToolAttrs, krate: &TokenStream) -> TokenStream {
     if attrs.preserve.is_some() {
         chain.extend(quote!(.with_preserve(true)));
     }
+    if attrs
+        .over_cap_error
+        .as_ref()
+        .is_some_and(|error| error.value)
+    {
+        chain.extend(quote!(.with_over_cap(#krate::tool::OverCap::Error)));
+    }
     // How a cut keeps what it keeps: the trim style's own setters, over the style so far.
     let mut trim = TokenStream::new();
     if let Some(lines) = &attrs.max_result_lines {

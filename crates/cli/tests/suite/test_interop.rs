@@ -1372,6 +1372,85 @@ async fn a_success_stays_a_success_for_both_official_sdk_clients() {
     }
 }
 
+/// A server set to `"over_cap": "error"` in the proxy's configuration: a result over the cap
+/// reaches both official SDK clients as an error naming its size, the cap and the artifact
+/// that holds it whole — none of the result, no structure — and the artifact reads back; a
+/// result within the cap is the success it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_set_to_answer_an_error_over_the_cap_sends_no_part_of_a_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = dir.path().join("files");
+    std::fs::create_dir(&files).unwrap();
+    let big: String = (0..3_000).map(|i| format!("setting_{i} = {i}\n")).collect();
+    std::fs::write(files.join("big.conf"), &big).unwrap();
+    std::fs::write(files.join("small.conf"), "a = 1\n").unwrap();
+    let command = filesystem(&[&files]);
+    let config = dir.path().join("servers.json");
+    std::fs::write(
+        &config,
+        json!({ "mcpServers": { "files": {
+            "command": command[0], "args": command[1..], "over_cap": "error"
+        } } })
+        .to_string(),
+    )
+    .unwrap();
+    let mut proxy = gateway("proxy", TOKEN);
+    proxy
+        .args(["--max-result-chars", "4000", "--artifacts"])
+        .arg(dir.path().join("artifacts"))
+        .arg("--config")
+        .arg(&config);
+    let (_proxy, url) = listening(proxy, true).await;
+    let path = |name: &str| files.join(name).display().to_string();
+    let calls = [
+        ("read_text_file", json!({ "path": path("big.conf") })),
+        ("read_text_file", json!({ "path": path("small.conf") })),
+    ];
+    let (_, py) = python_sdk_calls(&url, &calls).await;
+    let mut ts_calls = calls.to_vec();
+    ts_calls.push((
+        "read_artifact",
+        json!({ "id": "{{artifact}}", "offset": 2_990, "limit": 10 }),
+    ));
+    let (_, ts) = sdk_calls(&url, &ts_calls).await;
+    for (sdk, results) in [("TypeScript", &ts), ("Python", &py)] {
+        let over = &results[0];
+        assert!(over.get("raised").is_none(), "{sdk}: {over:.400}");
+        assert_eq!(over["isError"], true, "{sdk}: {over:.400}");
+        assert!(
+            over.get("structuredContent").is_none(),
+            "{sdk}: {over:.400}"
+        );
+        let text = over["content"][0]["text"].as_str().unwrap();
+        assert!(
+            !text.contains("setting_"),
+            "{sdk}: part of the result was sent: {text}"
+        );
+        // Its size as a reader would see it: the text and, beside it, the same data as
+        // `structuredContent`.
+        let facts = &over["_meta"]["toolsmith/cut"];
+        let received = facts["receivedChars"].as_u64().unwrap() as usize;
+        assert!(received > big.chars().count(), "{sdk}: {facts}");
+        let size = toolsmith::trim::grouped(received);
+        assert!(
+            text.contains(&format!("is {size} chars, over the cap of 4,000:")),
+            "{sdk}: {text}"
+        );
+        // Each artifact that holds it (the text, the structure) is named.
+        for artifact in facts["artifacts"].as_array().unwrap() {
+            let id = artifact["id"].as_str().unwrap();
+            assert!(text.contains(&format!("artifact {id}")), "{sdk}: {text}");
+        }
+        // Within the cap: the success it was.
+        assert_ne!(results[1].get("isError"), Some(&json!(true)), "{sdk}");
+        assert_eq!(results[1]["content"][0]["text"], "a = 1\n", "{sdk}");
+    }
+    // The whole is there, every line of it, for the client that asks.
+    let page = ts[2]["content"][0]["text"].as_str().unwrap();
+    assert!(page.contains("setting_2999 = 2999"), "{page}");
+    assert!(page.contains("setting_2990 = 2990"), "{page}");
+}
+
 /// A cut result's `_meta` says, under `toolsmith/cut`, what its marker says in words: the chars
 /// received and sent, each cut text's artifact (the one its marker names) and URI, and where to
 /// read on — and the SDK client passed it through unchanged.

@@ -51,6 +51,7 @@ pub(crate) struct CutFacts {
 
 impl CutFacts {
     /// Something was cut or left out, its full form stored (or not, saying why).
+    #[cfg(feature = "mcp")]
     pub(crate) fn kept(&mut self, stored: &Result<(ArtifactId, u64), String>) {
         self.cut = true;
         if let Ok((id, _)) = stored {
@@ -71,6 +72,47 @@ impl CutFacts {
                 .collect::<Vec<_>>(),
         })
     }
+}
+
+/// The text of the error a result over its cap becomes when its tool (or server) asks for an
+/// error rather than a cut ([`OverCap::Error`](crate::tool::OverCap::Error)): its size, the
+/// cap, where it is kept whole and how to page it — the registry's and the proxy's words.
+pub(crate) fn over_cap_error(
+    tool: &str,
+    chars: u64,
+    cap: usize,
+    artifacts: &[ArtifactId],
+    failure: Option<&str>,
+) -> String {
+    // Short: it must fit the cap it reports, whatever that is.
+    let mut text = format!(
+        "the result of `{tool}` is {} chars, over the cap of {}: none of it was sent (`{tool}` \
+         answers an error rather than part of a result).",
+        crate::trim::grouped(chars as usize),
+        crate::trim::grouped(cap),
+    );
+    match (artifacts, failure) {
+        ([], Some(why)) => text.push_str(&format!(" It could not be kept: {why}.")),
+        ([], None) => text.push_str(" It was not kept (no artifact store)."),
+        ([id], _) => text.push_str(&format!(
+            " Kept whole as artifact {id}: read_artifact {{\"id\": \"{id}\", \"offset\": 0, \
+             \"limit\": 200}} pages it.",
+            id = id.as_str(),
+        )),
+        (ids, _) => {
+            // A text and its structure, say: each kept whole, each named.
+            let ids: Vec<String> = ids
+                .iter()
+                .map(|id| format!("artifact {}", id.as_str()))
+                .collect();
+            text.push_str(&format!(
+                " Kept whole as {}: read_artifact {{\"id\": …, \"offset\": 0, \"limit\": 200}} \
+                 pages each.",
+                ids.join(" and ")
+            ));
+        }
+    }
+    text
 }
 
 /// The facts of one text's cut: the text's figures, the lines shown and folded, its artifact

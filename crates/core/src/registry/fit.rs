@@ -8,13 +8,14 @@ use std::borrow::Cow;
 use serde_json::Map;
 
 use super::Registry;
+use super::facts;
 use super::record::{Body, CallRecord, Produced, Stage};
 use super::result::{MediaLeftOut, ResultMeta, ToolResult};
 use crate::artifacts::{
     ArtifactError, ArtifactId, READ_ARTIFACT, SpoolSlot, store_media, store_text,
 };
 use crate::budget::BudgetPolicy;
-use crate::tool::{ErrorKind, Event, Media, ToolError, left_out_note};
+use crate::tool::{ErrorKind, Event, Media, OverCap, ToolError, left_out_note};
 use crate::trim::{self, Continuation, FullOutput, Totals, TrimStyle};
 
 /// A stored artifact and the bytes its cap left out, or why it could not be stored.
@@ -386,6 +387,57 @@ fn cut(s: Settled, stored: Option<Committed>, registry: &Registry) -> ToolResult
             (trimmed.into_owned(), cut)
         }
     };
+    // A tool that must never be read in part answers an error instead of the cut: its size,
+    // the allowance, and the artifact that holds it whole (nothing of the output is shown).
+    if cut.is_some()
+        && error_kind.is_none()
+        && registry
+            .get(&record.name)
+            .is_some_and(|tool| tool.spec().limits.over_cap == OverCap::Error)
+    {
+        let text = facts::over_cap_error(
+            &record.name,
+            totals.chars as u64,
+            body_allowance,
+            artifact.as_slice(),
+            artifact_error.as_deref(),
+        );
+        let none = Continuation {
+            full: FullOutput::NotKept,
+            page_offset: None,
+        };
+        let mut content = trim::fit_with(&text, allowance, &TrimStyle::error(), &none)
+            .into_parts()
+            .0
+            .into_owned();
+        if !notes.is_empty() && content.chars().count() + notes_room(&notes) <= allowance {
+            content.push('\n');
+            content.push_str(&notes);
+        }
+        return ToolResult {
+            call_id: record.id,
+            tool: record.name,
+            content,
+            media,
+            structure: None,
+            structure_beside: false,
+            meta: ResultMeta {
+                allowance,
+                initial_allowance: record.planned,
+                original_chars: totals.chars,
+                original_lines: totals.lines,
+                // Nothing was cut: the artifact holds what was not sent.
+                cut: None,
+                artifact,
+                artifact_error,
+                error_kind: Some(ErrorKind::TooLarge),
+                duration: record.duration,
+                media_left_out: left_out,
+                structured: false,
+                tool_meta,
+            },
+        };
+    }
     // The tool's JSON, as it wrote it: no cut, no note after it.
     let structured = is_json && cut.is_none() && notes.is_empty() && error_kind.is_none();
     if !notes.is_empty() {

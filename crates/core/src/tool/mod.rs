@@ -39,7 +39,7 @@ pub use page::Page;
 pub(crate) use schema::expected_fields;
 pub use schema::{close_schema, schema_of};
 pub use size_hint::SizeHint;
-pub use spec::{ToolAnnotations, ToolLimits, ToolSpec};
+pub use spec::{OverCap, ToolAnnotations, ToolLimits, ToolSpec};
 pub use typed::into_dyn;
 
 /// `#[derive(Tool)]`: a struct of arguments as a tool (see the crate docs), beside the trait.

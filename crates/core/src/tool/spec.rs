@@ -202,6 +202,38 @@ pub struct ToolLimits {
     /// ([`RegistryBuilder::defer`](crate::registry::RegistryBuilder::defer)): a tool seldom
     /// needed, in a registry of many, costs no context until then.
     pub defer: bool,
+    /// What a result over its allowance becomes: cut, with the marker (the default), or an
+    /// error result naming its size, the allowance and the artifact holding it whole, for a
+    /// caller that must never read part of a result ([`OverCap`]).
+    pub over_cap: OverCap,
+}
+
+/// What a result over its cap becomes.
+///
+/// A cut keeps what matters and names the artifact holding the rest; some callers must never
+/// act on part of a result (a config file read half, a JSON answer a program parses). For them,
+/// [`Error`](Self::Error): nothing of the result is sent, and the error says its size, the cap,
+/// the artifact holding it whole and how to page it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum OverCap {
+    /// Cut to the cap, with the marker (the default).
+    #[default]
+    Cut,
+    /// An error result instead, the whole kept as an artifact.
+    Error,
+}
+
+impl OverCap {
+    /// The setting as a configuration writes it: `"cut"` or `"error"`; `None` for anything
+    /// else.
+    pub fn from_setting(setting: &str) -> Option<Self> {
+        match setting {
+            "cut" => Some(OverCap::Cut),
+            "error" => Some(OverCap::Error),
+            _ => None,
+        }
+    }
 }
 
 impl ToolLimits {
@@ -265,6 +297,13 @@ impl ToolLimits {
     #[must_use]
     pub fn with_preserve(mut self, preserve: bool) -> Self {
         self.preserve = preserve;
+        self
+    }
+
+    /// Sets [`over_cap`](Self::over_cap).
+    #[must_use]
+    pub fn with_over_cap(mut self, over_cap: OverCap) -> Self {
+        self.over_cap = over_cap;
         self
     }
 

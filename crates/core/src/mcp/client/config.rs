@@ -39,6 +39,10 @@ pub struct ServerConfig {
     /// `"on-collision"` (when absent) or `"never"`.
     #[serde(default)]
     pub prefix: Option<String>,
+    /// What a result over the proxy's cap becomes: `"cut"` (when absent) or `"error"` — an
+    /// error result naming its size, the cap and the artifact holding it, none of it sent.
+    #[serde(default)]
+    pub over_cap: Option<String>,
 }
 
 /// Which of a server's tools the proxy serves: globs over the server's own names.
@@ -103,6 +107,17 @@ pub enum ConfigError {
          \"on-collision\" or \"never\""
     )]
     Prefix {
+        /// The server's name.
+        server: String,
+        /// What the configuration says.
+        given: String,
+    },
+    /// A server's `over_cap` is not one of the settings.
+    #[error(
+        "server `{server}`: `\"over_cap\": \"{given}\"` is not a setting; write \"cut\" (the \
+         default) or \"error\""
+    )]
+    OverCap {
         /// The server's name.
         server: String,
         /// What the configuration says.
@@ -188,6 +203,7 @@ pub fn expand_config(server: &str, config: &ServerConfig) -> Result<ServerConfig
         headers: expand_map(&config.headers)?,
         tools: config.tools.clone(),
         prefix: config.prefix.clone(),
+        over_cap: config.over_cap.clone(),
     })
 }
 

@@ -250,6 +250,42 @@ fn insert_meta(result: &mut Map<String, Value>, facts: Value) {
     }
 }
 
+/// The error result a cut result becomes for a server set to answer an error over the cap
+/// ([`OverCap::Error`](crate::tool::OverCap::Error)): its size, the cap, the artifacts holding
+/// it whole, none of its content or structure; the cut's facts in its `_meta` as ever.
+pub(crate) fn over_cap_result(
+    tool: &str,
+    fitted: &Value,
+    report: &Report,
+    fitting: &Fitting,
+) -> Value {
+    let text = crate::registry::facts::over_cap_error(
+        tool,
+        report.received_chars,
+        fitting.cap,
+        &report.artifacts,
+        None,
+    );
+    let none = Continuation::from(FullOutput::NotKept);
+    let text = trim::fit_with(&text, fitting.cap, &TrimStyle::error(), &none)
+        .into_text()
+        .into_owned();
+    let mut facts = report.clone();
+    // Nothing of the result was sent: the error's words are all a reader sees.
+    facts.sent_chars = text.chars().count() as u64;
+    facts.cuts.clear();
+    let mut result = match error_result(text) {
+        Value::Object(result) => result,
+        _ => Map::new(),
+    };
+    // The server's own `_meta` stays the result's.
+    if let Some(meta) = fitted.get("_meta") {
+        result.insert("_meta".to_owned(), meta.clone());
+    }
+    insert_meta(&mut result, facts.to_value());
+    Value::Object(result)
+}
+
 /// An error result saying `why`.
 pub(crate) fn error_result(why: String) -> Value {
     json!({ "content": [{ "type": "text", "text": why }], "isError": true })

@@ -15,6 +15,7 @@ use crate::mcp::child::{self, Process};
 use crate::mcp::client::{ConfigError, McpClientError, ServerConfig, expand_config};
 use crate::mcp::link::{self, Link};
 use crate::mcp::wire;
+use crate::tool::OverCap;
 
 /// Where a server is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,6 +79,8 @@ pub struct Upstream {
     pub(crate) allow: Vec<String>,
     /// Globs of the tool names hidden.
     pub(crate) deny: Vec<String>,
+    /// What a result over the cap becomes.
+    pub(crate) over_cap: OverCap,
 }
 
 impl Upstream {
@@ -95,6 +98,7 @@ impl Upstream {
             prefix: Prefix::default(),
             allow: Vec::new(),
             deny: Vec::new(),
+            over_cap: OverCap::Cut,
         }
     }
 
@@ -111,6 +115,7 @@ impl Upstream {
             prefix: Prefix::default(),
             allow: Vec::new(),
             deny: Vec::new(),
+            over_cap: OverCap::Cut,
         }
     }
 
@@ -162,6 +167,15 @@ impl Upstream {
                 })
             })?,
         };
+        let over_cap = match config.over_cap.as_deref() {
+            None => OverCap::Cut,
+            Some(setting) => OverCap::from_setting(setting).ok_or_else(|| {
+                McpClientError::Config(ConfigError::OverCap {
+                    server: name.clone(),
+                    given: setting.to_owned(),
+                })
+            })?,
+        };
         for pattern in config.tools.allow.iter().chain(&config.tools.deny) {
             if let Err(why) = super::filter::glob(pattern) {
                 return Err(McpClientError::Config(ConfigError::ToolPattern {
@@ -177,6 +191,7 @@ impl Upstream {
             prefix,
             allow: config.tools.allow,
             deny: config.tools.deny,
+            over_cap,
         })
     }
 
@@ -222,6 +237,14 @@ impl Upstream {
     /// or never (a collision is then an error).
     pub fn prefix(mut self, prefix: Prefix) -> Self {
         self.prefix = prefix;
+        self
+    }
+
+    /// What a result of this server's over the proxy's cap becomes: cut (the default), or an
+    /// error result naming its size, the cap and the artifact holding it whole, for a client
+    /// that must never act on part of a result. An error the server answered is cut as ever.
+    pub fn over_cap(mut self, over_cap: OverCap) -> Self {
+        self.over_cap = over_cap;
         self
     }
 

@@ -10,6 +10,7 @@ use crate::mcp::wire;
 use crate::mcp::wire::INVALID_PARAMS;
 use crate::registry::ToolCall;
 use crate::sync::lock;
+use crate::tool::OverCap;
 use serde_json::Value;
 use serde_json::json;
 use std::sync::Arc;
@@ -189,7 +190,20 @@ impl Session {
                 )
                 .await
                 {
-                    Ok((fitted, report)) => {
+                    Ok((mut fitted, report)) => {
+                        let over_cap = self.slots[route.index].upstream.over_cap;
+                        if over_cap == OverCap::Error
+                            && report.cut
+                            && fitted.get("isError") != Some(&Value::Bool(true))
+                        {
+                            // None of the result goes: an error saying where it all is.
+                            fitted = fit_answer::over_cap_result(
+                                &route.name,
+                                &fitted,
+                                &report,
+                                &self.settings.fitting,
+                            );
+                        }
                         // A task the call made is this session's.
                         if let Some(task) = fitted["task"]["taskId"].as_str() {
                             lock(&self.tasks).insert(task.to_owned());
