@@ -1279,9 +1279,13 @@ async fn a_success_stays_a_success_for_both_official_sdk_clients() {
                 "{sdk}: {result:.400}"
             );
             let structure = result["structuredContent"].to_string();
+            // The structure repeats the text (`{"content": <the text>}`): a host that shows
+            // both shows no more than the cap, the two sharing it.
             assert!(
-                structure.chars().count() <= 8_000,
-                "{sdk}: {structure:.200}"
+                structure.chars().count() + visible_chars(result) <= 8_000,
+                "{sdk}: {} + {}: {structure:.200}",
+                structure.chars().count(),
+                visible_chars(result)
             );
         }
         let text = results[0]["content"][0]["text"].as_str().unwrap();
@@ -1449,6 +1453,97 @@ async fn a_server_set_to_answer_an_error_over_the_cap_sends_no_part_of_a_result(
     let page = ts[2]["content"][0]["text"].as_str().unwrap();
     assert!(page.contains("setting_2999 = 2999"), "{page}");
     assert!(page.contains("setting_2990 = 2990"), "{page}");
+}
+
+/// `"send": "text-only"` and `"send": "structured-only"` per server: the model reads one copy
+/// of a structured result, not the same data twice, and both official SDK clients accept what
+/// each sends (the text-only server's tools are listed without their output schema).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_can_send_one_copy_of_a_structured_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = dir.path().join("files");
+    std::fs::create_dir(&files).unwrap();
+    let big: String = (0..3_000).map(|i| format!("setting_{i} = {i}\n")).collect();
+    std::fs::write(files.join("big.conf"), &big).unwrap();
+    std::fs::write(files.join("small.conf"), "a = 1\n").unwrap();
+    let command = filesystem(&[&files]);
+    let server = |send: &str| json!({ "command": command[0], "args": command[1..], "send": send });
+    let config = dir.path().join("servers.json");
+    std::fs::write(
+        &config,
+        json!({ "mcpServers": {
+            "text": server("text-only"), "structured": server("structured-only")
+        } })
+        .to_string(),
+    )
+    .unwrap();
+    let mut proxy = gateway("proxy", TOKEN);
+    proxy
+        .args(["--max-result-chars", "4000", "--artifacts"])
+        .arg(dir.path().join("artifacts"))
+        .arg("--config")
+        .arg(&config);
+    let (_proxy, url) = listening(proxy, true).await;
+    let path = |name: &str| files.join(name).display().to_string();
+    let calls = [
+        (
+            "text__read_text_file",
+            json!({ "path": path("small.conf") }),
+        ),
+        (
+            "structured__read_text_file",
+            json!({ "path": path("small.conf") }),
+        ),
+        (
+            "structured__read_text_file",
+            json!({ "path": path("big.conf") }),
+        ),
+    ];
+    let (ts_tools, ts) = sdk_calls(&url, &calls).await;
+    let (_, py) = python_sdk_calls(&url, &calls).await;
+    let listed = |name: &str| ts_tools.iter().find(|tool| tool["name"] == name).unwrap();
+    assert!(listed("text__read_text_file").get("outputSchema").is_none());
+    assert!(listed("structured__read_text_file")["outputSchema"].is_object());
+    for (sdk, results) in [("TypeScript", &ts), ("Python", &py)] {
+        for (i, result) in results.iter().enumerate() {
+            assert!(
+                result.get("raised").is_none(),
+                "{sdk}, call {i}: {result:.400}"
+            );
+            assert_ne!(result.get("isError"), Some(&json!(true)), "{sdk}, call {i}");
+        }
+        // Text only: the text, no structure.
+        assert_eq!(results[0]["content"][0]["text"], "a = 1\n", "{sdk}");
+        assert!(
+            results[0].get("structuredContent").is_none(),
+            "{sdk}: {:.300}",
+            results[0]
+        );
+        // Structure only: no text block, the structure whole.
+        for result in &results[1..] {
+            let texts = result["content"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|block| block["type"] == "text")
+                .count();
+            assert_eq!(texts, 0, "{sdk}: {result:.300}");
+        }
+        assert_eq!(
+            results[1]["structuredContent"]["content"], "a = 1\n",
+            "{sdk}"
+        );
+        // A large one: the structure alone has the cap, cut within it.
+        let structure = results[2]["structuredContent"].to_string();
+        assert!(
+            structure.chars().count() <= 4_000,
+            "{sdk}: {structure:.200}"
+        );
+        assert!(
+            structure.contains("setting_0 = 0"),
+            "{sdk}: {structure:.200}"
+        );
+    }
 }
 
 /// A cut result's `_meta` says, under `toolsmith/cut`, what its marker says in words: the chars

@@ -39,7 +39,7 @@ pub use client::{
 #[cfg(feature = "mcp-http")]
 pub use http::{HttpError, HttpOptions, HttpServer, Limits, METRICS_PATH};
 pub use metrics::{Metrics, MetricsOptions, OTHER_TOOL};
-pub use relay::{Prefix, Proxy, ProxyError, Upstream};
+pub use relay::{Copies, Prefix, Proxy, ProxyError, Upstream};
 pub use server::{McpServer, serve_stdio};
 pub use transport::refuse_stdio;
 

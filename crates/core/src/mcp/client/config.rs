@@ -43,6 +43,10 @@ pub struct ServerConfig {
     /// error result naming its size, the cap and the artifact holding it, none of it sent.
     #[serde(default)]
     pub over_cap: Option<String>,
+    /// Which copy of a result with a structure the proxy sends: `"both"` (when absent),
+    /// `"text-only"` or `"structured-only"`.
+    #[serde(default)]
+    pub send: Option<String>,
 }
 
 /// Which of a server's tools the proxy serves: globs over the server's own names.
@@ -118,6 +122,17 @@ pub enum ConfigError {
          default) or \"error\""
     )]
     OverCap {
+        /// The server's name.
+        server: String,
+        /// What the configuration says.
+        given: String,
+    },
+    /// A server's `send` is not one of the settings.
+    #[error(
+        "server `{server}`: `\"send\": \"{given}\"` is not a setting; write \"both\" (the \
+         default), \"text-only\" or \"structured-only\""
+    )]
+    Send {
         /// The server's name.
         server: String,
         /// What the configuration says.
@@ -204,6 +219,7 @@ pub fn expand_config(server: &str, config: &ServerConfig) -> Result<ServerConfig
         tools: config.tools.clone(),
         prefix: config.prefix.clone(),
         over_cap: config.over_cap.clone(),
+        send: config.send.clone(),
     })
 }
 

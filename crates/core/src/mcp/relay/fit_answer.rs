@@ -30,6 +30,7 @@ use serde_json::{Map, Value, json};
 
 use crate::mcp::wire::bounded;
 
+use super::upstream::Copies;
 use crate::artifacts::{self, ArtifactId, ArtifactStore, READ_ARTIFACT, store_text};
 use crate::mcp::structure::{self, Fitted, OutputSchema, kept_as};
 use crate::registry::CUT_META_KEY;
@@ -187,8 +188,29 @@ pub(crate) async fn tool_result(
     raw: &RawValue,
     schema: Option<&OutputSchema>,
     fitting: &Fitting,
+    send: Copies,
 ) -> Result<(Value, Report), String> {
-    let parsed = bounded::call_result(raw.get(), MAX_BLOCKS).map_err(|error| error.to_string())?;
+    let mut parsed =
+        bounded::call_result(raw.get(), MAX_BLOCKS).map_err(|error| error.to_string())?;
+    // One copy of a structured result, when the server is set to send one.
+    let mut left_out = 0;
+    match send {
+        Copies::TextOnly => {
+            if let Some(structure) = parsed.structured.take() {
+                left_out += structure.get().chars().count();
+            }
+        }
+        Copies::StructuredOnly if parsed.structured.is_some() && !parsed.is_error => {
+            parsed.content.retain(|block| {
+                let text = block.get("type").and_then(Value::as_str) == Some("text");
+                if text {
+                    left_out += visible_chars(block);
+                }
+                !text
+            });
+        }
+        _ => {}
+    }
     let mut rest = Map::new();
     for (key, raw) in parsed.rest {
         let value = serde_json::from_str(raw.get()).map_err(|error| format!("`{key}`: {error}"))?;
@@ -196,17 +218,50 @@ pub(crate) async fn tool_result(
     }
     // A task-augmented call answers with its task, not a result: nothing to fit yet.
     let mut report = Report::default();
+    // What the setting left out was received (the figures say so), not cut: it is the same
+    // data as what was sent.
+    report.received_chars += left_out as u64;
     if !parsed.has_content && rest.contains_key("task") {
         return Ok((Value::Object(rest), report));
     }
     let mut notes: Vec<String> = Vec::new();
     let mut structured = None;
+    // A structure that repeats the text (a host may show the model both) shares the cap with
+    // it: each gets a fair share, so together they fit. Another structure fits the cap alone.
+    let mut content_fitting = None;
     if let Some(raw) = parsed.structured {
-        match fit_structure(&raw, schema, fitting, &mut report).await {
-            Fitted::Kept(value, _) => structured = Some(value),
+        let shared = repeated_chars(&raw, &parsed.content).map(|(structure, text)| {
+            let mut shares = [0; 2];
+            crate::fair::fill(&mut shares, &[structure, text], fitting.cap);
+            shares[0]
+        });
+        let structure_fitting = shared.map(|cap| Fitting {
+            cap,
+            ..fitting.clone()
+        });
+        match fit_structure(
+            &raw,
+            schema,
+            structure_fitting.as_ref().unwrap_or(fitting),
+            &mut report,
+        )
+        .await
+        {
+            Fitted::Kept(value, sent) => {
+                if shared.is_some() {
+                    // The text gets what the structure left (all of it, for a structure sent
+                    // whole because a cut would break its schema: the text is then cut further).
+                    content_fitting = Some(Fitting {
+                        cap: fitting.cap.saturating_sub(sent),
+                        ..fitting.clone()
+                    });
+                }
+                structured = Some(value);
+            }
             Fitted::LeftOut(note) => notes.push(note),
         }
     }
+    let fitting = content_fitting.as_ref().unwrap_or(fitting);
     let style = if parsed.is_error {
         TrimStyle::error()
     } else {
@@ -289,6 +344,40 @@ pub(crate) fn over_cap_result(
 /// An error result saying `why`.
 pub(crate) fn error_result(why: String) -> Value {
     json!({ "content": [{ "type": "text", "text": why }], "isError": true })
+}
+
+/// When the structure repeats the text — a text block is one of its strings, or the text is the
+/// structure's own JSON — the chars of each, which then share the cap; `None` otherwise.
+fn repeated_chars(raw: &RawValue, content: &[Value]) -> Option<(usize, usize)> {
+    let texts: Vec<&str> = content
+        .iter()
+        .filter(|block| block.get("type").and_then(Value::as_str) == Some("text"))
+        .filter_map(|block| block.get("text").and_then(Value::as_str))
+        .collect();
+    if texts.is_empty() {
+        return None;
+    }
+    let structure: Value = serde_json::from_str(raw.get()).ok()?;
+    let repeats = texts.iter().any(|text| {
+        holds_string(&structure, text, 0)
+            || (text.trim_start().starts_with('{')
+                && serde_json::from_str::<Value>(text).is_ok_and(|parsed| parsed == structure))
+    });
+    repeats.then(|| {
+        let text = content.iter().map(visible_chars).sum();
+        (raw.get().chars().count(), text)
+    })
+}
+
+/// Whether `value` holds `text` as one of its strings (to a bounded depth).
+fn holds_string(value: &Value, text: &str, depth: usize) -> bool {
+    match value {
+        Value::String(s) => s == text,
+        _ if depth >= bounded::MAX_LISTING_DEPTH => false,
+        Value::Array(items) => items.iter().any(|item| holds_string(item, text, depth + 1)),
+        Value::Object(map) => map.values().any(|item| holds_string(item, text, depth + 1)),
+        _ => false,
+    }
 }
 
 /// The structure as it goes to the client: whole within the cap; over it, stored whole and
@@ -684,7 +773,9 @@ mod tests {
         ] {
             let result = json!({ "content": [{ "type": "text", "text": text }] });
             let raw = RawValue::from_string(result.to_string()).unwrap();
-            let (fitted, report) = runtime.block_on(tool_result(&raw, None, &fitting)).unwrap();
+            let (fitted, report) = runtime
+                .block_on(tool_result(&raw, None, &fitting, Copies::Both))
+                .unwrap();
             let cut = fitted["content"][0]["text"].as_str().unwrap();
             assert!(cut.chars().count() <= 20_000);
             let value: Value = serde_json::from_str(cut).expect("the cut text is JSON");
@@ -725,7 +816,7 @@ mod tests {
             });
             let raw = RawValue::from_string(result.to_string()).unwrap();
             let (fitted, report) = runtime
-                .block_on(tool_result(&raw, schema.as_ref(), &fitting))
+                .block_on(tool_result(&raw, schema.as_ref(), &fitting, Copies::Both))
                 .unwrap();
             let seen: usize = fitted["content"]
                 .as_array()

@@ -35,7 +35,7 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::tool::MediaLimits;
-pub use upstream::{Prefix, Upstream};
+pub use upstream::{Copies, Prefix, Upstream};
 
 use crate::artifacts::{ArtifactStore, MemoryStore, READ_ARTIFACT};
 use crate::budget::BudgetPolicy;
@@ -385,7 +385,7 @@ pub async fn relay_tool_answer(line: Vec<u8>, cap: usize) -> String {
     let Some(result) = message.result else {
         return String::new();
     };
-    match fit_answer::tool_result(&result, None, &fitting).await {
+    match fit_answer::tool_result(&result, None, &fitting, upstream::Copies::Both).await {
         Ok((fitted, _)) => wire::answer(&id, Ok(wire::raw(&fitted))),
         Err(why) => wire::answer(&id, Ok(wire::raw(&fit_answer::error_result(why)))),
     }

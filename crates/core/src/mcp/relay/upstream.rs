@@ -81,6 +81,40 @@ pub struct Upstream {
     pub(crate) deny: Vec<String>,
     /// What a result over the cap becomes.
     pub(crate) over_cap: OverCap,
+    /// Which copy of a structured result is sent.
+    pub(crate) send: Copies,
+}
+
+/// Which copy of a tool result with a structure the proxy sends: MCP lets a result carry its
+/// data twice — `structuredContent`, and (the specification's advice, for clients that read
+/// only text) the same data as a text block — and a host that shows the model both gets it
+/// twice. By default both go, sharing the cap when the structure repeats the text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Copies {
+    /// Both, as the server sent them (the default).
+    #[default]
+    Both,
+    /// The text only: `structuredContent` is left out, and the server's tools are listed
+    /// without their `outputSchema` (a client that checks results against one would otherwise
+    /// refuse a result without a structure).
+    TextOnly,
+    /// The structure only, when the result has one: its text blocks are left out, and the
+    /// structure gets the whole cap. A result without a structure is sent as it is.
+    StructuredOnly,
+}
+
+impl Copies {
+    /// The setting as a configuration writes it: `"both"`, `"text-only"` or
+    /// `"structured-only"`; `None` for anything else.
+    pub fn from_setting(setting: &str) -> Option<Self> {
+        match setting {
+            "both" => Some(Copies::Both),
+            "text-only" => Some(Copies::TextOnly),
+            "structured-only" => Some(Copies::StructuredOnly),
+            _ => None,
+        }
+    }
 }
 
 impl Upstream {
@@ -99,6 +133,7 @@ impl Upstream {
             allow: Vec::new(),
             deny: Vec::new(),
             over_cap: OverCap::Cut,
+            send: Copies::Both,
         }
     }
 
@@ -116,6 +151,7 @@ impl Upstream {
             allow: Vec::new(),
             deny: Vec::new(),
             over_cap: OverCap::Cut,
+            send: Copies::Both,
         }
     }
 
@@ -176,6 +212,15 @@ impl Upstream {
                 })
             })?,
         };
+        let send = match config.send.as_deref() {
+            None => Copies::Both,
+            Some(setting) => Copies::from_setting(setting).ok_or_else(|| {
+                McpClientError::Config(ConfigError::Send {
+                    server: name.clone(),
+                    given: setting.to_owned(),
+                })
+            })?,
+        };
         for pattern in config.tools.allow.iter().chain(&config.tools.deny) {
             if let Err(why) = super::filter::glob(pattern) {
                 return Err(McpClientError::Config(ConfigError::ToolPattern {
@@ -192,6 +237,7 @@ impl Upstream {
             allow: config.tools.allow,
             deny: config.tools.deny,
             over_cap,
+            send,
         })
     }
 
@@ -245,6 +291,13 @@ impl Upstream {
     /// that must never act on part of a result. An error the server answered is cut as ever.
     pub fn over_cap(mut self, over_cap: OverCap) -> Self {
         self.over_cap = over_cap;
+        self
+    }
+
+    /// Which copy of a structured result is sent ([`Copies`]): both (the default), the text
+    /// only, or the structure only, so the model does not read the same data twice.
+    pub fn send(mut self, send: Copies) -> Self {
+        self.send = send;
         self
     }
 

@@ -187,6 +187,7 @@ impl Session {
                     &result,
                     route.output_schema.as_deref(),
                     &self.settings.fitting,
+                    self.slots[route.index].upstream.send,
                 )
                 .await
                 {

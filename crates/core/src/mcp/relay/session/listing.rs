@@ -1,7 +1,7 @@
 //! Listings: every server's tools, prompts and resources in one, named so none collide, and the routes from a listed name back to its server.
 
-use super::super::upstream::Prefix;
 use super::super::upstream::error_text;
+use super::super::upstream::{Copies, Prefix};
 use super::search::call_listing;
 use super::search::search_listing;
 use super::{CALL_TOOL, MAX_ITEMS, MAX_PAGES, Route, Routes, SEARCH_TOOLS, Session, value};
@@ -188,6 +188,12 @@ impl Session {
         let mut routes = HashMap::new();
         let mut tools = Vec::with_capacity(named.len() + 1);
         for (index, mut tool, exposed, original) in named {
+            if self.slots[index].upstream.send == Copies::TextOnly
+                && let Value::Object(object) = &mut tool
+            {
+                // Its results go without a structure: a schema would make a client refuse them.
+                object.remove("outputSchema");
+            }
             let has_output_schema = tool.get("outputSchema").is_some_and(Value::is_object);
             let input_schema = tool["inputSchema"].to_string();
             let output_schema = has_output_schema.then(|| tool["outputSchema"].to_string());

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 
 use super::fit_answer::{self, Fitting};
 use super::peer::{Incoming, Outcome, Peer, Side};
-use super::upstream::{Connecting, Live, Upstream};
+use super::upstream::{Connecting, Copies, Live, Upstream};
 use crate::mcp::caps;
 use crate::mcp::link::Link;
 use crate::mcp::structure::OutputSchema;
@@ -551,7 +551,9 @@ impl Session {
             // A task's result is a tool's result, fitted as any other.
             "tasks/result" if self.slots.len() == 1 => {
                 let outcome = self.forward(0, method, params, sent).await?;
-                match fit_answer::tool_result(&outcome, None, &self.settings.fitting).await {
+                match fit_answer::tool_result(&outcome, None, &self.settings.fitting, Copies::Both)
+                    .await
+                {
                     Ok((fitted, _)) => ok(&fitted),
                     Err(why) => ok(&fit_answer::error_result(format!(
                         "the MCP server `{}` sent a task result that cannot be read: {why}",
