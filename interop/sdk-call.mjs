@@ -3,7 +3,8 @@
 // tool's output schema); prints the tools listed and the results as one JSON object.
 //
 //   node sdk-call.mjs URL TOOL ARGUMENTS_JSON [TOOL ARGUMENTS_JSON]...   (PROXY_TOKEN: the bearer token)
-//   (`{{artifact}}` in ARGUMENTS_JSON: the last artifact id the results before it named)
+//   (`{{artifact}}` in ARGUMENTS_JSON: the last artifact id the results before it named;
+//    TOOL `@read` with {"uri": …} reads a resource, `@templates` lists the resource templates)
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
@@ -19,9 +20,17 @@ const results = [];
 let artifact = "";
 for (let i = 0; i + 1 < calls.length; i += 2) {
   const args = JSON.parse(calls[i + 1].replaceAll("{{artifact}}", artifact));
-  const result = await client.callTool({ name: calls[i], arguments: args });
+  let result;
+  if (calls[i] === "@read") {
+    // A read the server refuses is reported, not thrown: the refusal is what is checked.
+    result = await client.readResource({ uri: args.uri }).catch((error) => ({ raised: String(error) }));
+  } else if (calls[i] === "@templates") {
+    result = await client.listResourceTemplates();
+  } else {
+    result = await client.callTool({ name: calls[i], arguments: args });
+  }
   results.push(result);
-  const named = JSON.stringify(result.content).match(/artifact ([0-9a-f]{32})/g);
+  const named = JSON.stringify(result.content ?? []).match(/artifact ([0-9a-f]{32})/g);
   if (named) artifact = named[named.length - 1].slice("artifact ".length);
 }
 await client.close();

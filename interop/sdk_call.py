@@ -6,6 +6,9 @@ Prints the tools listed and, per call, the result or what was raised, as one JSO
 
     python sdk_call.py URL TOOL ARGUMENTS_JSON [TOOL ARGUMENTS_JSON]...
 
+TOOL `@read` with {"uri": …} reads a resource; `{{artifact}}` in ARGUMENTS_JSON stands for the
+last artifact id the results before it named.
+
 With PROXY_TOKEN set, every request carries it as a bearer token.
 """
 
@@ -13,6 +16,8 @@ import asyncio
 import json
 import os
 import sys
+
+import re
 
 import httpx2
 from mcp.client.session import ClientSession
@@ -33,10 +38,18 @@ async def main():
                 await session.initialize()
                 tools = (await session.list_tools()).tools
                 results = []
+                artifact = ""
                 for name, arguments in zip(calls[::2], calls[1::2]):
+                    arguments = json.loads(arguments.replace("{{artifact}}", artifact))
                     try:
-                        result = await session.call_tool(name, json.loads(arguments))
+                        if name == "@read":
+                            result = await session.read_resource(arguments["uri"])
+                        else:
+                            result = await session.call_tool(name, arguments)
                         results.append(dumped(result))
+                        named = re.findall(r"artifact ([0-9a-f]{32})", json.dumps(results[-1].get("content", [])))
+                        if named:
+                            artifact = named[-1]
                     except Exception as error:  # what the SDK raised is the report
                         results.append({"raised": f"{type(error).__name__}: {error}"})
     print(json.dumps({"tools": [dumped(tool) for tool in tools], "results": results}))

@@ -321,7 +321,16 @@ async fn server_everything_through_the_proxy_is_what_it_is_directly() {
         ("ping", json!({})),
     ] {
         let want = direct.request(method, params.clone()).await;
-        let got = proxied.request(method, params).await;
+        let mut got = proxied.request(method, params).await;
+        if method == "resources/templates/list" {
+            // The server's templates as it listed them, then the proxy's own: its artifacts.
+            let templates = got["result"]["resourceTemplates"].as_array_mut().unwrap();
+            let own = templates.pop().unwrap();
+            assert_eq!(
+                own["uriTemplate"],
+                "toolsmith://artifact/{id}{?offset,limit,char_offset}"
+            );
+        }
         assert_eq!(got.get("result"), want.get("result"), "{method}");
         assert_eq!(got.get("error"), want.get("error"), "{method}");
     }
@@ -1546,6 +1555,82 @@ async fn a_server_can_send_one_copy_of_a_structured_result() {
     }
 }
 
+/// Artifacts are MCP resources: a cut result links its artifact (`resource_link`), the proxy
+/// lists the artifact template, and both official SDK clients read the artifact with
+/// `resources/read` — a page by the URI's query, the first page unranged (saying where the next
+/// starts) — while an id of another session is not found.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn artifacts_are_resources_both_sdk_clients_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = dir.path().join("files");
+    std::fs::create_dir(&files).unwrap();
+    let big: String = (0..3_000).map(|i| format!("setting_{i} = {i}\n")).collect();
+    std::fs::write(files.join("big.conf"), &big).unwrap();
+    let mut proxy = gateway("proxy", TOKEN);
+    proxy
+        .args(["--max-result-chars", "4000", "--artifacts"])
+        .arg(dir.path().join("artifacts"))
+        .arg("--")
+        .args(filesystem(&[&files]));
+    let (_proxy, url) = listening(proxy, true).await;
+    let path = files.join("big.conf").display().to_string();
+    let uri = "toolsmith://artifact/{{artifact}}";
+    let calls = [
+        ("read_text_file", json!({ "path": path })),
+        (
+            "@read",
+            json!({ "uri": format!("{uri}?offset=2990&limit=10") }),
+        ),
+        ("@read", json!({ "uri": uri })),
+        (
+            "@read",
+            json!({ "uri": "toolsmith://artifact/0123456789abcdef0123456789abcdef" }),
+        ),
+    ];
+    let (_, py) = python_sdk_calls(&url, &calls).await;
+    let mut ts_calls = calls.to_vec();
+    ts_calls.push(("@templates", json!({})));
+    let (_, ts) = sdk_calls(&url, &ts_calls).await;
+    for (sdk, results) in [("TypeScript", &ts), ("Python", &py)] {
+        let cut = &results[0];
+        assert!(cut.get("raised").is_none(), "{sdk}: {cut:.400}");
+        assert!(visible_chars(cut) <= 4_000, "{sdk}: {cut:.300}");
+        let id = cut["_meta"]["toolsmith/cut"]["cuts"][0]["artifact"]
+            .as_str()
+            .unwrap();
+        let link = cut["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|block| block["type"] == "resource_link")
+            .unwrap_or_else(|| panic!("{sdk}: no resource_link in {cut:.600}"));
+        assert_eq!(link["uri"], format!("toolsmith://artifact/{id}"), "{sdk}");
+        // A page, by the URI's query.
+        let page = results[1]["contents"][0]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{sdk}: {:.600}", results[1]));
+        assert!(page.contains("setting_2990 = 2990"), "{sdk}: {page}");
+        assert!(page.contains("setting_2999 = 2999"), "{sdk}: {page}");
+        // Unranged: the first page, within the cap, saying where the next starts.
+        let first = results[2]["contents"][0]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{sdk}: {:.600}", results[2]));
+        assert!(first.contains("setting_0 = 0"), "{sdk}: {first:.300}");
+        assert!(first.chars().count() <= 4_000, "{sdk}");
+        assert!(first.contains("next: offset="), "{sdk}: {first:.300}");
+        // Another id: not this session's, not found.
+        let refused = results[3]["raised"].as_str().unwrap_or_default();
+        assert!(refused.contains("not found"), "{sdk}: {:.300}", results[3]);
+    }
+    let templates = ts[4]["resourceTemplates"].as_array().unwrap();
+    assert!(
+        templates.iter().any(|template| template["uriTemplate"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("toolsmith://artifact/{id}"))),
+        "{templates:?}"
+    );
+}
+
 /// A cut result's `_meta` says, under `toolsmith/cut`, what its marker says in words: the chars
 /// received and sent, each cut text's artifact (the one its marker names) and URI, and where to
 /// read on — and the SDK client passed it through unchanged.
@@ -1845,7 +1930,14 @@ async fn images_and_audio_pass_through_the_mcp_client_and_serve_as_they_came() {
         note.starts_with("[toolsmith: image (image/png, 200,000 bytes of base64) left out"),
         "{note}"
     );
-    assert_eq!(served[3]["_meta"], json!({ "fixture/bytes": 200_000 }));
+    // The server's `_meta` as it stated it, beside the facts of what was left out.
+    assert_eq!(served[3]["_meta"]["fixture/bytes"], 200_000);
+    let facts = &served[3]["_meta"]["toolsmith/cut"];
+    assert_eq!(
+        facts["artifacts"].as_array().map(Vec::len),
+        Some(1),
+        "{facts}"
+    );
     for (result, expected) in served.iter().zip(&expected) {
         assert_eq!(&media_of(result), expected, "{result}");
     }

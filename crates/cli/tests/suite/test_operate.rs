@@ -193,10 +193,11 @@ async fn the_proxys_metrics_count_real_calls_chars_kept_out_cuts_artifacts_and_s
     let received = scrape.value("toolsmith_result_chars_received_total", &of_run);
     let sent = scrape.value("toolsmith_result_chars_sent_total", &of_run);
     let kept_out = scrape.value("toolsmith_result_chars_kept_out_total", &of_run);
-    // What the clients saw is what was sent: the three results' texts.
+    // What the clients saw is what was sent: the three results' texts, and the link to the
+    // cut one's artifact, which the proxy counts as its JSON and the client reads as a line.
     let seen: usize = results[..3]
         .iter()
-        .map(|result| result.content.chars().count())
+        .map(|result| as_the_proxy_counts(&result.content))
         .sum();
     assert_eq!(sent as usize, seen);
     assert!(received > 15_000.0, "{received}");
@@ -564,6 +565,31 @@ async fn each_relayed_call_is_a_span_exported_over_otlp_with_its_sizes_and_artif
             .unwrap_or_else(|| panic!("{key} in {call:#}"))
     };
     assert!(chars("chars.received") > 15_000, "{call:#}");
-    assert_eq!(chars("chars.sent"), text.chars().count() as u64);
+    // What a reader sees: the cut text, and the link to its artifact after it (its JSON).
+    let link = &answer["result"]["content"][1];
+    assert_eq!(link["type"], "resource_link", "{answer:.600}");
+    assert_eq!(
+        chars("chars.sent"),
+        (text.chars().count() + link.to_string().chars().count()) as u64
+    );
     assert_eq!(attribute(call, "artifact.id"), Some(id));
+}
+
+/// The chars of a result's text as the proxy counted what it sent: a `resource_link` block to
+/// an artifact, which the MCP client reads as a line of its own, counts as the block's JSON.
+fn as_the_proxy_counts(content: &str) -> usize {
+    let mut chars = content.chars().count();
+    for line in content.lines() {
+        if let Some(uri) = line
+            .strip_prefix("[resource link: full output (text/plain): ")
+            .and_then(|rest| rest.strip_suffix(']'))
+        {
+            let block = json!({
+                "type": "resource_link", "uri": uri, "name": "full output", "mimeType": "text/plain"
+            });
+            // The line and the line break before it, for the block's JSON.
+            chars = chars - line.chars().count() - 1 + block.to_string().chars().count();
+        }
+    }
+    chars
 }

@@ -62,6 +62,36 @@ impl ArtifactId {
 
     /// What every artifact's [`uri`](Self::uri) starts with.
     pub const URI_PREFIX: &'static str = "toolsmith://artifact/";
+
+    /// Reads an artifact's URI as a reader asks for a page of it:
+    /// `toolsmith://artifact/<id>?offset=120&limit=200&char_offset=0` (each query field
+    /// optional, `read_artifact`'s arguments of the same names). The id and the arguments, or
+    /// what is wrong with the URI.
+    pub(crate) fn parse_uri(uri: &str) -> Result<(ArtifactId, serde_json::Value), String> {
+        let rest = uri.strip_prefix(Self::URI_PREFIX).ok_or_else(|| {
+            format!(
+                "`{uri}` is not an artifact's URI ({}<id>)",
+                Self::URI_PREFIX
+            )
+        })?;
+        let (id, query) = rest.split_once('?').unwrap_or((rest, ""));
+        let id = ArtifactId::parse(id).map_err(|error| error.to_string())?;
+        let mut arguments = serde_json::json!({ "id": id.as_str() });
+        for pair in query.split('&').filter(|pair| !pair.is_empty()) {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            if !matches!(key, "offset" | "limit" | "char_offset") {
+                return Err(format!(
+                    "`{key}` is not a query field of an artifact's URI; use offset, limit and \
+                     char_offset"
+                ));
+            }
+            let number: u64 = value
+                .parse()
+                .map_err(|_| format!("`{key}={value}` in `{uri}` is not a whole number"))?;
+            arguments[key] = number.into();
+        }
+        Ok((id, arguments))
+    }
 }
 
 impl fmt::Display for ArtifactId {

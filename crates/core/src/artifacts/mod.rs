@@ -290,6 +290,22 @@ pub fn open_location(location: &str) -> Result<std::sync::Arc<dyn ArtifactStore>
 /// # Errors
 ///
 /// As [`ArtifactStore::begin`], [`Write::write_all`] and [`ArtifactWriter::commit`].
+/// The resource template every artifact is read by, as MCP lists one
+/// (`resources/templates/list`): the proxy's and `serve`'s own, beside the servers'.
+#[cfg(feature = "mcp")]
+pub(crate) fn artifact_template() -> serde_json::Value {
+    serde_json::json!({
+        "uriTemplate": format!("{}{{id}}{{?offset,limit,char_offset}}", ArtifactId::URI_PREFIX),
+        "name": "artifact",
+        "title": "A tool result's full output",
+        "description": "The full output of a tool result that was cut to fit, kept by toolsmith \
+            and named in the result's marker and in its _meta (toolsmith/cut). Read in pages: \
+            offset is the first line (0-based), limit the lines; a read without them gives \
+            the first page and says where the next starts.",
+        "mimeType": "text/plain",
+    })
+}
+
 pub(crate) fn store_text(
     store: &dyn ArtifactStore,
     text: &str,

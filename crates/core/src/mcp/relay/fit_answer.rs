@@ -233,9 +233,9 @@ pub(crate) async fn tool_result(
         let shared = repeated_chars(&raw, &parsed.content).map(|(structure, text)| {
             let mut shares = [0; 2];
             crate::fair::fill(&mut shares, &[structure, text], fitting.cap);
-            shares[0]
+            shares
         });
-        let structure_fitting = shared.map(|cap| Fitting {
+        let structure_fitting = shared.map(|[cap, _]| Fitting {
             cap,
             ..fitting.clone()
         });
@@ -248,11 +248,13 @@ pub(crate) async fn tool_result(
         .await
         {
             Fitted::Kept(value, sent) => {
-                if shared.is_some() {
-                    // The text gets what the structure left (all of it, for a structure sent
-                    // whole because a cut would break its schema: the text is then cut further).
+                if let Some([_, text_share]) = shared {
+                    // The text gets what the structure left, and never less than its own share:
+                    // a structure sent whole because a cut would break its schema goes over
+                    // the cap by the schema's demand alone, and the text still names its
+                    // artifact.
                     content_fitting = Some(Fitting {
-                        cap: fitting.cap.saturating_sub(sent),
+                        cap: fitting.cap.saturating_sub(sent).max(text_share),
                         ..fitting.clone()
                     });
                 }
@@ -606,6 +608,9 @@ async fn fit_blocks(
     crate::fair::fill(&mut shares, &wants, room);
     report.received_chars += wants.iter().sum::<usize>() as u64;
     report.sent_chars += fixed_chars as u64;
+    // A cut text is followed by a link to its artifact, an MCP resource a client can read.
+    let mut links: Vec<(usize, Value)> = Vec::new();
+    let cuts_before = report.cuts.len();
     for (&(i, chars), share) in texts.iter().zip(shares) {
         if chars <= share {
             report.sent_chars += chars as u64;
@@ -620,6 +625,14 @@ async fn fit_blocks(
         };
         let (stored, text) = store_and_give_back(&fitting.store, text).await;
         report.kept(&stored);
+        // The link's chars come out of the text's share: together they fit it.
+        // (None when the share cannot hold it: the marker alone names the artifact then.)
+        let link = stored
+            .as_ref()
+            .ok()
+            .map(|(id, _)| artifact_link(id))
+            .filter(|link| visible_chars(link) <= share);
+        let share = share - link.as_ref().map_or(0, visible_chars);
         let full = match &stored {
             Ok((id, omitted)) if *omitted > 0 => FullOutput::StoredCapped {
                 id: id.as_str(),
@@ -643,8 +656,41 @@ async fn fit_blocks(
         }
         report.sent_chars += fitted.chars().count() as u64;
         *slot = Value::String(fitted);
+        if let Some(link) = link {
+            report.sent_chars += visible_chars(&link) as u64;
+            links.push((i, link));
+        }
     }
-    kept.into_iter().map(|item| item.block).collect()
+    if links.is_empty() {
+        return kept.into_iter().map(|item| item.block).collect();
+    }
+    // Each link right after its text; the cut facts name the blocks where they now are.
+    for fact in &mut report.cuts[cuts_before..] {
+        if let Some(block) = fact["block"].as_u64() {
+            let before = links.iter().filter(|(i, _)| (*i as u64) < block).count();
+            fact["block"] = (block + before as u64).into();
+        }
+    }
+    let mut links = links.into_iter().peekable();
+    let mut blocks = Vec::with_capacity(kept.len() + links.len());
+    for (i, item) in kept.into_iter().enumerate() {
+        blocks.push(item.block);
+        if let Some((_, link)) = links.next_if(|(at, _)| *at == i) {
+            blocks.push(link);
+        }
+    }
+    blocks
+}
+
+/// A `resource_link` block naming artifact `id`: a client that reads resources reads the full
+/// output there, in pages.
+fn artifact_link(id: &ArtifactId) -> Value {
+    json!({
+        "type": "resource_link",
+        "uri": id.uri(),
+        "name": "full output",
+        "mimeType": "text/plain",
+    })
 }
 
 /// Fits a `resources/read` result to the cap: text contents share it, blobs follow the media

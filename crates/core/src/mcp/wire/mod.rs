@@ -35,6 +35,8 @@ pub(crate) const INVALID_REQUEST: i64 = -32600;
 pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
 /// The request's params are not what its method takes.
 pub(crate) const INVALID_PARAMS: i64 = -32602;
+/// MCP's code for a resource that does not exist (an artifact this session cannot read).
+pub(crate) const RESOURCE_NOT_FOUND: i64 = -32002;
 /// The request could not be served for a reason of the server's (a server that did not start,
 /// an upstream that failed).
 pub(crate) const INTERNAL_ERROR: i64 = -32603;

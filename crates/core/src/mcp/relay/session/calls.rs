@@ -7,7 +7,7 @@ use crate::artifacts::ArtifactId;
 use crate::artifacts::READ_ARTIFACT;
 use crate::mcp::metrics;
 use crate::mcp::wire;
-use crate::mcp::wire::INVALID_PARAMS;
+use crate::mcp::wire::{INVALID_PARAMS, RESOURCE_NOT_FOUND};
 use crate::registry::ToolCall;
 use crate::sync::lock;
 use crate::tool::OverCap;
@@ -226,6 +226,40 @@ impl Session {
             Err(error) => Err(error),
         }
     }
+    /// `resources/read` of an artifact's URI: the page `read_artifact` gives for the same
+    /// arguments (the URI's query), as a resource's contents; the session's own artifacts
+    /// only, as `read_artifact` reads them. An unranged read of a large artifact is its first
+    /// page, which says where the next starts.
+    pub(super) async fn read_artifact_resource(&self, uri: &str) -> Outcome {
+        let arguments = match ArtifactId::parse_uri(uri) {
+            Ok((_, arguments)) => arguments,
+            Err(why) => return failed(INVALID_PARAMS, why),
+        };
+        let (read, is_error) = self.read_artifact(&json!({ "arguments": arguments })).await;
+        let blocks = read["content"].as_array().cloned().unwrap_or_default();
+        if is_error {
+            let why = blocks
+                .iter()
+                .filter_map(|block| block["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n");
+            return failed(RESOURCE_NOT_FOUND, why);
+        }
+        let base = uri.split('?').next().unwrap_or(uri);
+        let contents: Vec<Value> = blocks
+            .iter()
+            .map(|block| match block["type"].as_str() {
+                Some("image" | "audio") => json!({
+                    "uri": base,
+                    "mimeType": block["mimeType"],
+                    "blob": block["data"],
+                }),
+                _ => json!({ "uri": uri, "mimeType": "text/plain", "text": block["text"] }),
+            })
+            .collect();
+        ok(&json!({ "contents": contents }))
+    }
+
     /// `read_artifact`: media come back as the content they were; text is paged within the cap.
     /// The result, and whether it is an error.
     pub(super) async fn read_artifact(&self, params: &Value) -> (Value, bool) {

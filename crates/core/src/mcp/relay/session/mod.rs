@@ -463,8 +463,26 @@ impl Session {
             "resources/list" => made(self.list("resources/list", "resources", "resources").await),
             "resources/templates/list" => made(
                 self.list("resources/templates/list", "resourceTemplates", "resources")
-                    .await,
+                    .await
+                    .map(|mut listing| {
+                        // The proxy's own: every artifact, read in pages.
+                        if let Some(templates) = listing["resourceTemplates"].as_array_mut() {
+                            templates.push(crate::artifacts::artifact_template());
+                        }
+                        listing
+                    }),
             ),
+            "resources/read"
+                if params_or_empty()["uri"].as_str().is_some_and(|uri| {
+                    uri.starts_with(crate::artifacts::ArtifactId::URI_PREFIX)
+                }) =>
+            {
+                let uri = params_or_empty()["uri"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                self.read_artifact_resource(&uri).await
+            }
             "prompts/get" => {
                 let mut params = params_or_empty();
                 let name = params["name"].as_str().unwrap_or_default().to_owned();

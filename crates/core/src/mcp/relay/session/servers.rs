@@ -140,6 +140,11 @@ impl Session {
         if !result["capabilities"]["tools"].is_object() {
             result["capabilities"]["tools"] = json!({});
         }
+        // Artifacts are resources of the proxy's own (`toolsmith://artifact/{id}`): resources
+        // are always served.
+        if !result["capabilities"]["resources"].is_object() {
+            result["capabilities"]["resources"] = json!({});
+        }
         // A shared server's resource updates are not relayed: subscriptions are not offered.
         if self.settings.shared.is_some()
             && let Some(resources) = result["capabilities"]["resources"].as_object_mut()
