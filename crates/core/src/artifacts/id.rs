@@ -67,6 +67,7 @@ impl ArtifactId {
     /// `toolsmith://artifact/<id>?offset=120&limit=200&char_offset=0` (each query field
     /// optional, `read_artifact`'s arguments of the same names). The id and the arguments, or
     /// what is wrong with the URI.
+    #[cfg(feature = "mcp")]
     pub(crate) fn parse_uri(uri: &str) -> Result<(ArtifactId, serde_json::Value), String> {
         let rest = uri.strip_prefix(Self::URI_PREFIX).ok_or_else(|| {
             format!(
