@@ -1629,6 +1629,57 @@ async fn artifacts_are_resources_both_sdk_clients_read() {
             .is_some_and(|t| t.starts_with("toolsmith://artifact/{id}"))),
         "{templates:?}"
     );
+
+    // serve: the registry's artifacts, read the same way.
+    let mut serve = gateway("serve", TOKEN);
+    serve
+        .args(["--budget", "4000", "--root"])
+        .arg(&files)
+        .arg("--artifacts")
+        .arg(dir.path().join("serve-artifacts"));
+    let (_serve, url) = listening(serve, true).await;
+    let calls = [
+        ("run_command", json!({ "command": "seq 1 20000" })),
+        (
+            "@read",
+            json!({ "uri": format!("{uri}?offset=19990&limit=10") }),
+        ),
+        (
+            "@read",
+            json!({ "uri": "toolsmith://artifact/0123456789abcdef0123456789abcdef" }),
+        ),
+    ];
+    let (_, py) = python_sdk_calls(&url, &calls).await;
+    let mut ts_calls = calls.to_vec();
+    ts_calls.push(("@templates", json!({})));
+    let (_, ts) = sdk_calls(&url, &ts_calls).await;
+    for (sdk, results) in [("TypeScript", &ts), ("Python", &py)] {
+        let cut = &results[0];
+        assert!(
+            cut["_meta"]["toolsmith/cut"].is_object(),
+            "{sdk}: {cut:.400}"
+        );
+        let page = results[1]["contents"][0]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("serve, {sdk}: {:.600}", results[1]));
+        assert!(
+            page.contains("19990\n") && page.contains("19999\n"),
+            "{sdk}: {page}"
+        );
+        let refused = results[2]["raised"].as_str().unwrap_or_default();
+        assert!(
+            refused.contains("not found"),
+            "serve, {sdk}: {:.300}",
+            results[2]
+        );
+    }
+    assert!(
+        ts[3]["resourceTemplates"][0]["uriTemplate"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("toolsmith://artifact/{id}")),
+        "{:?}",
+        ts[3]
+    );
 }
 
 /// A cut result's `_meta` says, under `toolsmith/cut`, what its marker says in words: the chars

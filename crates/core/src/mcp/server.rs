@@ -11,8 +11,9 @@ use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 use rmcp::model::{
     AudioContent, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
-    ImageContent, Implementation, InitializeResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ServerCapabilities,
+    ImageContent, Implementation, InitializeResult, ListResourceTemplatesResult, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities,
 };
 // Logging is deprecated by SEP-2577 (rmcp marks it so); clients of the protocol versions before
 // it still use it.
@@ -254,6 +255,8 @@ impl ServerHandler for McpServer {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_logging()
+                // The registry's artifacts, read as resources (`toolsmith://artifact/{id}`).
+                .enable_resources()
                 .build(),
         )
         .with_server_info(Implementation::new("toolsmith", crate::VERSION))
@@ -277,6 +280,67 @@ impl ServerHandler for McpServer {
         self.log_level
             .store(u8::try_from(index).unwrap_or(0), Ordering::Relaxed);
         Ok(())
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        let templates = match self.registry.artifacts() {
+            Some(_) => {
+                let template = crate::artifacts::artifact_template();
+                vec![serde_json::from_value(template).map_err(|error| {
+                    McpError::internal_error(format!("the artifact template: {error}"), None)
+                })?]
+            }
+            None => Vec::new(),
+        };
+        Ok(ListResourceTemplatesResult::with_all_items(templates))
+    }
+
+    /// An artifact of this session (or principal), read as `read_artifact` reads it: a page by
+    /// the URI's query, the first page of a large one unranged.
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let uri = request.uri;
+        let (_, arguments) = crate::artifacts::ArtifactId::parse_uri(&uri)
+            .map_err(|why| McpError::resource_not_found(why, None))?;
+        if self.registry.artifacts().is_none() {
+            return Err(McpError::resource_not_found(
+                "this server keeps no artifacts",
+                None,
+            ));
+        }
+        let call = crate::ToolCall::new("resource", crate::artifacts::READ_ARTIFACT, arguments);
+        let result = self
+            .registry
+            .turn()
+            .execute([call])
+            .await
+            .pop()
+            .ok_or_else(|| {
+                McpError::internal_error("the registry returned no result for the read", None)
+            })?;
+        if result.is_error() {
+            return Err(McpError::resource_not_found(result.content, None));
+        }
+        let base = uri.split('?').next().unwrap_or(&uri).to_owned();
+        let mut contents = Vec::with_capacity(1 + result.media.len());
+        if !result.content.is_empty() || result.media.is_empty() {
+            contents.push(rmcp::model::ResourceContents::text(
+                result.content,
+                uri.clone(),
+            ));
+        }
+        contents.extend(result.media.iter().map(|media| {
+            rmcp::model::ResourceContents::blob(media.base64(), base.clone())
+                .with_mime_type(media.mime_type())
+        }));
+        Ok(rmcp::model::ReadResourceResult::new(contents).into())
     }
 
     async fn list_tools(
