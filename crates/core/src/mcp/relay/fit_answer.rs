@@ -626,12 +626,13 @@ async fn fit_blocks(
         let (stored, text) = store_and_give_back(&fitting.store, text).await;
         report.kept(&stored);
         // The link's chars come out of the text's share: together they fit it.
-        // (None when the share cannot hold it: the marker alone names the artifact then.)
+        // Only where it costs little of what the model reads (at most 1/50 of the share; the
+        // signal gate holds the rest): under that, the marker and `_meta` name the artifact.
         let link = stored
             .as_ref()
             .ok()
             .map(|(id, _)| artifact_link(id))
-            .filter(|link| visible_chars(link) <= share);
+            .filter(|link| visible_chars(link) * LINK_SHARE_DIVISOR <= share);
         let share = share - link.as_ref().map_or(0, visible_chars);
         let full = match &stored {
             Ok((id, omitted)) if *omitted > 0 => FullOutput::StoredCapped {
@@ -681,6 +682,9 @@ async fn fit_blocks(
     }
     blocks
 }
+
+/// A cut text gets a `resource_link` when the link takes at most 1/this of its share.
+const LINK_SHARE_DIVISOR: usize = 50;
 
 /// A `resource_link` block naming artifact `id`: a client that reads resources reads the full
 /// output there, in pages.
