@@ -1385,6 +1385,17 @@ async fn a_success_stays_a_success_for_both_official_sdk_clients() {
     }
 }
 
+/// `files/` under `dir` with `big.conf` (3,000 lines of settings, returned) and `small.conf`
+/// (`a = 1`): what the tests of one copy, of errors over the cap and of resources read.
+fn settings_files(dir: &Path) -> (PathBuf, String) {
+    let files = dir.join("files");
+    std::fs::create_dir(&files).unwrap();
+    let big: String = (0..3_000).map(|i| format!("setting_{i} = {i}\n")).collect();
+    std::fs::write(files.join("big.conf"), &big).unwrap();
+    std::fs::write(files.join("small.conf"), "a = 1\n").unwrap();
+    (files, big)
+}
+
 /// A server set to `"over_cap": "error"` in the proxy's configuration: a result over the cap
 /// reaches both official SDK clients as an error naming its size, the cap and the artifact
 /// that holds it whole — none of the result, no structure — and the artifact reads back; a
@@ -1392,11 +1403,7 @@ async fn a_success_stays_a_success_for_both_official_sdk_clients() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_set_to_answer_an_error_over_the_cap_sends_no_part_of_a_result() {
     let dir = tempfile::tempdir().unwrap();
-    let files = dir.path().join("files");
-    std::fs::create_dir(&files).unwrap();
-    let big: String = (0..3_000).map(|i| format!("setting_{i} = {i}\n")).collect();
-    std::fs::write(files.join("big.conf"), &big).unwrap();
-    std::fs::write(files.join("small.conf"), "a = 1\n").unwrap();
+    let (files, big) = settings_files(dir.path());
     let command = filesystem(&[&files]);
     let config = dir.path().join("servers.json");
     std::fs::write(
@@ -1470,11 +1477,7 @@ async fn a_server_set_to_answer_an_error_over_the_cap_sends_no_part_of_a_result(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_can_send_one_copy_of_a_structured_result() {
     let dir = tempfile::tempdir().unwrap();
-    let files = dir.path().join("files");
-    std::fs::create_dir(&files).unwrap();
-    let big: String = (0..3_000).map(|i| format!("setting_{i} = {i}\n")).collect();
-    std::fs::write(files.join("big.conf"), &big).unwrap();
-    std::fs::write(files.join("small.conf"), "a = 1\n").unwrap();
+    let (files, _) = settings_files(dir.path());
     let command = filesystem(&[&files]);
     let server = |send: &str| json!({ "command": command[0], "args": command[1..], "send": send });
     let config = dir.path().join("servers.json");
@@ -1563,10 +1566,7 @@ async fn a_server_can_send_one_copy_of_a_structured_result() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn artifacts_are_resources_both_sdk_clients_read() {
     let dir = tempfile::tempdir().unwrap();
-    let files = dir.path().join("files");
-    std::fs::create_dir(&files).unwrap();
-    let big: String = (0..3_000).map(|i| format!("setting_{i} = {i}\n")).collect();
-    std::fs::write(files.join("big.conf"), &big).unwrap();
+    let (files, _) = settings_files(dir.path());
     let mut proxy = gateway("proxy", TOKEN);
     proxy
         .args(["--max-result-chars", "20000", "--artifacts"])

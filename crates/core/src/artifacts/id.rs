@@ -105,6 +105,41 @@ impl fmt::Display for ArtifactId {
 mod tests {
     use super::*;
 
+    #[cfg(feature = "mcp")]
+    #[test]
+    fn an_artifacts_uri_names_its_page_and_nothing_else() {
+        let id = "0123456789abcdef0123456789abcdef";
+        let (parsed, args) =
+            ArtifactId::parse_uri(&format!("toolsmith://artifact/{id}?offset=120&limit=5"))
+                .unwrap();
+        assert_eq!(parsed.as_str(), id);
+        assert_eq!(
+            args,
+            serde_json::json!({ "id": id, "offset": 120, "limit": 5 })
+        );
+        let (_, args) = ArtifactId::parse_uri(&format!("toolsmith://artifact/{id}")).unwrap();
+        assert_eq!(args, serde_json::json!({ "id": id }));
+        // A path, another field, a number that is not one, another scheme: refused, named.
+        for (uri, says) in [
+            (
+                "toolsmith://artifact/../../etc/passwd".to_owned(),
+                "artifact id",
+            ),
+            (
+                format!("toolsmith://artifact/{id}?path=/etc"),
+                "`path` is not a query field",
+            ),
+            (
+                format!("toolsmith://artifact/{id}?offset=-1"),
+                "`offset=-1`",
+            ),
+            (format!("file:///{id}"), "is not an artifact's URI"),
+        ] {
+            let why = ArtifactId::parse_uri(&uri).unwrap_err();
+            assert!(why.contains(says), "{uri}: {why}");
+        }
+    }
+
     #[test]
     fn ids_are_hex_and_refuse_paths() {
         let id = ArtifactId::generate().unwrap();

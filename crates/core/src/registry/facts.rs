@@ -81,8 +81,7 @@ pub(crate) fn over_cap_error(
     tool: &str,
     chars: u64,
     cap: usize,
-    artifacts: &[ArtifactId],
-    failure: Option<&str>,
+    kept: Result<&[ArtifactId], &str>,
 ) -> String {
     // Short: it must fit the cap it reports, whatever that is.
     let mut text = format!(
@@ -91,15 +90,18 @@ pub(crate) fn over_cap_error(
         crate::trim::grouped(chars as usize),
         crate::trim::grouped(cap),
     );
-    match (artifacts, failure) {
-        ([], Some(why)) => text.push_str(&format!(" It could not be kept: {why}.")),
-        ([], None) => text.push_str(" It was not kept (no artifact store)."),
-        ([id], _) => text.push_str(&format!(
+    let ids = match kept {
+        Ok(ids) if !ids.is_empty() => ids,
+        Ok(_) => return text + " It was not kept.",
+        Err(why) => return text + &format!(" It could not be kept: {why}."),
+    };
+    match ids {
+        [id] => text.push_str(&format!(
             " Kept whole as artifact {id}: read_artifact {{\"id\": \"{id}\", \"offset\": 0, \
              \"limit\": 200}} pages it.",
             id = id.as_str(),
         )),
-        (ids, _) => {
+        ids => {
             // A text and its structure, say: each kept whole, each named.
             let ids: Vec<String> = ids
                 .iter()
@@ -146,6 +148,10 @@ fn next_read(cut: &Cut) -> Option<(usize, usize)> {
     if let Some(offset) = cut.next_offset {
         return Some((offset, 0));
     }
+    // The head's last line was cut inside: read on from inside it (0-based, its chars shown).
+    if let (Some(head), Some(chars)) = (cut.head_lines(), cut.head_line_chars) {
+        return Some((head.last - 1, chars));
+    }
     // The first line, counting from 1, that no span starting at the top covers.
     let mut next = 1;
     for span in &cut.spans {
@@ -154,11 +160,7 @@ fn next_read(cut: &Cut) -> Option<(usize, usize)> {
         }
         next = next.max(span.last + 1);
     }
-    match cut.head_line_chars {
-        // The head's last line was cut inside: read on from inside it.
-        Some(chars) if cut.head_lines().is_some() => Some((next - 2, chars)),
-        _ => (next <= cut.original_lines).then_some((next - 1, 0)),
-    }
+    (next <= cut.original_lines).then_some((next - 1, 0))
 }
 
 #[cfg(test)]

@@ -399,8 +399,11 @@ fn cut(s: Settled, stored: Option<Committed>, registry: &Registry) -> ToolResult
             &record.name,
             totals.chars as u64,
             body_allowance,
-            artifact.as_slice(),
-            artifact_error.as_deref(),
+            match (&artifact, &artifact_error) {
+                (Some(_), _) => Ok(artifact.as_slice()),
+                (None, Some(why)) => Err(why.as_str()),
+                (None, None) => Err("no artifact store is configured"),
+            },
         );
         let none = Continuation {
             full: FullOutput::NotKept,

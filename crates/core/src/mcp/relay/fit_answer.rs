@@ -230,7 +230,7 @@ pub(crate) async fn tool_result(
     // it: each gets a fair share, so together they fit. Another structure fits the cap alone.
     let mut content_fitting = None;
     if let Some(raw) = parsed.structured {
-        let shared = repeated_chars(&raw, &parsed.content).map(|(structure, text)| {
+        let shared = repeated_chars(&raw, &parsed.content, fitting.cap).map(|(structure, text)| {
             let mut shares = [0; 2];
             crate::fair::fill(&mut shares, &[structure, text], fitting.cap);
             shares
@@ -320,8 +320,12 @@ pub(crate) fn over_cap_result(
         tool,
         report.received_chars,
         fitting.cap,
-        &report.artifacts,
-        None,
+        if report.artifacts.is_empty() {
+            // Every store of the fitting failed (its marker would have said why).
+            Err("the artifact store failed")
+        } else {
+            Ok(&report.artifacts)
+        },
     );
     let none = Continuation::from(FullOutput::NotKept);
     let text = trim::fit_with(&text, fitting.cap, &TrimStyle::error(), &none)
@@ -349,8 +353,14 @@ pub(crate) fn error_result(why: String) -> Value {
 }
 
 /// When the structure repeats the text — a text block is one of its strings, or the text is the
-/// structure's own JSON — the chars of each, which then share the cap; `None` otherwise.
-fn repeated_chars(raw: &RawValue, content: &[Value]) -> Option<(usize, usize)> {
+/// structure's own JSON — and together they are over `cap`, the chars of each, which then share
+/// the cap; `None` otherwise (a result that fits together is not parsed again here).
+fn repeated_chars(raw: &RawValue, content: &[Value], cap: usize) -> Option<(usize, usize)> {
+    let structure_chars = raw.get().chars().count();
+    let text_chars: usize = content.iter().map(visible_chars).sum();
+    if structure_chars + text_chars <= cap {
+        return None;
+    }
     let texts: Vec<&str> = content
         .iter()
         .filter(|block| block.get("type").and_then(Value::as_str) == Some("text"))
@@ -365,10 +375,7 @@ fn repeated_chars(raw: &RawValue, content: &[Value]) -> Option<(usize, usize)> {
             || (text.trim_start().starts_with('{')
                 && serde_json::from_str::<Value>(text).is_ok_and(|parsed| parsed == structure))
     });
-    repeats.then(|| {
-        let text = content.iter().map(visible_chars).sum();
-        (raw.get().chars().count(), text)
-    })
+    repeats.then_some((structure_chars, text_chars))
 }
 
 /// Whether `value` holds `text` as one of its strings (to a bounded depth).
