@@ -5,6 +5,16 @@
 # packages land in target/package/. The gate and the root package are not published.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Cargo verifies the packages against a registry of its own made in target/package/, and unpacks
+# each into the cargo home under a name derived from the checkout's path. A package of the same
+# version unpacked there by an earlier run is never unpacked again: the build would verify the
+# old sources (a fresh clone at a path packaged before failed so). Our own packages' unpacked
+# copies are removed first; nothing else in the cargo home is touched.
+cargo_home=${CARGO_HOME:-$HOME/.cargo}
+for crate in toolsmith-macros toolsmith toolsmith-std toolsmith-cli toolsmith-rig; do
+    # Local registries' directories are named "-<hash>" (no host); crates.io's are not.
+    rm -rf "$cargo_home"/registry/src/-*/"$crate"-[0-9]*
+done
 cargo package --workspace --exclude toolsmith-gate --exclude toolsmith-workspace "$@"
 for crate in toolsmith-macros toolsmith toolsmith-std toolsmith-cli toolsmith-rig; do
     file=$(ls target/package/"$crate"-[0-9]*.crate)
