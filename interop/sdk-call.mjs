@@ -5,8 +5,26 @@
 //   node sdk-call.mjs URL TOOL ARGUMENTS_JSON [TOOL ARGUMENTS_JSON]...   (PROXY_TOKEN: the bearer token)
 //   (`{{artifact}}` in ARGUMENTS_JSON: the last artifact id the results before it named;
 //    TOOL `@read` with {"uri": …} reads a resource, `@templates` lists the resource templates)
+// `tokens` in the report: for each result, the o200k tokens of what a reader sees of it (its
+// text blocks' text, the JSON of other blocks but images and audio, and the structure's JSON),
+// counted by js-tiktoken, OpenAI's encoder for JavaScript — not by toolsmith.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { Tiktoken } from "js-tiktoken/lite";
+import o200k from "js-tiktoken/ranks/o200k_base";
+
+const encoder = new Tiktoken(o200k);
+const count = (text) => encoder.encode(text).length;
+const tokensSeen = (result) => {
+  let tokens = 0;
+  for (const block of result.content ?? []) {
+    if (block.type === "text") tokens += count(block.text);
+    else if (block.type === "resource" && typeof block.resource?.text === "string") tokens += count(block.resource.text);
+    else if (!["image", "audio", "resource"].includes(block.type)) tokens += count(JSON.stringify(block));
+  }
+  if (result.structuredContent !== undefined) tokens += count(JSON.stringify(result.structuredContent));
+  return tokens;
+};
 
 const [url, ...calls] = process.argv.slice(2);
 const client = new Client({ name: "sdk-call", version: "1.0.0" }, { capabilities: {} });
@@ -15,6 +33,7 @@ const requestInit = token ? { headers: { Authorization: `Bearer ${token}` } } : 
 await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit }));
 const tools = (await client.listTools()).tools;
 const results = [];
+const tokens = [];
 // `{{artifact}}` in a call's arguments stands for the last artifact id the results before it
 // named: a session reads what it made.
 let artifact = "";
@@ -30,9 +49,10 @@ for (let i = 0; i + 1 < calls.length; i += 2) {
     result = await client.callTool({ name: calls[i], arguments: args });
   }
   results.push(result);
+  tokens.push(tokensSeen(result));
   const named = JSON.stringify(result.content ?? []).match(/artifact ([0-9a-f]{32})/g);
   if (named) artifact = named[named.length - 1].slice("artifact ".length);
 }
 await client.close();
 // Exits once the whole report is written: a pipe takes it in pieces.
-process.stdout.write(`${JSON.stringify({ tools, results })}\n`, () => process.exit(0));
+process.stdout.write(`${JSON.stringify({ tools, results, tokens })}\n`, () => process.exit(0));

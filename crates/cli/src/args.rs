@@ -55,6 +55,8 @@ pub(crate) enum Command {
         /// Print the result with its figures, as JSON.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        tokens: Tokens,
         /// Calls of tools that change something: run, refuse, or ask on the terminal.
         #[arg(long, value_enum, default_value_t = Approve::Allow)]
         approve: Approve,
@@ -92,6 +94,8 @@ pub(crate) enum Command {
         workspace: Workspace,
         #[command(flatten)]
         http: Http,
+        #[command(flatten)]
+        tokens: Tokens,
         /// MCP servers whose tools are served beside the standard tools, through the
         /// registry (budgeted, images and audio within the media limits): a configuration
         /// file as `proxy --config` reads it. A server that does not start is named on stderr
@@ -231,6 +235,54 @@ pub(crate) struct Http {
     pub(crate) no_metrics: bool,
 }
 
+/// A cap in tokens, and what counts them.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Tokens {
+    /// The most tokens a result may have, beside the cap in chars: a result over it is cut
+    /// until it holds, its marker naming the cap (`cut to a 2,000-token cap`). 100 or more.
+    #[arg(long, value_name = "N")]
+    pub(crate) max_result_tokens: Option<usize>,
+    /// What counts the tokens of --max-result-tokens: OpenAI's o200k encoder (exact for
+    /// GPT-4o and later, close for other models), or an estimate of four chars a token.
+    #[arg(long, value_enum, default_value_t = TokenCount::O200k, requires = "max_result_tokens")]
+    pub(crate) token_count: TokenCount,
+}
+
+/// What counts tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum TokenCount {
+    /// OpenAI's o200k encoder.
+    O200k,
+    /// Four chars a token, rounded up.
+    Estimate,
+}
+
+impl Tokens {
+    /// The cap and its counter, when a cap in tokens is asked for; an error for a cap too small
+    /// to hold a marker and some content.
+    pub(crate) fn cap(
+        &self,
+    ) -> Result<Option<(usize, std::sync::Arc<dyn toolsmith::tokens::TokenCounter>)>, crate::Failure>
+    {
+        let Some(max) = self.max_result_tokens else {
+            return Ok(None);
+        };
+        if max < 100 {
+            return Err(crate::fail(format!(
+                "--max-result-tokens {max}: too small to hold a marker and some content; use \
+                 100 or more"
+            )));
+        }
+        let counter: std::sync::Arc<dyn toolsmith::tokens::TokenCounter> = match self.token_count {
+            TokenCount::O200k => toolsmith::tokens::default_counter(),
+            TokenCount::Estimate => {
+                std::sync::Arc::new(toolsmith::tokens::CharsPerToken::default())
+            }
+        };
+        Ok(Some((max, counter)))
+    }
+}
+
 /// How many images and audio clips a result shows, and how large each may be.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Media {
@@ -259,6 +311,8 @@ pub(crate) struct Proxy {
     /// and kept whole as artifacts read with read_artifact.
     #[arg(long, default_value_t = 20_000)]
     pub(crate) max_result_chars: usize,
+    #[command(flatten)]
+    pub(crate) tokens: Tokens,
     #[command(flatten)]
     pub(crate) media: Media,
     /// Name every tool and prompt `<server>__<name>`, not only names two servers share.

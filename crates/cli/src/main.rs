@@ -118,6 +118,7 @@ async fn run(command: Command) -> Result<ExitCode, Failure> {
             args,
             budget,
             json,
+            tokens,
             approve,
             workspace,
         } => {
@@ -125,7 +126,14 @@ async fn run(command: Command) -> Result<ExitCode, Failure> {
                 fail(format!("the arguments are not valid JSON ({error}); pass an object such as '{{\"path\": \"README.md\"}}'"))
             })?;
             let policy = budget_policy(budget, Split::Fair)?;
-            let (registry, _store) = registry(&workspace, policy, approve.policy())?;
+            let (registry, _store) = wiring::registry_with(
+                &workspace,
+                policy,
+                approve.policy(),
+                toolsmith::tool::MediaLimits::default(),
+                tokens.cap()?,
+                std::iter::empty(),
+            )?;
             if registry.get(&tool).is_none() {
                 let known: Vec<&str> = registry.tools().map(|t| t.spec().name.as_str()).collect();
                 return Err(fail(format!(
@@ -180,6 +188,7 @@ async fn run(command: Command) -> Result<ExitCode, Failure> {
             approve,
             workspace,
             http,
+            tokens,
             config,
             media,
         } => {
@@ -194,6 +203,7 @@ async fn run(command: Command) -> Result<ExitCode, Failure> {
                 }
                 _ => (approve.policy(), None),
             };
+            let cap = tokens.cap()?;
             // Before any server starts: the token is withheld from every child.
             let listening = match &http.http {
                 Some(_) => Some(proxy::http_options(&http)?),
@@ -219,7 +229,7 @@ async fn run(command: Command) -> Result<ExitCode, Failure> {
                 limits = limits.with_batch_budget_chars(budget);
             }
             let (registry, _store) =
-                wiring::registry_with(&workspace, limits, policy, media.limits(), tools)?;
+                wiring::registry_with(&workspace, limits, policy, media.limits(), cap, tools)?;
             let mut server = toolsmith::mcp::McpServer::new(registry)?;
             if let Some(asker) = asker {
                 server = server.with_client_approver(asker);

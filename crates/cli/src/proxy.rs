@@ -60,7 +60,11 @@ pub(crate) async fn run(options: ProxyArgs) -> Result<(), Failure> {
         }
     };
     let store = crate::wiring::artifact_store(options.artifacts.as_deref())?;
-    let proxy = Proxy::new(upstreams)
+    let mut proxy = Proxy::new(upstreams);
+    if let Some((max, counter)) = options.tokens.cap()? {
+        proxy = proxy.max_result_tokens(Some(max)).token_counter(counter);
+    }
+    let proxy = proxy
         .max_result_chars(options.max_result_chars)
         .media_limits(options.media.limits())
         .shared_artifacts(store)

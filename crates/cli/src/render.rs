@@ -32,6 +32,11 @@ pub(crate) fn result_json(result: &ToolResult) -> Value {
         "artifact_error": meta.artifact_error,
         "error_kind": meta.error_kind,
         "confinement": meta.tool_meta.get(toolsmith_std::CONFINEMENT_META_KEY),
+        "tokens": meta.tokens.map(|tokens| json!({
+            "cap": tokens.cap,
+            "sent": tokens.sent,
+            "cut_by_tokens": tokens.cut_by_tokens,
+        })),
         "media": result.media.iter().map(|media| json!({
             "kind": media.kind().as_str(),
             "mime_type": media.mime_type(),

@@ -55,17 +55,20 @@ pub(crate) fn registry(
         budget,
         approval,
         MediaLimits::default(),
+        None,
         std::iter::empty(),
     )
 }
 
 /// The registry of the standard tools and `more` (an MCP server's), as [`registry`] builds it,
-/// showing media within `media`.
+/// showing media within `media`, every result within `tokens` (a cap and its counter), if
+/// given.
 pub(crate) fn registry_with(
     workspace: &Workspace,
     budget: BudgetPolicy,
     approval: ApprovalPolicy,
     media: MediaLimits,
+    tokens: Option<(usize, Arc<dyn toolsmith::tokens::TokenCounter>)>,
     more: impl IntoIterator<Item = Arc<dyn DynTool>>,
 ) -> Result<(Registry, Arc<dyn ArtifactStore>), Failure> {
     let root = &workspace.root;
@@ -75,7 +78,11 @@ pub(crate) fn registry_with(
     let store = artifact_store(workspace.artifacts.as_deref())?;
     let sandbox =
         Sandbox::new(root).map_err(|error| fail(format!("--root {}: {error}", root.display())))?;
-    let registry = toolsmith_std::register(Registry::builder())
+    let mut builder = Registry::builder();
+    if let Some((max, counter)) = tokens {
+        builder = builder.max_result_tokens(Some(max)).token_counter(counter);
+    }
+    let registry = toolsmith_std::register(builder)
         .tools(more)
         .media_limits(media)
         .state(sandbox)

@@ -32,6 +32,8 @@ pub struct RegistryBuilder {
     pub(super) defer_over_tokens: Option<usize>,
     pub(super) search_dialect: crate::schema::Dialect,
     media: MediaLimits,
+    max_result_tokens: Option<usize>,
+    token_counter: Option<Arc<dyn crate::tokens::TokenCounter>>,
 }
 
 impl Default for RegistryBuilder {
@@ -51,6 +53,8 @@ impl Default for RegistryBuilder {
             defer_over_tokens: None,
             search_dialect: crate::schema::Dialect::Anthropic,
             media: MediaLimits::default(),
+            max_result_tokens: None,
+            token_counter: None,
         }
     }
 }
@@ -138,6 +142,35 @@ impl RegistryBuilder {
     #[must_use]
     pub fn media_limits(mut self, limits: MediaLimits) -> Self {
         self.media = limits;
+        self
+    }
+
+    /// Caps every result in tokens, beside the chars the budget allows it: a result over the cap
+    /// is cut until what is sent counts at most `max` tokens, and its marker names the cap
+    /// (`cut to a 2,000-token cap`). A tool's own cap
+    /// ([`ToolLimits::max_result_tokens`](crate::tool::ToolLimits::max_result_tokens)) applies
+    /// where it is smaller. Counted by [`token_counter`](Self::token_counter). `None`, the
+    /// default: results are capped in chars only.
+    ///
+    /// ```
+    /// use toolsmith::Registry;
+    ///
+    /// let registry = Registry::builder().max_result_tokens(Some(2_000)).build()?;
+    /// # let _ = registry;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn max_result_tokens(mut self, max: Option<usize>) -> Self {
+        self.max_result_tokens = max;
+        self
+    }
+
+    /// What counts the tokens of a cap in tokens. By default
+    /// [`tokens::default_counter`](crate::tokens::default_counter): the o200k encoder with
+    /// the `tiktoken` feature, else the estimate of four chars a token.
+    #[must_use]
+    pub fn token_counter(mut self, counter: Arc<dyn crate::tokens::TokenCounter>) -> Self {
+        self.token_counter = Some(counter);
         self
     }
 
@@ -287,6 +320,23 @@ impl RegistryBuilder {
                 known: known.join(", "),
             });
         }
+        if self.max_result_tokens == Some(0) {
+            return Err(BuildError::InvalidLimit {
+                what: "max_result_tokens".into(),
+                problem: "is 0, so no result could be sent; use at least 100, or None".into(),
+            });
+        }
+        // The counter is made (or taken) only when some cap is in tokens.
+        let token_counter = (self.max_result_tokens.is_some()
+            || self
+                .tools
+                .iter()
+                .any(|tool| tool.spec().limits.max_result_tokens.is_some()))
+        .then(|| {
+            self.token_counter
+                .take()
+                .unwrap_or_else(crate::tokens::default_counter)
+        });
         let approval = (!self.approval.allows_everything()).then(|| Arc::new(self.approval));
         let (events, _) = broadcast::channel(Registry::EVENT_CAPACITY);
         Ok(Registry {
@@ -309,6 +359,8 @@ impl RegistryBuilder {
                 approval,
                 deferred,
                 media: self.media,
+                max_result_tokens: self.max_result_tokens,
+                token_counter,
             }),
         })
     }

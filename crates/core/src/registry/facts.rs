@@ -14,9 +14,13 @@
 //!     "uri": "toolsmith://artifact/0123456789abcdef0123456789abcdef",
 //!     "nextOffset": 60
 //!   }],
-//!   "artifacts": [{ "id": "0123…", "uri": "toolsmith://artifact/0123…" }]
+//!   "artifacts": [{ "id": "0123…", "uri": "toolsmith://artifact/0123…" }],
+//!   "tokens": { "cap": 5000, "sent": 4960 }
 //! }
 //! ```
+//!
+//! `tokens` is there only where the cap is in tokens: the cap, and the tokens sent as the
+//! counter in use counts them (the o200k encoder, or the estimate of four chars a token).
 //!
 //! `receivedChars` and `sentChars` count what a reader sees of the result: its content's text,
 //! notes and the JSON of blocks that are neither text nor media, and, where MCP sends one
@@ -47,6 +51,8 @@ pub(crate) struct CutFacts {
     pub(crate) cuts: Vec<Value>,
     /// Every artifact written, in order (texts, media, structures, blocks left out).
     pub(crate) artifacts: Vec<ArtifactId>,
+    /// The cap in tokens and the tokens sent, where the cap was in tokens.
+    pub(crate) tokens: Option<(usize, usize)>,
 }
 
 impl CutFacts {
@@ -61,7 +67,7 @@ impl CutFacts {
 
     /// The facts as the JSON object hosts read.
     pub(crate) fn to_value(&self) -> Value {
-        json!({
+        let mut facts = json!({
             "receivedChars": self.received_chars,
             "sentChars": self.sent_chars,
             "cuts": self.cuts,
@@ -70,7 +76,11 @@ impl CutFacts {
                 .iter()
                 .map(|id| json!({ "id": id.as_str(), "uri": id.uri() }))
                 .collect::<Vec<_>>(),
-        })
+        });
+        if let Some((cap, sent)) = self.tokens {
+            facts["tokens"] = json!({ "cap": cap, "sent": sent });
+        }
+        facts
     }
 }
 

@@ -4,17 +4,19 @@
 //! each result is cut, JSON as JSON and text by its lines, with the marker naming the artifact.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use serde_json::Map;
 
 use super::Registry;
 use super::facts;
 use super::record::{Body, CallRecord, Produced, Stage};
-use super::result::{MediaLeftOut, ResultMeta, ToolResult};
+use super::result::{MediaLeftOut, ResultMeta, TokensSent, ToolResult};
 use crate::artifacts::{
     ArtifactError, ArtifactId, READ_ARTIFACT, SpoolSlot, store_media, store_text,
 };
 use crate::budget::BudgetPolicy;
+use crate::tokens::{TokenCap, Within};
 use crate::tool::{ErrorKind, Event, Media, OverCap, ToolError, left_out_note};
 use crate::trim::{self, Continuation, FullOutput, Totals, TrimStyle};
 
@@ -47,6 +49,9 @@ struct Settled {
     notes: String,
     /// What the body may have: the allowance less the notes' room.
     body_allowance: usize,
+    /// The cap in tokens of the result, if any, and the figures of the part of the text
+    /// counted before it went over the cap, when it did.
+    tokens: Option<(TokenCap, Option<(usize, usize)>)>,
 }
 
 /// Settles the final allowances and fits every call's result into its own, in call order.
@@ -73,8 +78,19 @@ pub(super) async fn fit(
     for (s, allowance) in settled.iter_mut().zip(allowances) {
         s.record.allowance = allowance;
         s.body_allowance = allowance.saturating_sub(notes_room(&s.notes));
+        // A text over a cap in tokens is counted only until it is over.
+        let over_tokens = match (&mut s.tokens, &s.body) {
+            (Some((cap, over)), Body::Text(text) | Body::Json(text)) => {
+                if let Within::Over { chars, tokens } = cap.measure(text) {
+                    *over = Some((chars, tokens));
+                }
+                over.is_some()
+            }
+            _ => false,
+        };
         // Stored when it will be changed: cut, or (a terminal's output) rendered.
-        let overflows = s.totals.chars > s.body_allowance
+        let overflows = over_tokens
+            || s.totals.chars > s.body_allowance
             || s.style.max_lines().is_some_and(|max| s.totals.lines > max)
             || matches!(&s.body, Body::Text(text) if s.style.renders_whole(text));
         s.storing = match &mut s.body {
@@ -165,10 +181,19 @@ fn content_of(mut record: CallRecord, registry: &Registry) -> Settled {
     let totals = body.totals();
     // The tool's own style for its output; the error style for errors, so their first words
     // survive any allowance.
-    let style = match registry.get(&record.name) {
+    let tool = registry.get(&record.name);
+    let style = match tool {
         Some(tool) if error_kind.is_none() => tool.spec().limits.trim,
         _ => TrimStyle::error(),
     };
+    let tool_cap = tool.and_then(|tool| tool.spec().limits.max_result_tokens);
+    let tokens = registry.inner.token_counter.as_ref().and_then(|counter| {
+        let max = match (registry.inner.max_result_tokens, tool_cap) {
+            (Some(a), Some(b)) => a.min(b),
+            (cap, None) | (None, cap) => cap?,
+        };
+        Some((TokenCap::new(max, Arc::clone(counter)), None))
+    });
     Settled {
         record,
         body,
@@ -182,6 +207,7 @@ fn content_of(mut record: CallRecord, registry: &Registry) -> Settled {
         left_out: Vec::new(),
         notes: String::new(),
         body_allowance: 0,
+        tokens,
     }
 }
 
@@ -286,6 +312,7 @@ fn cut(s: Settled, stored: Option<Committed>, registry: &Registry) -> ToolResult
         left_out,
         notes,
         body_allowance,
+        tokens,
     } = s;
     let (artifact, omitted_bytes, mut artifact_error) = match stored {
         Some(Ok((id, omitted))) => (Some(id), omitted, None),
@@ -317,14 +344,12 @@ fn cut(s: Settled, stored: Option<Committed>, registry: &Registry) -> ToolResult
             .page
             .filter(|_| error_kind.is_none())
             .map(|page| page.offset),
+        token_cap: None,
     };
     let allowance = record.allowance;
     // The notes of media left out first, cut themselves when even they do not fit.
     let notes = if notes_room(&notes) > allowance {
-        let none = Continuation {
-            full: FullOutput::NotKept,
-            page_offset: None,
-        };
+        let none = Continuation::from(FullOutput::NotKept);
         trim::fit_with(&notes, allowance, &TrimStyle::error(), &none)
             .into_parts()
             .0
@@ -356,36 +381,56 @@ fn cut(s: Settled, stored: Option<Committed>, registry: &Registry) -> ToolResult
         }
         _ => None,
     };
-    let (mut content, cut) = match body {
+    // The body cut to `allowance` chars, JSON as JSON (the model still reads valid JSON) and
+    // text by its lines; a cap in tokens cuts it again, smaller, until it holds.
+    let head_ratio = style.head_ratio();
+    let cut_body = |allowance: usize, continuation: &Continuation<'_>| match &body {
         Body::Json(json)
-            if totals.chars > body_allowance
-                && let Some(fit) = trim::fit_json(
-                    &json,
-                    body_allowance,
-                    style.head_ratio(),
-                    &continuation.full,
-                ) =>
+            if totals.chars > allowance
+                && let Some(fit) =
+                    trim::fit_json_with(json, allowance, head_ratio, continuation) =>
         {
-            // JSON over its allowance is cut as JSON: the model still reads valid JSON.
             let cut = trim::Cut::of_json(totals.chars, totals.lines, &fit);
-            (fit.text, Some(cut))
+            (Cow::Owned(fit.text), Some(cut))
         }
         Body::Text(text) | Body::Json(text) => {
-            let (trimmed, cut) =
-                trim::fit_with(&text, body_allowance, &style, &continuation).into_parts();
-            let content = match trimmed {
-                Cow::Owned(trimmed) => trimmed,
-                Cow::Borrowed(_) => text,
-            };
-            (content, cut)
+            trim::fit_with(text, allowance, &style, continuation).into_parts()
         }
         Body::Parts(parts) => {
-            let (trimmed, cut) = parts
-                .0
-                .fit(body_allowance, &style, &continuation)
-                .into_parts();
-            (trimmed.into_owned(), cut)
+            let (trimmed, cut) = parts.0.fit(allowance, &style, continuation).into_parts();
+            (Cow::Owned(trimmed.into_owned()), cut)
         }
+    };
+    let (trimmed, cut, sent_tokens) = match &tokens {
+        Some((cap, over)) => {
+            // The notes after the body count against the cap too.
+            let notes_tokens = if notes.is_empty() {
+                0
+            } else {
+                cap.counter().count(&notes) + 1
+            };
+            let body_cap = TokenCap::new(
+                cap.max().saturating_sub(notes_tokens),
+                Arc::clone(cap.counter()),
+            );
+            let held = body_cap.hold(body_allowance, *over, &continuation, cut_body);
+            (
+                held.text,
+                held.cut,
+                Some((cap, held.tokens, held.by_tokens)),
+            )
+        }
+        None => {
+            let (trimmed, cut) = cut_body(body_allowance, &continuation);
+            (trimmed, cut, None)
+        }
+    };
+    let mut content = match trimmed {
+        Cow::Owned(trimmed) => trimmed,
+        Cow::Borrowed(borrowed) => match body {
+            Body::Text(text) | Body::Json(text) => text,
+            Body::Parts(_) => borrowed.to_owned(),
+        },
     };
     // A tool that must never be read in part answers an error instead of the cut: its size,
     // the allowance, and the artifact that holds it whole (nothing of the output is shown).
@@ -405,10 +450,7 @@ fn cut(s: Settled, stored: Option<Committed>, registry: &Registry) -> ToolResult
                 (None, None) => Err("no artifact store is configured"),
             },
         );
-        let none = Continuation {
-            full: FullOutput::NotKept,
-            page_offset: None,
-        };
+        let none = Continuation::from(FullOutput::NotKept);
         let mut content = trim::fit_with(&text, allowance, &TrimStyle::error(), &none)
             .into_parts()
             .0
@@ -438,6 +480,7 @@ fn cut(s: Settled, stored: Option<Committed>, registry: &Registry) -> ToolResult
                 media_left_out: left_out,
                 structured: false,
                 tool_meta,
+                tokens: None,
             },
         };
     }
@@ -449,6 +492,16 @@ fn cut(s: Settled, stored: Option<Committed>, registry: &Registry) -> ToolResult
         }
         content.push_str(&notes);
     }
+    let tokens = sent_tokens.map(|(cap, body_tokens, cut_by_tokens)| TokensSent {
+        cap: cap.max(),
+        // With notes after it, the content is counted as sent.
+        sent: if notes.is_empty() {
+            body_tokens
+        } else {
+            cap.counter().count(&content)
+        },
+        cut_by_tokens,
+    });
     if let Some(reason) = &artifact_error {
         let _ = registry.inner.events.send(Event::Warning {
             call_id: record.id.as_str().into(),
@@ -476,6 +529,7 @@ fn cut(s: Settled, stored: Option<Committed>, registry: &Registry) -> ToolResult
             media_left_out: left_out,
             structured,
             tool_meta,
+            tokens,
         },
     }
 }

@@ -39,7 +39,7 @@ pub use facts::CUT_META_KEY;
 pub use read_artifact::ReadArtifact;
 #[cfg(feature = "mcp")]
 pub(crate) use read_artifact::read_failure;
-pub use result::{MediaLeftOut, ResultMeta, ToolResult};
+pub use result::{MediaLeftOut, ResultMeta, TokensSent, ToolResult};
 pub use search_tools::{LOADED_META_KEY, Loaded, SEARCH_TOOLS, SearchToolsArgs};
 
 pub use turn::Turn;
@@ -103,6 +103,10 @@ struct Inner {
     /// Per tool (in `tools`' order): whether its definition waits for a search.
     deferred: Vec<bool>,
     media: MediaLimits,
+    /// The cap in tokens of every result, if any.
+    max_result_tokens: Option<usize>,
+    /// What counts tokens, when some cap is in tokens (the registry's or a tool's).
+    token_counter: Option<Arc<dyn crate::tokens::TokenCounter>>,
 }
 
 impl fmt::Debug for Registry {
@@ -240,6 +244,8 @@ impl Registry {
                 approval: inner.approval.clone(),
                 deferred: inner.deferred.clone(),
                 media: inner.media,
+                max_result_tokens: inner.max_result_tokens,
+                token_counter: inner.token_counter.clone(),
             }),
         }
     }

@@ -60,6 +60,7 @@ impl ToolResult {
                 .iter()
                 .map(|cut| super::facts::cut_fact(0, cut, meta.artifact.as_ref()))
                 .collect(),
+            tokens: meta.tokens.map(|tokens| (tokens.cap, tokens.sent)),
             artifacts: meta
                 .artifact
                 .iter()
@@ -122,10 +123,7 @@ impl ToolResult {
             },
             None => crate::trim::FullOutput::NotKept,
         };
-        let continuation = crate::trim::Continuation {
-            full,
-            page_offset: None,
-        };
+        let continuation = crate::trim::Continuation::from(full);
         let style = crate::trim::TrimStyle::error();
         std::borrow::Cow::Owned(
             crate::trim::fit_with(&said, allowance, &style, &continuation)
@@ -228,6 +226,23 @@ pub struct ResultMeta {
     /// ([`ToolOutput::with_meta`](crate::ToolOutput::with_meta)): run_command's
     /// `toolsmith/confinement`, an MCP server's `_meta`. Empty when it stated nothing.
     pub tool_meta: serde_json::Map<String, serde_json::Value>,
+    /// The content's tokens and the cap in tokens it was held to, when one applied
+    /// ([`RegistryBuilder::max_result_tokens`](crate::registry::RegistryBuilder::max_result_tokens),
+    /// [`ToolLimits::max_result_tokens`](crate::tool::ToolLimits::max_result_tokens)).
+    pub tokens: Option<TokensSent>,
+}
+
+/// A result's size in tokens, where a cap in tokens applied to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TokensSent {
+    /// The cap in tokens.
+    pub cap: usize,
+    /// The content's tokens, as the registry's counter counted them: at most `cap`.
+    pub sent: usize,
+    /// Whether the cap in tokens made the cut (the marker names it), rather than the chars
+    /// allowed.
+    pub cut_by_tokens: bool,
 }
 
 /// An image or audio clip a result does not show.

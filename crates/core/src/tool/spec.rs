@@ -187,6 +187,10 @@ pub struct ToolLimits {
     /// The most chars one result of this tool may have, whatever the batch budget.
     /// `None` (the default) means the tool has no cap of its own.
     pub max_result_chars: Option<usize>,
+    /// The most tokens one result of this tool may have, counted by the registry's counter
+    /// ([`RegistryBuilder::token_counter`](crate::registry::RegistryBuilder::token_counter)),
+    /// beside the chars it is allowed. `None` (the default): no cap in tokens of its own.
+    pub max_result_tokens: Option<usize>,
     /// How a cut of this tool's results chooses what to keep: the head's share (0.3 by
     /// default, 1.0 for a paginated tool), a line limit, salient lines, folds, when terminal
     /// output is rendered. [`TrimStyle::default`](crate::trim::TrimStyle::default) unless set;
@@ -241,6 +245,13 @@ impl ToolLimits {
     #[must_use]
     pub fn with_max_result_chars(mut self, max: Option<usize>) -> Self {
         self.max_result_chars = max;
+        self
+    }
+
+    /// Sets [`max_result_tokens`](Self::max_result_tokens).
+    #[must_use]
+    pub fn with_max_result_tokens(mut self, max: Option<usize>) -> Self {
+        self.max_result_tokens = max;
         self
     }
 

@@ -22,7 +22,7 @@
 
 use std::collections::VecDeque;
 
-use super::marker::{FullOutput, render_counted};
+use super::marker::{Continuation, FullOutput, render_counted};
 
 /// How deep a cut descends into nested containers; deeper ones are kept whole or replaced.
 const MAX_DESCENT: usize = 64;
@@ -79,7 +79,18 @@ pub fn fit_json(
     head_ratio: f64,
     full: &FullOutput<'_>,
 ) -> Option<JsonFit> {
-    fit_counting(text, allowance, head_ratio, full, |bytes| {
+    fit_json_with(text, allowance, head_ratio, &Continuation::from(*full))
+}
+
+/// [`fit_json`], its markers ending as `continuation` says: where the full output is and the cap
+/// in tokens that made the cut, if one did.
+pub fn fit_json_with(
+    text: &str,
+    allowance: usize,
+    head_ratio: f64,
+    continuation: &Continuation<'_>,
+) -> Option<JsonFit> {
+    fit_counting(text, allowance, head_ratio, continuation, |bytes| {
         (count_chars(bytes), 0)
     })
     .map(|(fit, _)| fit)
@@ -91,7 +102,7 @@ fn fit_counting(
     text: &str,
     allowance: usize,
     head_ratio: f64,
-    full: &FullOutput<'_>,
+    continuation: &Continuation<'_>,
     count: fn(&[u8]) -> (usize, usize),
 ) -> Option<(JsonFit, (usize, usize))> {
     let bytes = text.as_bytes();
@@ -100,7 +111,7 @@ fn fit_counting(
             bytes,
             allowance,
             head_ratio,
-            full,
+            continuation,
             Count::Known(count(bytes)),
         );
     }
@@ -110,7 +121,7 @@ fn fit_counting(
             .name("toolsmith-count".into())
             .spawn_scoped(scope, move || count(bytes))
             .map_or_else(|_| Count::Known(count(bytes)), Count::Counting);
-        fit_counted(bytes, allowance, head_ratio, full, counting)
+        fit_counted(bytes, allowance, head_ratio, continuation, counting)
     })
 }
 
@@ -135,14 +146,14 @@ pub(super) fn fit_document<'a>(
     allowance: usize,
     max_lines: Option<usize>,
     head_ratio: f64,
-    full: &FullOutput<'_>,
+    continuation: &Continuation<'_>,
 ) -> Option<super::Trimmed<'a>> {
     // The chars and newlines are counted in the same read, beside the scan.
     let (fit, (original_chars, newlines)) = fit_counting(
         text,
         allowance,
         head_ratio,
-        full,
+        continuation,
         super::bytes::count_chars_and_newlines,
     )?;
     let lines = super::bytes::lines_from(text.as_bytes(), newlines);
@@ -188,7 +199,7 @@ fn fit_counted(
     bytes: &[u8],
     allowance: usize,
     head_ratio: f64,
-    full: &FullOutput<'_>,
+    continuation: &Continuation<'_>,
     original_chars: Count<'_>,
 ) -> Option<(JsonFit, (usize, usize))> {
     let start = skip_ws(bytes, 0);
@@ -199,7 +210,7 @@ fn fit_counted(
         } else {
             0.5
         },
-        full,
+        full: continuation,
         compacted: false,
         original_chars,
         root: None,
@@ -280,7 +291,7 @@ impl Member {
 struct Fitter<'a, 'scope> {
     bytes: &'a [u8],
     head_ratio: f64,
-    full: &'a FullOutput<'a>,
+    full: &'a Continuation<'a>,
     /// Whether the input had whitespace to remove; the first marker says so.
     compacted: bool,
     /// Chars of the whole input.

@@ -49,6 +49,9 @@ pub struct Continuation<'a> {
     pub full: FullOutput<'a>,
     /// The offset the call's page started at, for paginated calls.
     pub page_offset: Option<usize>,
+    /// The cap in tokens the cut was made to, when one made it: the marker names it
+    /// (`cut to a 2,000-token cap`).
+    pub token_cap: Option<usize>,
 }
 
 impl<'a> From<FullOutput<'a>> for Continuation<'a> {
@@ -56,7 +59,16 @@ impl<'a> From<FullOutput<'a>> for Continuation<'a> {
         Continuation {
             full,
             page_offset: None,
+            token_cap: None,
         }
+    }
+}
+
+impl Continuation<'_> {
+    /// The same, with the cap in tokens the marker names.
+    #[must_use]
+    pub fn with_token_cap(&self, token_cap: Option<usize>) -> Self {
+        Continuation { token_cap, ..*self }
     }
 }
 
@@ -177,7 +189,7 @@ pub(crate) enum Layout {
 }
 
 /// Renders the full marker for `cut`.
-pub(crate) fn render(cut: &Cut, full: &FullOutput<'_>, layout: Layout) -> String {
+pub(crate) fn render(cut: &Cut, continuation: &Continuation<'_>, layout: Layout) -> String {
     let mut out = String::with_capacity(160);
     // Nothing left out (only folded or rendered): condensed, not truncated.
     let condensed = cut.left_out_lines() == 0 && !cut.mid_line && !cut.spans.is_empty();
@@ -222,8 +234,7 @@ pub(crate) fn render(cut: &Cut, full: &FullOutput<'_>, layout: Layout) -> String
     if let Some(next) = cut.next_offset {
         let _ = write!(out, "next page: offset={next}; ");
     }
-    push_full(&mut out, full);
-    out.push(']');
+    push_end(&mut out, continuation);
     out
 }
 
@@ -465,7 +476,7 @@ pub(crate) fn render_counted(
     unit: &str,
     spans: (Option<super::json::Span>, Option<super::json::Span>),
     compacted: bool,
-    full: &FullOutput<'_>,
+    continuation: &Continuation<'_>,
 ) -> String {
     let span = |(first, last)| LineSpan { first, last };
     let mut out = String::with_capacity(160);
@@ -498,10 +509,24 @@ pub(crate) fn render_counted(
         out.push_str(", JSON compacted");
     }
     out.push_str("; ");
-    push_full(&mut out, full);
-    out.push(']');
+    push_end(&mut out, continuation);
     out
 }
+
+/// Writes how every marker ends: the cap in tokens that made the cut, if one did, and where the
+/// full output is.
+fn push_end(out: &mut String, continuation: &Continuation<'_>) {
+    if let Some(cap) = continuation.token_cap {
+        out.push_str(TOKEN_CAP_OPENING);
+        push_grouped(out, cap);
+        out.push_str(TOKEN_CAP_CLOSING);
+    }
+    push_full(out, &continuation.full);
+    out.push(']');
+}
+
+const TOKEN_CAP_OPENING: &str = "cut to a ";
+const TOKEN_CAP_CLOSING: &str = "-token cap; ";
 
 /// Writes where the full output is, as every marker ends.
 fn push_full(out: &mut String, full: &FullOutput<'_>) {
@@ -613,6 +638,8 @@ pub struct Marker {
     pub json_compacted: bool,
     /// The offset the next page starts at, for a paginated call.
     pub next_offset: Option<usize>,
+    /// The cap in tokens the cut was made to, when one made it.
+    pub token_cap: Option<usize>,
     /// Where the full output is.
     pub full: MarkedFull,
 }
@@ -756,6 +783,12 @@ pub fn parse(marker: &str) -> Option<Marker> {
         next_offset = Some(offset.parse().ok()?);
         rest = after;
     }
+    let mut token_cap = None;
+    if let Some(after) = rest.strip_prefix(TOKEN_CAP_OPENING) {
+        let (cap, after) = after.split_once(TOKEN_CAP_CLOSING)?;
+        token_cap = Some(parse_grouped(cap)?);
+        rest = after;
+    }
     let full = if rest == "full output not kept" {
         MarkedFull::NotKept
     } else if let Some(reason) = rest.strip_prefix("full output could not be kept: ") {
@@ -793,6 +826,7 @@ pub fn parse(marker: &str) -> Option<Marker> {
         redraws_removed,
         json_compacted,
         next_offset,
+        token_cap,
         full,
     })
 }
@@ -885,10 +919,31 @@ mod tests {
             reader: "read_artifact",
         };
         assert_eq!(
-            render(&cut, &full, Layout::Exact),
+            render(&cut, &full.into(), Layout::Exact),
             "[toolsmith: output truncated, kept 19,812 of 45,231 chars (lines 1-30 and 431-500 \
              of 500); full output: artifact 7f3a, read it with read_artifact]"
         );
+        // A cut a cap in tokens made names the cap, and reads back with it.
+        let capped = Continuation::from(full).with_token_cap(Some(5_000));
+        let marker = render(&cut, &capped, Layout::Exact);
+        assert_eq!(
+            marker,
+            "[toolsmith: output truncated, kept 19,812 of 45,231 chars (lines 1-30 and 431-500 \
+             of 500); cut to a 5,000-token cap; full output: artifact 7f3a, read it with \
+             read_artifact]"
+        );
+        let parsed = parse(&marker).expect("a marker");
+        assert_eq!(parsed.token_cap, Some(5_000));
+        assert_eq!(parsed.kept, 19_812);
+        assert!(matches!(parsed.full, MarkedFull::Stored { .. }));
+        assert_eq!(
+            parse(&render(&cut, &full.into(), Layout::Exact))
+                .unwrap()
+                .token_cap,
+            None
+        );
+        // The widest marker reserves the clause too.
+        assert!(render(&cut, &capped, Layout::Widest).len() >= marker.len());
     }
 
     #[test]
@@ -918,13 +973,13 @@ mod tests {
                 "(lines 1-30 and 431-500 of 500, cut mid-line: first 1,146 chars of line 30)",
             ),
         ] {
-            let marker = render(cut, &FullOutput::NotKept, Layout::Exact);
+            let marker = render(cut, &FullOutput::NotKept.into(), Layout::Exact);
             assert!(marker.contains(spans), "{marker}");
             let read = parse(&marker).expect("the marker reads back");
             assert_eq!(read.spans, cut.spans);
             assert_eq!(read.head_line_chars, cut.head_line_chars);
             assert_eq!(read.tail_line_chars, cut.tail_line_chars);
-            let widest = render(cut, &FullOutput::NotKept, Layout::Widest);
+            let widest = render(cut, &FullOutput::NotKept.into(), Layout::Widest);
             assert!(widest.len() >= marker.len(), "{widest}");
         }
     }
@@ -933,7 +988,8 @@ mod tests {
     fn long_reasons_are_shortened_on_a_char_boundary() {
         let reason = "é".repeat(500);
         let cut = Cut::without_spans(1, 1, 0);
-        let marker = render(&cut, &FullOutput::Failed { reason: &reason }, Layout::Exact);
+        let failed = FullOutput::Failed { reason: &reason };
+        let marker = render(&cut, &failed.into(), Layout::Exact);
         assert!(marker.ends_with("…]"));
         assert_eq!(marker.matches('é').count(), MAX_REASON_CHARS);
     }

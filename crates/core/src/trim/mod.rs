@@ -42,7 +42,7 @@
 //!
 //! A stream's capture, its spool and the positional cut's parts are the crate's own.
 
-mod bytes;
+pub(crate) mod bytes;
 mod capture;
 mod json;
 mod keep;
@@ -60,7 +60,7 @@ use std::borrow::Cow;
 
 pub(crate) use bytes::{after_last_break, byte_offset_after_chars, without_break};
 pub(crate) use capture::{Capture, Captured, CapturedParts, OpenSpool, Spool};
-pub use json::{JsonFit, fit_json};
+pub use json::{JsonFit, fit_json, fit_json_with};
 pub use marker::grouped;
 pub use marker::{Continuation, Cut, FullOutput, LineSpan, MarkedFull, Marker};
 pub use marker::{find as find_marker, parse as parse_marker};
@@ -178,7 +178,7 @@ pub fn fit_with<'a>(
             allowance,
             style.max_lines,
             style.head_ratio,
-            &continuation.full,
+            continuation,
         )
     {
         return fitted;
@@ -289,7 +289,7 @@ fn rendered_whole(
         next_offset: None,
     };
     // The marker first: the output's own last line (a command's exit code) stays last.
-    let marker = render(&cut, &continuation.full, Layout::Exact);
+    let marker = render(&cut, continuation, Layout::Exact);
     let separator = usize::from(!rendered.is_empty());
     if kept + separator + marker.chars().count() > allowance {
         return None;

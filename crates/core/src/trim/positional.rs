@@ -32,7 +32,7 @@ pub(crate) fn assemble(
         tail_starts_line,
         totals,
         continuation.page_offset,
-        |cut| render(cut, &continuation.full, Layout::Exact),
+        |cut| render(cut, continuation, Layout::Exact),
     )
 }
 
@@ -159,7 +159,7 @@ pub(crate) fn marker_reserve(totals: Totals, continuation: &Continuation<'_>) ->
             .page_offset
             .map(|offset| offset.saturating_add(totals.lines)),
     };
-    render(&widest, &continuation.full, Layout::Widest)
+    render(&widest, continuation, Layout::Widest)
         .chars()
         .count()
         + 2

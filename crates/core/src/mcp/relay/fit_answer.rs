@@ -34,6 +34,7 @@ use super::upstream::Copies;
 use crate::artifacts::{self, ArtifactId, ArtifactStore, READ_ARTIFACT, store_text};
 use crate::mcp::structure::{self, Fitted, OutputSchema, kept_as};
 use crate::registry::CUT_META_KEY;
+use crate::tokens::{TokenCap, TokenCounter, Within};
 use crate::tool::{MediaLimits, left_out_note};
 use crate::trim::{self, Continuation, FullOutput, TrimStyle, grouped};
 
@@ -43,6 +44,59 @@ pub(crate) struct Fitting {
     pub(crate) cap: usize,
     pub(crate) store: Arc<dyn ArtifactStore>,
     pub(crate) media: MediaLimits,
+    /// A cap in tokens beside the cap in chars, if any.
+    pub(crate) tokens: Option<TokenCap>,
+    /// The cap in tokens a text's marker names: set while a cap in tokens is cutting.
+    pub(crate) marker_token_cap: Option<usize>,
+    /// What this result has stored already, while a cap in tokens fits it again smaller: the
+    /// same text is stored once.
+    pub(crate) stored: Option<Arc<Stored>>,
+}
+
+impl Fitting {
+    /// Fitting to `cap` chars, with `store` and `media`, no cap in tokens.
+    pub(crate) fn new(cap: usize, store: Arc<dyn ArtifactStore>, media: MediaLimits) -> Self {
+        Fitting {
+            cap,
+            store,
+            media,
+            tokens: None,
+            marker_token_cap: None,
+            stored: None,
+        }
+    }
+}
+
+/// The artifacts one result's fittings have written, by a hash of what they hold.
+#[derive(Debug, Default)]
+pub(crate) struct Stored(std::sync::Mutex<Vec<(u64, Result<(ArtifactId, u64), String>)>>);
+
+impl Stored {
+    fn key(parts: &[&str]) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::hash::DefaultHasher::new();
+        parts.hash(&mut hasher);
+        hasher.finish()
+    }
+
+    fn get(&self, key: u64) -> Option<Result<(ArtifactId, u64), String>> {
+        let written = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        written
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, stored)| stored.clone())
+    }
+
+    fn put(&self, key: u64, stored: &Result<(ArtifactId, u64), String>) {
+        let mut written = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        written.push((key, stored.clone()));
+    }
 }
 
 /// What fitting did to one result, for the gateway's metrics and traces and the result's
@@ -109,12 +163,30 @@ async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) 
 }
 
 /// Stores `text` whole; the id and the bytes the store's cap left out, or why it failed.
-async fn store(store: &Arc<dyn ArtifactStore>, text: String) -> Result<(ArtifactId, u64), String> {
-    store_and_give_back(store, text).await.0
+async fn store(fitting: &Fitting, text: String) -> Result<(ArtifactId, u64), String> {
+    store_and_give_back(fitting, text).await.0
 }
 
-/// Stores `text` and gives it back: a large text is held once while it is stored and cut.
+/// Stores `text` and gives it back: a large text is held once while it is stored and cut. A
+/// text this result's fitting stored already is not stored again.
 async fn store_and_give_back(
+    fitting: &Fitting,
+    text: String,
+) -> (Result<(ArtifactId, u64), String>, String) {
+    let key = fitting.stored.as_ref().map(|_| Stored::key(&[&text]));
+    if let (Some(stored), Some(key)) = (&fitting.stored, key)
+        && let Some(done) = stored.get(key)
+    {
+        return (done, text);
+    }
+    let (done, text) = store_once(&fitting.store, text).await;
+    if let (Some(stored), Some(key)) = (&fitting.stored, key) {
+        stored.put(key, &done);
+    }
+    (done, text)
+}
+
+async fn store_once(
     store: &Arc<dyn ArtifactStore>,
     text: String,
 ) -> (Result<(ArtifactId, u64), String>, String) {
@@ -145,6 +217,28 @@ async fn store_and_give_back(
 /// Stores a media block's data as an artifact `read_artifact` returns as the same content
 /// type.
 async fn store_media(
+    fitting: &Fitting,
+    kind: &str,
+    mime: &str,
+    data: &str,
+) -> Result<ArtifactId, String> {
+    let key = fitting
+        .stored
+        .as_ref()
+        .map(|_| Stored::key(&[kind, mime, data]));
+    if let (Some(stored), Some(key)) = (&fitting.stored, key)
+        && let Some(done) = stored.get(key)
+    {
+        return done.map(|(id, _)| id);
+    }
+    let done = store_media_once(fitting, kind, mime, data).await;
+    if let (Some(stored), Some(key)) = (&fitting.stored, key) {
+        stored.put(key, &done.clone().map(|id| (id, 0)));
+    }
+    done
+}
+
+async fn store_media_once(
     fitting: &Fitting,
     kind: &str,
     mime: &str,
@@ -185,6 +279,81 @@ const MAX_BLOCKS: usize = crate::mcp::caps::MAX_BLOCKS;
 /// (not an object, `content` not a list, nested past 128 levels, a string that is not Unicode)
 /// is an error saying why.
 pub(crate) async fn tool_result(
+    raw: &RawValue,
+    schema: Option<&OutputSchema>,
+    fitting: &Fitting,
+    send: Copies,
+) -> Result<(Value, Report), String> {
+    let Some(cap) = &fitting.tokens else {
+        return tool_result_in_chars(raw, schema, fitting, send).await;
+    };
+    // A cap in tokens: the answer is measured (its JSON, which counts at least what a reader
+    // sees of it) only until it is over; then fitted in chars to what the cap holds, and what
+    // is sent counted, smaller until it holds. Each text is stored once, whatever the tries.
+    let over = match cap.measure(raw.get()) {
+        Within::Fits(_) => None,
+        Within::Over { chars, tokens } => Some((chars, tokens)),
+    };
+    let mut chars = if over.is_some() {
+        cap.first_allowance(fitting.cap, over)
+    } else {
+        fitting.cap
+    };
+    let mut by_tokens = over.is_some();
+    let stored = Arc::new(Stored::default());
+    let mut attempt = 0;
+    loop {
+        let tries = Fitting {
+            cap: chars,
+            marker_token_cap: by_tokens.then_some(cap.max()),
+            stored: Some(Arc::clone(&stored)),
+            ..fitting.clone()
+        };
+        let (mut result, mut report) = tool_result_in_chars(raw, schema, &tries, send).await?;
+        let sent = tokens_seen(&result, cap.counter().as_ref());
+        if sent <= cap.max() || chars == 0 {
+            if report.cut
+                && let Value::Object(result) = &mut result
+            {
+                report.tokens = Some((cap.max(), sent));
+                insert_meta(result, report.to_value());
+            }
+            return Ok((result, report));
+        }
+        chars = cap.next_allowance(chars, sent, attempt);
+        attempt += 1;
+        by_tokens = true;
+    }
+}
+
+/// The tokens a reader sees of a fitted result: its text blocks' text, the JSON of blocks that
+/// are neither text nor media, and the `structuredContent`'s JSON.
+fn tokens_seen(result: &Value, counter: &dyn TokenCounter) -> usize {
+    let blocks = result.get("content").and_then(Value::as_array);
+    let content: usize = blocks
+        .into_iter()
+        .flatten()
+        .map(|block| match kind_of(block) {
+            Kind::Text => {
+                let text = block
+                    .get("resource")
+                    .unwrap_or(block)
+                    .get("text")
+                    .and_then(Value::as_str);
+                counter.count(text.unwrap_or_default())
+            }
+            Kind::Media => 0,
+            Kind::Other => counter.count(&block.to_string()),
+        })
+        .sum();
+    let structure = result
+        .get("structuredContent")
+        .map_or(0, |structure| counter.count(&structure.to_string()));
+    content + structure
+}
+
+/// [`tool_result`] with the cap in chars alone.
+async fn tool_result_in_chars(
     raw: &RawValue,
     schema: Option<&OutputSchema>,
     fitting: &Fitting,
@@ -401,7 +570,7 @@ async fn fit_structure(
     let chars = text.chars().count();
     report.received_chars += chars as u64;
     let stored = if chars > fitting.cap {
-        let stored = store(&fitting.store, text.to_owned()).await;
+        let stored = store(fitting, text.to_owned()).await;
         report.kept(&stored);
         stored
     } else {
@@ -499,7 +668,7 @@ async fn fit_blocks(
     if beyond.0 > 0 {
         let (count, lines) = beyond;
         report.received_chars += lines.chars().count() as u64;
-        let stored = store(&fitting.store, lines).await;
+        let stored = store(fitting, lines).await;
         report.kept(&stored);
         let note = format!(
             "[toolsmith: {} more content blocks left out, past the {} a result may carry; {}, \
@@ -551,7 +720,7 @@ async fn fit_blocks(
     if let Some(at) = first_left_out {
         let count = left_out.len();
         let lines: String = left_out.iter().map(|block| format!("{block}\n")).collect();
-        let stored = store(&fitting.store, lines).await;
+        let stored = store(fitting, lines).await;
         report.kept(&stored);
         let note = format!(
             "[toolsmith: {} more content blocks (resource links and others) left out, past half \
@@ -630,7 +799,7 @@ async fn fit_blocks(
         let Value::String(text) = slot.take() else {
             continue;
         };
-        let (stored, text) = store_and_give_back(&fitting.store, text).await;
+        let (stored, text) = store_and_give_back(fitting, text).await;
         report.kept(&stored);
         // The link's chars come out of the text's share: together they fit it.
         // Only where it costs little of what the model reads (at most 1/50 of the share; the
@@ -653,8 +822,8 @@ async fn fit_blocks(
             },
             Err(reason) => FullOutput::Failed { reason },
         };
-        let (fitted, cut) =
-            trim::fit_with(&text, share, style, &Continuation::from(full)).into_parts();
+        let continuation = Continuation::from(full).with_token_cap(fitting.marker_token_cap);
+        let (fitted, cut) = trim::fit_with(&text, share, style, &continuation).into_parts();
         let fitted = fitted.into_owned();
         if let Some(cut) = &cut {
             let artifact = stored.as_ref().ok().map(|(id, _)| id);
@@ -816,11 +985,7 @@ mod tests {
             .build()
             .unwrap();
         let store = Arc::new(MemoryStore::new());
-        let fitting = Fitting {
-            cap: 20_000,
-            store: store.clone(),
-            media: MediaLimits::default(),
-        };
+        let fitting = Fitting::new(20_000, store.clone(), MediaLimits::default());
         let rows: Vec<Value> = (0..10_000)
             .map(|i| json!({ "id": i, "name": format!("item {i}"), "tags": ["a", "b"] }))
             .collect();
@@ -859,11 +1024,7 @@ mod tests {
             with_schema in any::<bool>(),
         ) {
             let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
-            let fitting = Fitting {
-                cap,
-                store: Arc::new(MemoryStore::new()),
-                media: MediaLimits::default(),
-            };
+            let fitting = Fitting::new(cap, Arc::new(MemoryStore::new()), MediaLimits::default());
             let schema = with_schema.then(|| {
                 OutputSchema::new(&json!({
                     "type": "object",

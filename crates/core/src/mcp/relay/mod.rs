@@ -68,6 +68,8 @@ const DEFAULT_MAX_RESULT_CHARS: usize = 20_000;
 pub struct Proxy {
     upstreams: Vec<Upstream>,
     max_result_chars: usize,
+    max_result_tokens: Option<usize>,
+    token_counter: Option<Arc<dyn crate::tokens::TokenCounter>>,
     media: MediaLimits,
     store: Option<Arc<dyn ArtifactStore>>,
     timeout: Duration,
@@ -85,6 +87,8 @@ impl Proxy {
         Proxy {
             upstreams: upstreams.into_iter().collect(),
             max_result_chars: DEFAULT_MAX_RESULT_CHARS,
+            max_result_tokens: None,
+            token_counter: None,
             media: MediaLimits::default(),
             store: None,
             timeout: Duration::from_secs(600),
@@ -137,6 +141,24 @@ impl Proxy {
     /// its own).
     pub fn max_result_chars(mut self, chars: usize) -> Self {
         self.max_result_chars = chars;
+        self
+    }
+
+    /// Caps every result in tokens too: a result whose text a reader sees (its content's
+    /// text, notes and other blocks, and its `structuredContent`) counts more than `max` tokens
+    /// is cut until it counts at most that, each text's marker naming the cap
+    /// (`cut to a 2,000-token cap`) and the cut facts stating the tokens sent. The cap in
+    /// chars still applies. Counted by [`token_counter`](Self::token_counter).
+    pub fn max_result_tokens(mut self, max: Option<usize>) -> Self {
+        self.max_result_tokens = max;
+        self
+    }
+
+    /// What counts the tokens of [`max_result_tokens`](Self::max_result_tokens). By default
+    /// [`tokens::default_counter`](crate::tokens::default_counter): the o200k encoder with
+    /// the `tiktoken` feature, else the estimate of four chars a token.
+    pub fn token_counter(mut self, counter: Arc<dyn crate::tokens::TokenCounter>) -> Self {
+        self.token_counter = Some(counter);
         self
     }
 
@@ -199,9 +221,15 @@ impl Proxy {
         Ok(Arc::new(Settings {
             upstreams: self.upstreams,
             fitting: fit_answer::Fitting {
-                cap: self.max_result_chars,
-                store,
-                media: self.media,
+                tokens: self.max_result_tokens.map(|max| {
+                    crate::tokens::TokenCap::new(
+                        max,
+                        self.token_counter
+                            .clone()
+                            .unwrap_or_else(crate::tokens::default_counter),
+                    )
+                }),
+                ..fit_answer::Fitting::new(self.max_result_chars, store, self.media)
             },
             timeout: self.timeout,
             connecting: Connecting {
@@ -376,11 +404,11 @@ pub async fn relay_tool_answer(line: Vec<u8>, cap: usize) -> String {
     let wire::Received::Message(message) = wire::parse_owned(line) else {
         return String::new();
     };
-    let fitting = fit_answer::Fitting {
+    let fitting = fit_answer::Fitting::new(
         cap,
-        store: Arc::new(crate::artifacts::MemoryStore::new()),
-        media: MediaLimits::default(),
-    };
+        Arc::new(crate::artifacts::MemoryStore::new()),
+        MediaLimits::default(),
+    );
     let id = message.id.unwrap_or(serde_json::Value::Null);
     let Some(result) = message.result else {
         return String::new();

@@ -160,7 +160,7 @@ pub(super) fn assemble(
             .page_offset
             .map(|offset| offset.saturating_add(whole_head_lines)),
     };
-    let marker = render(&cut, &continuation.full, Layout::Exact);
+    let marker = render(&cut, continuation, Layout::Exact);
     let mut out = String::new();
     let last = pieces.len() - 1;
     for (i, piece) in pieces.into_iter().enumerate() {

@@ -400,8 +400,5 @@ fn reserve(totals: Totals, shown: Shown, continuation: &Continuation<'_>, blocks
     cut.next_offset = continuation
         .page_offset
         .map(|offset| offset.saturating_add(totals.lines));
-    render(&cut, &continuation.full, Layout::Widest)
-        .chars()
-        .count()
-        + 2
+    render(&cut, continuation, Layout::Widest).chars().count() + 2
 }
