@@ -1171,6 +1171,18 @@ async fn client_calls(
     url: &str,
     calls: &[(&str, Value)],
 ) -> (Vec<Value>, Vec<Value>) {
+    let mut report = client_report(program, script, url, calls).await;
+    let mut listed = |key: &str| report[key].as_array_mut().map(std::mem::take).unwrap();
+    (listed("tools"), listed("results"))
+}
+
+/// The report a client script prints of `calls`.
+async fn client_report(
+    program: PathBuf,
+    script: &str,
+    url: &str,
+    calls: &[(&str, Value)],
+) -> Value {
     let mut command = Command::new(program);
     command
         .arg(interop().join(script))
@@ -1179,9 +1191,25 @@ async fn client_calls(
     for (name, arguments) in calls {
         command.arg(name).arg(arguments.to_string());
     }
-    let mut report = report_of(command).await;
-    let mut listed = |key: &str| report[key].as_array_mut().map(std::mem::take).unwrap();
-    (listed("tools"), listed("results"))
+    report_of(command).await
+}
+
+/// The results of `calls` made by the official TypeScript SDK's client and, for each, the
+/// o200k tokens a reader sees of it, counted by js-tiktoken (OpenAI's encoder for JavaScript,
+/// not toolsmith's counter).
+async fn sdk_calls_counted(url: &str, calls: &[(&str, Value)]) -> (Vec<Value>, Vec<u64>) {
+    let mut report = client_report(node(), "sdk-call.mjs", url, calls).await;
+    let results = report["results"]
+        .as_array_mut()
+        .map(std::mem::take)
+        .unwrap();
+    let tokens = report["tokens"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_u64().unwrap())
+        .collect();
+    (results, tokens)
 }
 
 /// A client of a toolsmith registry, made by the official TypeScript SDK: lists the tools at
@@ -1382,6 +1410,106 @@ async fn a_success_stays_a_success_for_both_official_sdk_clients() {
             "{sdk}: {:.300}",
             results[0]
         );
+    }
+}
+
+/// A cap in tokens (`--max-result-tokens`) holds for both official SDK clients, through the
+/// proxy (server-filesystem, whose results carry the same data as text and as a structure) and
+/// `serve`, counted by the o200k encoder and by the estimate: what a client reads of a result
+/// counts at most the cap — for the encoder, as js-tiktoken counts it — the marker names the
+/// cap, the cut facts state the tokens sent, and the artifact holds every line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn caps_in_tokens_hold_for_both_official_sdk_clients() {
+    const CAP: u64 = 1_500;
+    let dir = tempfile::tempdir().unwrap();
+    let (files, _) = settings_files(dir.path());
+    let big = files.join("big.conf").display().to_string();
+    for count in ["o200k", "estimate"] {
+        let mut proxy = gateway("proxy", TOKEN);
+        proxy
+            .args([
+                "--max-result-tokens",
+                &CAP.to_string(),
+                "--token-count",
+                count,
+            ])
+            .arg("--artifacts")
+            .arg(dir.path().join(format!("proxy-{count}")))
+            .arg("--")
+            .args(filesystem(&[&files]));
+        let mut serve = gateway("serve", TOKEN);
+        serve
+            .args([
+                "--max-result-tokens",
+                &CAP.to_string(),
+                "--token-count",
+                count,
+            ])
+            .arg("--root")
+            .arg(&files)
+            .arg("--artifacts")
+            .arg(dir.path().join(format!("serve-{count}")));
+        let gateways = [
+            ("proxy", proxy, ("read_text_file", json!({ "path": big }))),
+            (
+                "serve",
+                serve,
+                ("run_command", json!({ "command": "cat big.conf" })),
+            ),
+        ];
+        for (what, command, call) in gateways {
+            let (_gateway, url) = listening(command, true).await;
+            let calls = [
+                call.clone(),
+                (
+                    "read_artifact",
+                    json!({ "id": "{{artifact}}", "offset": 2_990, "limit": 20 }),
+                ),
+            ];
+            let (ts, ts_tokens) = sdk_calls_counted(&url, &calls).await;
+            let (_, py) = python_sdk_calls(&url, &calls[..1]).await;
+            for (sdk, result) in [("TypeScript", &ts[0]), ("Python", &py[0])] {
+                let about = format!("{what}, {count}, {sdk}");
+                assert!(result.get("raised").is_none(), "{about}: {result:.400}");
+                assert_ne!(result.get("isError"), Some(&json!(true)), "{about}");
+                let text = result["content"][0]["text"].as_str().unwrap();
+                let marker = toolsmith::trim::find_marker(text).expect("a marker");
+                assert_eq!(marker.token_cap, Some(CAP as usize), "{about}: {text:.600}");
+                let facts = &result["_meta"]["toolsmith/cut"];
+                let sent = facts["tokens"]["sent"].as_u64().unwrap();
+                assert_eq!(facts["tokens"]["cap"], CAP, "{about}: {facts}");
+                assert!(sent <= CAP && sent > CAP / 2, "{about}: {facts}");
+                if count == "estimate" {
+                    // Four chars a token: what the reader sees is within four times the cap.
+                    let seen = visible_chars(result) as u64
+                        + result
+                            .get("structuredContent")
+                            .map_or(0, |s| s.to_string().chars().count() as u64);
+                    assert!(seen <= 4 * CAP, "{about}: {seen} chars");
+                }
+            }
+            if count == "o200k" {
+                // Counted by OpenAI's own encoder, not by toolsmith.
+                assert!(
+                    ts_tokens[0] <= CAP,
+                    "{what}: {} tokens by js-tiktoken",
+                    ts_tokens[0]
+                );
+                assert!(ts_tokens[0] > CAP / 2, "{what}: {}", ts_tokens[0]);
+                // And the facts state what that encoder counts: the text alone here, the text
+                // and the structure's JSON through the proxy.
+                assert_eq!(
+                    ts[0]["_meta"]["toolsmith/cut"]["tokens"]["sent"], ts_tokens[0],
+                    "{what}"
+                );
+            }
+            // Every line is still there, for the client that asks.
+            let page = ts[1]["content"][0]["text"].as_str().unwrap();
+            assert!(
+                page.contains("setting_2999 = 2999"),
+                "{what}, {count}: {page:.300}"
+            );
+        }
     }
 }
 
