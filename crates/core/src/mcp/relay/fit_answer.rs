@@ -287,10 +287,40 @@ pub(crate) async fn tool_result(
     let Some(cap) = &fitting.tokens else {
         return tool_result_in_chars(raw, schema, fitting, send).await;
     };
-    // A cap in tokens: the answer is measured (its JSON, which counts at least what a reader
-    // sees of it) only until it is over; then fitted in chars to what the cap holds, and what
-    // is sent counted, smaller until it holds. Each text is stored once, whatever the tries.
-    let over = match cap.measure(raw.get()) {
+    let fitted = hold_tokens(
+        fitting,
+        cap,
+        raw.get(),
+        |tries| async move { tool_result_in_chars(raw, schema, &tries, send).await },
+        |(result, _)| tokens_seen(result, cap.counter().as_ref()),
+    )
+    .await?;
+    let ((mut result, mut report), sent) = fitted;
+    if report.cut
+        && let Value::Object(result) = &mut result
+    {
+        report.tokens = Some((cap.max(), sent));
+        insert_meta(result, report.to_value());
+    }
+    Ok((result, report))
+}
+
+/// Holds a fitting to a cap in tokens: the answer (`sample`, its JSON, which counts at least
+/// what a reader sees of it) is measured only until it is over; then `fit` fits it in chars to
+/// what the cap holds, and what a reader sees of it (`seen`) is counted, smaller until it
+/// holds ([`TokenCap::next_allowance`]). Each text is stored once, whatever the tries. What
+/// was fitted, and its tokens.
+async fn hold_tokens<T, E, Fit>(
+    fitting: &Fitting,
+    cap: &TokenCap,
+    sample: &str,
+    mut fit: impl FnMut(Fitting) -> Fit,
+    seen: impl Fn(&T) -> usize,
+) -> Result<(T, usize), E>
+where
+    Fit: Future<Output = Result<T, E>>,
+{
+    let over = match cap.measure(sample) {
         Within::Fits(_) => None,
         Within::Over { chars, tokens } => Some((chars, tokens)),
     };
@@ -309,16 +339,10 @@ pub(crate) async fn tool_result(
             stored: Some(Arc::clone(&stored)),
             ..fitting.clone()
         };
-        let (mut result, mut report) = tool_result_in_chars(raw, schema, &tries, send).await?;
-        let sent = tokens_seen(&result, cap.counter().as_ref());
+        let fitted = fit(tries).await?;
+        let sent = seen(&fitted);
         if sent <= cap.max() || chars == 0 {
-            if report.cut
-                && let Value::Object(result) = &mut result
-            {
-                report.tokens = Some((cap.max(), sent));
-                insert_meta(result, report.to_value());
-            }
-            return Ok((result, report));
+            return Ok((fitted, sent));
         }
         chars = cap.next_allowance(chars, sent, attempt);
         attempt += 1;
@@ -876,6 +900,44 @@ fn artifact_link(id: &ArtifactId) -> Value {
 /// Fits a `resources/read` result to the cap: text contents share it, blobs follow the media
 /// rule; the rest passes as it came.
 pub(crate) async fn resource_contents(result: Value, fitting: &Fitting) -> Value {
+    let Some(cap) = &fitting.tokens else {
+        return resource_contents_in_chars(result, fitting).await;
+    };
+    let sample = result.to_string();
+    let fitted = hold_tokens(
+        fitting,
+        cap,
+        &sample,
+        |tries| {
+            let result = result.clone();
+            async move {
+                Ok::<_, std::convert::Infallible>(resource_contents_in_chars(result, &tries).await)
+            }
+        },
+        |fitted| {
+            let contents = fitted.get("contents").and_then(Value::as_array);
+            contents
+                .into_iter()
+                .flatten()
+                .map(
+                    |content| match content.get("text").and_then(Value::as_str) {
+                        Some(text) => cap.counter().count(text),
+                        // A blob is not text: it does not count.
+                        None => 0,
+                    },
+                )
+                .sum()
+        },
+    )
+    .await;
+    match fitted {
+        Ok((fitted, _)) => fitted,
+        Err(never) => match never {},
+    }
+}
+
+/// [`resource_contents`] with the cap in chars alone.
+async fn resource_contents_in_chars(result: Value, fitting: &Fitting) -> Value {
     let Value::Object(mut result) = result else {
         return result;
     };
@@ -1013,6 +1075,38 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+        /// A cap in tokens holds on every token a reader sees (text, notes, markers, other
+        /// blocks and the structure), for any cap; the facts state the tokens sent; a result
+        /// fitted again, smaller, stores each of its texts once.
+        #[test]
+        fn a_cap_in_tokens_holds_on_what_a_reader_sees_and_each_text_is_stored_once(
+            (result, _) in result(),
+            max in prop_oneof![0usize..64, 64usize..3_000],
+            per in 1usize..6,
+        ) {
+            let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+            let store = Arc::new(MemoryStore::new());
+            let counter = Arc::new(crate::tokens::CharsPerToken(per));
+            let fitting = Fitting {
+                tokens: Some(TokenCap::new(max, counter.clone())),
+                ..Fitting::new(40_000, store.clone(), MediaLimits::default())
+            };
+            let raw = RawValue::from_string(result.to_string()).unwrap();
+            let (fitted, report) = runtime
+                .block_on(tool_result(&raw, None, &fitting, Copies::Both))
+                .unwrap();
+            let seen = tokens_seen(&fitted, counter.as_ref());
+            prop_assert!(seen <= max, "{seen} tokens seen against a cap of {max}");
+            if report.cut {
+                prop_assert_eq!(report.tokens, Some((max, seen)));
+                let facts = &fitted["_meta"][CUT_META_KEY]["tokens"];
+                prop_assert_eq!(facts["sent"].as_u64(), Some(seen as u64));
+            }
+            // However many times it was fitted, each text was stored once.
+            let named: std::collections::HashSet<_> = report.artifacts.iter().collect();
+            prop_assert_eq!(store.len(), named.len());
+        }
 
         /// The cap holds on every char a reader sees of the content, notes and markers counted,
         /// for any cap (tiny ones too); `isError` is the server's, and so is the structure of a
