@@ -8,6 +8,7 @@ use std::sync::Arc;
 use proptest::prelude::*;
 use serde_json::json;
 use toolsmith::artifacts::{ArtifactStore, MemoryStore};
+use toolsmith::tokens::{CharsPerToken, TokenCounter};
 use toolsmith::tool::{Media, MediaLimits};
 use toolsmith::{BudgetPolicy, Registry, ToolCall, ToolError, ToolOutput, tool};
 
@@ -130,6 +131,51 @@ proptest! {
                 call,
                 result.content
             );
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// The same on a registry whose results are capped in tokens: whatever the batch, each
+    /// result's content (markers and media notes counted) counts at most the cap, by the
+    /// registry's counter, and its figures say so.
+    #[test]
+    fn every_result_fits_a_cap_in_tokens_with_every_notice_counted(
+        calls in prop::collection::vec(call(), 1..4),
+        max in prop_oneof![1usize..100, 100usize..4_000],
+        per in 1usize..6,
+        max_blocks in 0usize..4,
+    ) {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let counter = Arc::new(CharsPerToken(per));
+        let store: Arc<dyn ArtifactStore> = Arc::new(MemoryStore::new());
+        let registry = Registry::builder()
+            .tool(emit())
+            .max_result_tokens(Some(max))
+            .token_counter(counter.clone())
+            .media_limits(MediaLimits::default().with_max_blocks(max_blocks).with_max_bytes(100_000))
+            .shared_artifacts(store)
+            .build()
+            .unwrap();
+        let batch: Vec<ToolCall> = calls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| ToolCall::new(format!("c{i}"), "emit", json!({
+                "lines": c.lines, "json": c.json, "images": c.images, "bytes": c.bytes,
+                "fail": c.fail,
+            })))
+            .collect();
+        let results = runtime.block_on(registry.turn().execute(batch));
+        for (result, call) in results.iter().zip(&calls) {
+            let tokens = counter.count(&result.content);
+            prop_assert!(tokens <= max, "{tokens} tokens against a cap of {max}: {:?}", call);
+            let figures = result.meta.tokens.expect("the figures of a cap in tokens");
+            prop_assert_eq!(figures.cap, max);
+            prop_assert_eq!(figures.sent, tokens);
+            prop_assert!(result.content_chars() <= result.meta.allowance);
+            prop_assert_eq!(result.is_error(), call.fail);
         }
     }
 }

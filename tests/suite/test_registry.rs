@@ -911,3 +911,77 @@ async fn a_tool_that_answers_an_error_over_its_cap_sends_none_of_its_output() {
     assert!(large.content.contains(id.as_str()), "{}", large.content);
     assert_eq!(store.get(&id).as_deref(), Some(whole.as_str()));
 }
+
+/// Reads a log, whose results are capped in tokens by the tool itself.
+#[toolsmith::tool(max_result_tokens = 300)]
+async fn read_log(
+    /// How many lines the log has.
+    lines: usize,
+) -> Result<String, ToolError> {
+    Ok((1..=lines)
+        .map(|i| {
+            format!(
+                "{i:05} worker-{} served /api/orders/{}\n",
+                i % 7,
+                i * 7_919 % 100_003
+            )
+        })
+        .collect())
+}
+
+/// A tool's own cap in tokens applies where it is smaller than the registry's, and the
+/// registry's to every other tool: each result counts at most its cap, the marker names the cap
+/// that made the cut, the figures and the cut facts state the tokens sent, and the artifact
+/// keeps every line.
+#[tokio::test]
+async fn caps_in_tokens_hold_for_the_registry_and_for_a_tool_of_its_own() {
+    let store = MemoryStore::new();
+    let counter = std::sync::Arc::new(toolsmith::tokens::CharsPerToken(3));
+    let registry = Registry::builder()
+        .tool(read_log())
+        .tool(read_config())
+        .max_result_tokens(Some(1_000))
+        .token_counter(counter.clone())
+        .artifacts(store.clone())
+        .build()
+        .unwrap();
+    assert_eq!(
+        registry
+            .get("read_log")
+            .unwrap()
+            .spec()
+            .limits
+            .max_result_tokens,
+        Some(300)
+    );
+    let results = registry
+        .turn()
+        .execute([
+            ToolCall::new("own", "read_log", json!({ "lines": 2_000 })),
+            ToolCall::new("small", "read_log", json!({ "lines": 3 })),
+        ])
+        .await;
+    let own = &results[0];
+    let tokens = own.meta.tokens.expect("a cap in tokens applied");
+    assert_eq!(tokens.cap, 300);
+    assert!(tokens.cut_by_tokens);
+    assert_eq!(
+        tokens.sent,
+        toolsmith::tokens::TokenCounter::count(counter.as_ref(), &own.content)
+    );
+    assert!(tokens.sent <= 300 && tokens.sent > 200, "{}", tokens.sent);
+    let marker = toolsmith::trim::find_marker(&own.content).expect("a marker");
+    assert_eq!(marker.token_cap, Some(300));
+    let facts = own.cut_facts().expect("cut facts");
+    assert_eq!(facts["tokens"], json!({ "cap": 300, "sent": tokens.sent }));
+    let whole = store.get(own.meta.artifact.as_ref().unwrap()).unwrap();
+    assert_eq!(whole.lines().count(), 2_000);
+    // Within the cap: whole, its tokens stated, no cut.
+    let small = &results[1];
+    assert!(small.meta.cut.is_none());
+    assert_eq!(
+        small.meta.tokens.unwrap().sent,
+        small.content.chars().count().div_ceil(3)
+    );
+    assert!(small.cut_facts().is_none());
+}

@@ -417,7 +417,7 @@ proptest! {
         page_offset in prop_oneof![3 => Just(None), 1 => (0usize..100_000).prop_map(Some)],
     ) {
         let full = full_of(which, &reason);
-        let continuation = Continuation { full, page_offset };
+        let continuation = Continuation::from(full).with_page_offset(page_offset);
         let trimmed = fit_with(&text, allowance, &style, &continuation);
         let out = trimmed.text();
         let chars = text.chars().count();
@@ -512,10 +512,7 @@ fn a_long_last_line_cut_at_both_ends_is_one_span_and_its_cuts_are_named_once() {
         id: ID,
         reader: "read_artifact",
     };
-    let continuation = Continuation {
-        full,
-        page_offset: None,
-    };
+    let continuation = Continuation::from(full);
     let trimmed = fit_with(&text, 600, &TrimStyle::head_tail(0.5), &continuation);
     let cut = trimmed.cut().unwrap();
     assert_eq!(cut.spans, [LineSpan { first: 1, last: 2 }]);
@@ -580,10 +577,7 @@ fn head_only_and_tail_only_put_the_marker_at_the_cut() {
 #[test]
 fn a_paginated_cut_names_the_next_offset() {
     let text: String = (0..1_000).map(|i| format!("row {i}\n")).collect();
-    let continuation = Continuation {
-        full: FullOutput::NotKept,
-        page_offset: Some(2_000),
-    };
+    let continuation = Continuation::from(FullOutput::NotKept).with_page_offset(Some(2_000));
     let trimmed = fit_with(&text, 400, &TrimStyle::head_only(), &continuation);
     let cut = trimmed.cut().unwrap();
     let kept = cut.head_lines().unwrap().last;
@@ -634,7 +628,7 @@ proptest! {
         page_offset in prop_oneof![3 => Just(None), 1 => (0usize..100_000).prop_map(Some)],
     ) {
         let full = capped_full_of(which, &reason, omitted);
-        let continuation = Continuation { full, page_offset };
+        let continuation = Continuation::from(full).with_page_offset(page_offset);
         let trimmed = fit_with(&text, allowance, &style, &continuation);
         let Some(cut) = trimmed.cut() else { return Ok(()) };
         let Some(marker) = toolsmith::trim::find_marker(trimmed.text()) else {
@@ -699,7 +693,7 @@ proptest! {
     ) {
         let style = style.keeping_what_matters();
         let full = full_of(which, "disk full");
-        let continuation = Continuation { full, page_offset };
+        let continuation = Continuation::from(full).with_page_offset(page_offset);
         let trimmed = fit_with(&text, allowance, &style, &continuation);
         let out = trimmed.text();
         let chars = text.chars().count();

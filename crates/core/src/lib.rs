@@ -120,6 +120,7 @@
 //! | `name = "…"` | the name the model calls (default: the fn's name, or the struct's in snake_case) |
 //! | `description = "…"` | what the tool does (default: the doc comment; one of the two is required) |
 //! | `max_result_chars = N` | the tool's own cap on a result, in chars |
+//! | `max_result_tokens = N` | the tool's own cap on a result, in tokens, counted by the registry's counter ([`registry::RegistryBuilder::token_counter`]) |
 //! | `max_result_lines = N` | a line limit for trimmed results |
 //! | `paginate` | adds `offset` and `limit`; the tool reads them as [`ToolContext::page`] |
 //! | `head_ratio = 0.3` | the share of a trimmed result kept from the top |

@@ -14,6 +14,7 @@ pub(crate) const KEYS: &[&str] = &[
     "name",
     "description",
     "max_result_chars",
+    "max_result_tokens",
     "max_result_lines",
     "paginate",
     "head_ratio",
@@ -52,6 +53,7 @@ pub(crate) struct ToolAttrs {
     pub(crate) name: Option<Spanned<String>>,
     pub(crate) description: Option<Spanned<String>>,
     pub(crate) max_result_chars: Option<Spanned<usize>>,
+    pub(crate) max_result_tokens: Option<Spanned<usize>>,
     pub(crate) max_result_lines: Option<Spanned<usize>>,
     pub(crate) paginate: Option<Span>,
     pub(crate) head_ratio: Option<Spanned<f64>>,
@@ -130,6 +132,12 @@ impl ToolAttrs {
             "max_result_chars" => {
                 if let Some(value) = positive_int(cx, &meta, "max_result_chars", "20_000")? {
                     set(cx, &mut self.max_result_chars, value, duplicate);
+                }
+            }
+            // #[tool(max_result_tokens = 5_000)]
+            "max_result_tokens" => {
+                if let Some(value) = positive_int(cx, &meta, "max_result_tokens", "5_000")? {
+                    set(cx, &mut self.max_result_tokens, value, duplicate);
                 }
             }
             // #[tool(max_result_lines = 200)]

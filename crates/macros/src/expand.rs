@@ -413,6 +413,10 @@ fn limits(attrs: &ToolAttrs, krate: &TokenStream) -> TokenStream {
         let chars = chars.value;
         chain.extend(quote!(.with_max_result_chars(#some(#chars))));
     }
+    if let Some(tokens) = &attrs.max_result_tokens {
+        let tokens = tokens.value;
+        chain.extend(quote!(.with_max_result_tokens(#some(#tokens))));
+    }
     // Paginate first: it makes the head ratio 1.0 unless one is given, which comes after.
     if attrs.paginate.is_some() {
         chain.extend(quote!(.with_paginate(true)));

@@ -357,6 +357,24 @@ fn cut(s: Settled, stored: Option<Committed>, registry: &Registry) -> ToolResult
     } else {
         notes
     };
+    // And to the cap in tokens, less the line break before them.
+    let notes = match &tokens {
+        Some((cap, _)) if !notes.is_empty() => {
+            let notes_cap = TokenCap::new(cap.max().saturating_sub(1), Arc::clone(cap.counter()));
+            match notes_cap.measure(&notes) {
+                Within::Fits(_) => notes,
+                Within::Over { chars, tokens } => {
+                    let none = Continuation::from(FullOutput::NotKept);
+                    let held =
+                        notes_cap.hold(allowance, Some((chars, tokens)), &none, |room, c| {
+                            trim::fit_with(&notes, room, &TrimStyle::error(), c).into_parts()
+                        });
+                    held.text.into_owned()
+                }
+            }
+        }
+        _ => notes,
+    };
     let is_json = matches!(body, Body::Json(_));
     // A tool with an output schema keeps its JSON whole as the structure when the text is cut:
     // a cut structure could break the schema.

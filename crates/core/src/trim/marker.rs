@@ -44,6 +44,7 @@ pub enum FullOutput<'a> {
 /// How the model goes on after a cut: where the full output is and, for a paginated call, the
 /// offset (0-based line) its page started at, so the marker can name the next page's offset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Continuation<'a> {
     /// Where the full output is.
     pub full: FullOutput<'a>,
@@ -65,6 +66,16 @@ impl<'a> From<FullOutput<'a>> for Continuation<'a> {
 }
 
 impl Continuation<'_> {
+    /// The same, for a page of a paginated call that started at `page_offset` (0-based line):
+    /// the marker names the offset the next page starts at.
+    #[must_use]
+    pub fn with_page_offset(&self, page_offset: Option<usize>) -> Self {
+        Continuation {
+            page_offset,
+            ..*self
+        }
+    }
+
     /// The same, with the cap in tokens the marker names.
     #[must_use]
     pub fn with_token_cap(&self, token_cap: Option<usize>) -> Self {
