@@ -260,10 +260,7 @@ pub(crate) enum TokenCount {
 impl Tokens {
     /// The cap and its counter, when a cap in tokens is asked for; an error for a cap too small
     /// to hold a marker and some content.
-    pub(crate) fn cap(
-        &self,
-    ) -> Result<Option<(usize, std::sync::Arc<dyn toolsmith::tokens::TokenCounter>)>, crate::Failure>
-    {
+    pub(crate) fn cap(&self) -> Result<Option<toolsmith::tokens::TokenCap>, crate::Failure> {
         let Some(max) = self.max_result_tokens else {
             return Ok(None);
         };
@@ -279,7 +276,7 @@ impl Tokens {
                 std::sync::Arc::new(toolsmith::tokens::CharsPerToken::default())
             }
         };
-        Ok(Some((max, counter)))
+        Ok(Some(toolsmith::tokens::TokenCap::new(max, counter)))
     }
 }
 

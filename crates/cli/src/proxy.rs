@@ -61,8 +61,10 @@ pub(crate) async fn run(options: ProxyArgs) -> Result<(), Failure> {
     };
     let store = crate::wiring::artifact_store(options.artifacts.as_deref())?;
     let mut proxy = Proxy::new(upstreams);
-    if let Some((max, counter)) = options.tokens.cap()? {
-        proxy = proxy.max_result_tokens(Some(max)).token_counter(counter);
+    if let Some(cap) = options.tokens.cap()? {
+        proxy = proxy
+            .max_result_tokens(Some(cap.max()))
+            .token_counter(std::sync::Arc::clone(cap.counter()));
     }
     let proxy = proxy
         .max_result_chars(options.max_result_chars)

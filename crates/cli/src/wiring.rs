@@ -68,7 +68,7 @@ pub(crate) fn registry_with(
     budget: BudgetPolicy,
     approval: ApprovalPolicy,
     media: MediaLimits,
-    tokens: Option<(usize, Arc<dyn toolsmith::tokens::TokenCounter>)>,
+    tokens: Option<toolsmith::tokens::TokenCap>,
     more: impl IntoIterator<Item = Arc<dyn DynTool>>,
 ) -> Result<(Registry, Arc<dyn ArtifactStore>), Failure> {
     let root = &workspace.root;
@@ -79,8 +79,10 @@ pub(crate) fn registry_with(
     let sandbox =
         Sandbox::new(root).map_err(|error| fail(format!("--root {}: {error}", root.display())))?;
     let mut builder = Registry::builder();
-    if let Some((max, counter)) = tokens {
-        builder = builder.max_result_tokens(Some(max)).token_counter(counter);
+    if let Some(cap) = tokens {
+        builder = builder
+            .max_result_tokens(Some(cap.max()))
+            .token_counter(Arc::clone(cap.counter()));
     }
     let registry = toolsmith_std::register(builder)
         .tools(more)

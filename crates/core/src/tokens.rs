@@ -72,8 +72,15 @@ pub(crate) fn pieces(text: &str, max_bytes: usize) -> impl Iterator<Item = &str>
         let end = if rest.len() <= max_bytes {
             rest.len()
         } else {
-            crate::trim::bytes::after_last_break(rest.as_bytes(), 0, max_bytes)
-                .unwrap_or_else(|| rest.floor_char_boundary(max_bytes))
+            crate::trim::bytes::after_last_break(rest.as_bytes(), 0, max_bytes).unwrap_or_else(
+                || {
+                    // The char boundary at or before `max_bytes` (a char is at most 4 bytes).
+                    (max_bytes - 3..=max_bytes)
+                        .rev()
+                        .find(|&at| rest.is_char_boundary(at))
+                        .unwrap_or(max_bytes)
+                },
+            )
         };
         let (piece, after) = rest.split_at(end);
         rest = after;

@@ -67,9 +67,12 @@ impl Fitting {
     }
 }
 
+/// What storing a text gave: its artifact and the bytes the store's cap left out, or why not.
+type StoreOutcome = Result<(ArtifactId, u64), String>;
+
 /// The artifacts one result's fittings have written, by a hash of what they hold.
 #[derive(Debug, Default)]
-pub(crate) struct Stored(std::sync::Mutex<Vec<(u64, Result<(ArtifactId, u64), String>)>>);
+pub(crate) struct Stored(std::sync::Mutex<Vec<(u64, StoreOutcome)>>);
 
 impl Stored {
     fn key(parts: &[&str]) -> u64 {
