@@ -214,6 +214,7 @@
     rust_2018_idioms
 )]
 
+mod copies;
 mod fair;
 mod names;
 mod sync;

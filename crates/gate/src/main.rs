@@ -13,9 +13,11 @@
 mod inputs;
 
 use std::hint::black_box;
+use std::sync::Arc;
 
 use serde_json::json;
 use toolsmith::history::{self, CompactPolicy, Message};
+use toolsmith::tokens::{O200k, TokenCap};
 use toolsmith::trim::{FullOutput, TrimStyle, fit, fit_json};
 use toolsmith::{Registry, ToolCall, ToolError};
 
@@ -35,6 +37,7 @@ const CASES: &[&str] = &[
     "fit_json_deep_arrays_1mib",
     "turn_execute_100_noops",
     "relay_tool_answer_1mib",
+    "relay_tool_answer_1mib_tokens",
     "history_repair_compact_1000",
     "history_gemini_round_trip_1000",
     "history_responses_round_trip_1000",
@@ -45,7 +48,8 @@ enum Input {
     Text(String, TrimStyle),
     Json(String),
     Turn(Box<Registry>, Vec<ToolCall>),
-    Relay(Vec<u8>),
+    /// A `tools/call` answer, and the cap in tokens it is held to, if any.
+    Relay(Vec<u8>, Option<TokenCap>),
     History(Vec<Message>),
     /// Gemini `contents` (`true`) or Responses items, converted, repaired, compacted and
     /// written back.
@@ -76,13 +80,20 @@ fn input(case: &str) -> Option<Input> {
                 .collect();
             Input::Turn(Box::new(registry), calls)
         }
-        "relay_tool_answer_1mib" => {
+        "relay_tool_answer_1mib" | "relay_tool_answer_1mib_tokens" => {
             let result = json!({
                 "content": [{ "type": "text", "text": inputs::log_of(MIB) }],
                 "isError": false,
             });
             let answer = json!({ "jsonrpc": "2.0", "id": 7, "result": result });
-            Input::Relay(serde_json::to_vec(&answer).expect("JSON"))
+            // The same answer held to the tokens the allowance holds, as o200k counts them
+            // (what counting costs is this case less relay_tool_answer_1mib; the encoder is
+            // built before the count starts).
+            let tokens = case.ends_with("_tokens").then(|| {
+                let o200k = O200k::new().expect("the o200k tables");
+                TokenCap::new(ALLOWANCE / 4, Arc::new(o200k))
+            });
+            Input::Relay(serde_json::to_vec(&answer).expect("JSON"), tokens)
         }
         "history_repair_compact_1000" => Input::History(inputs::damaged(&inputs::session(1_000))),
         "history_gemini_round_trip_1000" => Input::Converted(
@@ -123,8 +134,8 @@ fn measured(input: Input, runtime: &tokio::runtime::Runtime) -> usize {
         Input::Turn(registry, calls) => {
             runtime.block_on(async { registry.turn().execute(calls).await.len() })
         }
-        Input::Relay(line) => runtime.block_on(async {
-            toolsmith::mcp::__relay_tool_answer(line, ALLOWANCE)
+        Input::Relay(line, tokens) => runtime.block_on(async {
+            toolsmith::mcp::__relay_tool_answer(line, ALLOWANCE, tokens)
                 .await
                 .len()
         }),

@@ -635,12 +635,36 @@ async fn listening(mut command: Command, on_stderr: bool) -> (Child, String) {
     // The pipe stays drained after the first line: a child (or a server it
     // started, which inherits the stream) must never die writing to a closed pipe.
     let line = if on_stderr {
-        first_line_then_drain(child.stderr.take().unwrap()).await
+        url_line_then_drain(child.stderr.take().unwrap()).await
     } else {
-        first_line_then_drain(child.stdout.take().unwrap()).await
+        url_line_then_drain(child.stdout.take().unwrap()).await
     };
     let url = line.rsplit(' ').next().unwrap().to_owned();
     (child, url)
+}
+
+/// The first line of `stream` that names a URL (a server the gateway started may write to the
+/// same stream before it), then the rest drained, as [`first_line_then_drain`] does.
+async fn url_line_then_drain<R: tokio::io::AsyncRead + Unpin + Send + 'static>(
+    stream: R,
+) -> String {
+    let mut lines = BufReader::new(stream).lines();
+    let line = tokio::time::timeout(PATIENCE, async {
+        loop {
+            let line = lines
+                .next_line()
+                .await
+                .unwrap()
+                .expect("a line naming the URL");
+            if line.contains("http://") {
+                return line;
+            }
+        }
+    })
+    .await
+    .unwrap();
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    line
 }
 
 /// `toolsmith <command> --http 127.0.0.1:0 --token-env PROXY_TOKEN`, the variable set to
@@ -1809,6 +1833,96 @@ async fn artifacts_are_resources_both_sdk_clients_read() {
         "{:?}",
         ts[3]
     );
+}
+
+/// `serve` sends a result as the proxy does: a structure that repeats its text (an MCP server's
+/// tool, served beside the standard tools) shares the cap with the text, so what a host may
+/// show the model of both is within it; a cut text is followed by a `resource_link` to its
+/// artifact where the link costs at most 1/50 of the allowance, and both official SDK clients
+/// accept the link and read the resource it names.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_shares_its_cap_with_a_repeating_structure_and_links_a_cut_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let (files, _) = settings_files(dir.path());
+    let config = dir.path().join("servers.json");
+    std::fs::write(
+        &config,
+        json!({ "mcpServers": { "fixture": { "command": fixture()[0], "args": [fixture()[1]] } } })
+            .to_string(),
+    )
+    .unwrap();
+    let mut serve = gateway("serve", TOKEN);
+    serve
+        .args(["--budget", "8000", "--config"])
+        .arg(&config)
+        .arg("--root")
+        .arg(&files)
+        .arg("--artifacts")
+        .arg(dir.path().join("artifacts"));
+    let (_serve, url) = listening(serve, true).await;
+    // `greet`'s text is the string its structure holds: `{ "result": <the text> }`.
+    let calls = [
+        ("greet", json!({ "name": "ada", "times": 3_000 })),
+        // Lines that do not count up (those would fold, every line shown).
+        (
+            "run_command",
+            json!({ "command": "awk 'BEGIN { for (i = 1; i <= 20000; i++) print i * 7919 % 100003 }'" }),
+        ),
+        (
+            "@read",
+            json!({ "uri": "toolsmith://artifact/{{artifact}}?offset=19990&limit=10" }),
+        ),
+    ];
+    let (_, ts) = sdk_calls(&url, &calls).await;
+    let (_, py) = python_sdk_calls(&url, &calls[..2]).await;
+    for (sdk, results) in [("TypeScript", &ts), ("Python", &py)] {
+        for result in &results[..2] {
+            assert!(result.get("raised").is_none(), "{sdk}: {result:.400}");
+            assert_ne!(result.get("isError"), Some(&json!(true)), "{sdk}");
+        }
+        // Text and structure together within the cap, the structure still its schema's (the
+        // greetings count up: the text's lines are folded, each rebuilt from the fold).
+        let structured = &results[0];
+        let structure = &structured["structuredContent"];
+        let seen = visible_chars(structured) + structure.to_string().chars().count();
+        let facts = &structured["_meta"]["toolsmith/cut"];
+        assert_eq!(facts["sentChars"], seen as u64, "{sdk}: {facts}");
+        assert!(seen <= 8_000, "{sdk}: {seen} chars seen");
+        assert!(seen > 6_000, "{sdk}: {seen} chars: the cap was not spent");
+        assert!(structure["result"].is_string(), "{sdk}: {structure:.300}");
+        // A plain text cut: its link after it, within the cap.
+        let plain = &results[1];
+        cut_facts_hold(sdk, plain);
+        let link = plain["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|block| block["type"] == "resource_link")
+            .unwrap_or_else(|| panic!("{sdk}: no resource_link in {plain:.600}"));
+        assert_eq!(
+            plain["content"][1], *link,
+            "{sdk}: the link follows its text"
+        );
+        let id = plain["_meta"]["toolsmith/cut"]["cuts"][0]["artifact"]
+            .as_str()
+            .unwrap();
+        assert_eq!(link["uri"], format!("toolsmith://artifact/{id}"), "{sdk}");
+        assert!(
+            visible_chars(plain) <= 8_000,
+            "{sdk}: {}",
+            visible_chars(plain)
+        );
+    }
+    let page = ts[2]["contents"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{:.600}", ts[2]));
+    // Lines 19,991 to 20,000 (the command's line first): i = 19,990 to 19,999.
+    for i in [19_990u64, 19_999] {
+        assert!(
+            page.contains(&format!("\n{}", i * 7_919 % 100_003)),
+            "{page}"
+        );
+    }
 }
 
 /// A cut result's `_meta` says, under `toolsmith/cut`, what its marker says in words: the chars

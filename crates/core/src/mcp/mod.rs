@@ -21,7 +21,7 @@ mod http;
 mod link;
 mod logging;
 mod metrics;
-mod relay;
+pub(crate) mod relay;
 mod server;
 mod structure;
 mod transport;

@@ -27,6 +27,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::approve::ClientApprover;
 use super::caps::MAX_RESULT_META_KEY;
+use super::relay::fit_answer::{artifact_link, link_chars};
 use super::structure::OutputSchema;
 use super::transport;
 use crate::registry::{Registry, ToolCall, ToolResult};
@@ -136,6 +137,12 @@ impl McpServer {
                 Some((spec.name.clone(), OutputSchema::new(schema)))
             })
             .collect();
+        // Sent over MCP: a structure that repeats its text shares the allowance with it, and a
+        // cut text is followed by a link to its artifact where the link costs little.
+        let registry = registry.sending(crate::registry::Sending {
+            structure_shares: true,
+            link_room: link_chars(),
+        });
         Ok(McpServer {
             registry,
             tools: Arc::new(tools),
@@ -402,7 +409,26 @@ impl ServerHandler for McpServer {
             count(telemetry, &result, started.elapsed());
         }
         let schema = self.output_schemas.get(&result.tool);
-        let (structured, note) = structure_of(&result, schema, self.registry.artifacts()).await;
+        // A cut text's link to its artifact, where the registry left room for it (a cut held to
+        // a cap in tokens has none: the cap counts the text as sent; the URI is in `_meta`).
+        let link = match (&result.meta.cut, &result.meta.artifact) {
+            (Some(_), Some(id))
+                if result.meta.tokens.is_none()
+                    && result.content_chars()
+                        + link_chars()
+                        + result.meta.structure_allowance.unwrap_or(0)
+                        <= result.meta.allowance
+                    && link_chars() * crate::registry::LINK_SHARE_DIVISOR
+                        <= result.meta.allowance =>
+            {
+                serde_json::from_value::<ContentBlock>(artifact_link(id)).ok()
+            }
+            _ => None,
+        };
+        // A structure sharing the allowance with its text may have what the text left.
+        let used = result.content_chars() + link.as_ref().map_or(0, |_| link_chars());
+        let (structured, note) =
+            structure_of(&result, schema, self.registry.artifacts(), used).await;
         let mut facts = result.cut_facts();
         if let (Some(facts), Some(whole), Some(sent)) = (&mut facts, &result.structure, &structured)
         {
@@ -412,10 +438,15 @@ impl ServerHandler for McpServer {
                 facts[key] = (facts[key].as_u64().unwrap_or(0) + add).into();
             }
         }
-        let mut content = Vec::with_capacity(2 + result.media.len());
+        if let (Some(facts), Some(_)) = (&mut facts, &link) {
+            let sent = facts["sentChars"].as_u64().unwrap_or(0);
+            facts["sentChars"] = (sent + link_chars() as u64).into();
+        }
+        let mut content = Vec::with_capacity(3 + result.media.len());
         if !result.content.is_empty() || result.media.is_empty() {
             content.push(ContentBlock::text(result.content));
         }
+        content.extend(link);
         content.extend(note.map(ContentBlock::text));
         content.extend(result.media.into_iter().map(media_block));
         // What the tool stated beside its content (run_command's confinement, an upstream
@@ -488,6 +519,7 @@ async fn structure_of(
     result: &ToolResult,
     schema: Option<&OutputSchema>,
     store: Option<&Arc<dyn crate::artifacts::ArtifactStore>>,
+    used: usize,
 ) -> (Option<Value>, Option<String>) {
     if result.is_error() {
         return (None, None);
@@ -508,7 +540,13 @@ async fn structure_of(
     }
     let text = whole.to_string();
     let chars = text.chars().count();
-    let cap = result.meta.allowance;
+    // Its share, when it shares the allowance with a text that repeats it, or what the text
+    // (`used` chars) left, if more.
+    let allowance = result.meta.allowance;
+    let cap = result
+        .meta
+        .structure_allowance
+        .map_or(allowance, |share| share.max(allowance.saturating_sub(used)));
     let stored = match store {
         Some(store) if chars > cap => {
             let store = Arc::clone(store);

@@ -361,6 +361,7 @@ impl RegistryBuilder {
                 media: self.media,
                 max_result_tokens: self.max_result_tokens,
                 token_counter,
+                sending: super::Sending::default(),
             }),
         })
     }

@@ -52,6 +52,9 @@ struct Settled {
     /// The cap in tokens of the result, if any, and the figures of the part of the text
     /// counted before it went over the cap, when it did.
     tokens: Option<(TokenCap, Option<(usize, usize)>)>,
+    /// What the structure beside the text may have, when it shares the allowance with a text
+    /// that repeats it.
+    structure_allowance: Option<usize>,
 }
 
 /// Settles the final allowances and fits every call's result into its own, in call order.
@@ -75,9 +78,13 @@ pub(super) async fn fit(
     // Store the full text of every result that will be cut, concurrently, off the runtime's
     // threads; each text comes back from its blocking task untouched. A stream too long to keep
     // was spooled as it came: its artifact is committed by now or soon.
+    let sending = registry.inner.sending;
     for (s, allowance) in settled.iter_mut().zip(allowances) {
         s.record.allowance = allowance;
         s.body_allowance = allowance.saturating_sub(notes_room(&s.notes));
+        if sending.structure_shares {
+            share_with_structure(s);
+        }
         // A text over a cap in tokens is counted only until it is over.
         let over_tokens = match (&mut s.tokens, &s.body) {
             (Some((cap, over)), Body::Text(text) | Body::Json(text)) => {
@@ -93,6 +100,14 @@ pub(super) async fn fit(
             || s.totals.chars > s.body_allowance
             || s.style.max_lines().is_some_and(|max| s.totals.lines > max)
             || matches!(&s.body, Body::Text(text) if s.style.renders_whole(text));
+        // Room after a cut text for its link, where a server sends one and it costs little.
+        if overflows
+            && sending.link_room > 0
+            && registry.artifacts().is_some()
+            && sending.link_room * LINK_SHARE_DIVISOR <= s.body_allowance
+        {
+            s.body_allowance -= sending.link_room;
+        }
         s.storing = match &mut s.body {
             Body::Text(text) | Body::Json(text) => registry
                 .artifacts()
@@ -120,6 +135,35 @@ pub(super) async fn fit(
         results.push(cut(s, stored, registry));
     }
     results
+}
+
+/// A cut text's link to its artifact takes at most 1/this of the text's allowance.
+pub(crate) const LINK_SHARE_DIVISOR: usize = 50;
+
+/// A structure stated beside a text that repeats it (an MCP server's result) and the text share
+/// the allowance fairly when together they are over it: a host may show the model both.
+fn share_with_structure(s: &mut Settled) {
+    let (Some(structure), Body::Text(text)) = (&s.beside, &s.body) else {
+        return;
+    };
+    // An error sends no structure.
+    if s.error_kind.is_some() {
+        return;
+    }
+    let structure_chars = structure.to_string().chars().count();
+    if structure_chars + s.totals.chars <= s.body_allowance
+        || !crate::copies::repeats(structure, text)
+    {
+        return;
+    }
+    let mut shares = [0; 2];
+    crate::fair::fill(
+        &mut shares,
+        &[structure_chars, s.totals.chars],
+        s.body_allowance,
+    );
+    s.structure_allowance = Some(shares[0]);
+    s.body_allowance = shares[1];
 }
 
 /// Waits until a result's full output is stored: a text stored by a blocking task comes back
@@ -208,6 +252,7 @@ fn content_of(mut record: CallRecord, registry: &Registry) -> Settled {
         notes: String::new(),
         body_allowance: 0,
         tokens,
+        structure_allowance: None,
     }
 }
 
@@ -313,6 +358,7 @@ fn cut(s: Settled, stored: Option<Committed>, registry: &Registry) -> ToolResult
         notes,
         body_allowance,
         tokens,
+        structure_allowance,
     } = s;
     let (artifact, omitted_bytes, mut artifact_error) = match stored {
         Some(Ok((id, omitted))) => (Some(id), omitted, None),
@@ -499,6 +545,7 @@ fn cut(s: Settled, stored: Option<Committed>, registry: &Registry) -> ToolResult
                 structured: false,
                 tool_meta,
                 tokens: None,
+                structure_allowance: None,
             },
         };
     }
@@ -548,6 +595,7 @@ fn cut(s: Settled, stored: Option<Committed>, registry: &Registry) -> ToolResult
             structured,
             tool_meta,
             tokens,
+            structure_allowance: structure_allowance.filter(|_| structure_beside),
         },
     }
 }

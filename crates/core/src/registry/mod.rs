@@ -36,6 +36,7 @@ pub use builder::{BuildError, RegistryBuilder};
 pub use call::{Arguments, StopReason, ToolCall};
 pub use defer::{ANTHROPIC_SEARCH_TOOL_NAME, ANTHROPIC_SEARCH_TOOL_TYPE};
 pub use facts::CUT_META_KEY;
+pub(crate) use fit::LINK_SHARE_DIVISOR;
 pub use read_artifact::ReadArtifact;
 #[cfg(feature = "mcp")]
 pub(crate) use read_artifact::read_failure;
@@ -85,6 +86,19 @@ pub struct Registry {
     inner: Arc<Inner>,
 }
 
+/// How an MCP server sends the registry's results, where that changes their fitting: set by
+/// the server, never by the builder (a library's results are the same whoever reads them).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Sending {
+    /// A structure stated beside a text that repeats it (an MCP server's result) shares the
+    /// allowance with the text: a host may show the model both.
+    pub(crate) structure_shares: bool,
+    /// Chars kept free after a cut text for a link to its artifact, where they are at most
+    /// 1/50 of the text's allowance (0: no link).
+    pub(crate) link_room: usize,
+}
+
+#[derive(Clone)]
 struct Inner {
     tools: Vec<Arc<dyn DynTool>>,
     /// Each tool's name, shared by the context of every call of it (in `tools`' order).
@@ -107,6 +121,7 @@ struct Inner {
     max_result_tokens: Option<usize>,
     /// What counts tokens, when some cap is in tokens (the registry's or a tool's).
     token_counter: Option<Arc<dyn crate::tokens::TokenCounter>>,
+    sending: Sending,
 }
 
 impl fmt::Debug for Registry {
@@ -227,25 +242,22 @@ impl Registry {
                 }
             })
             .collect();
-        let inner = &self.inner;
         Registry {
             inner: Arc::new(Inner {
                 tools,
-                names: inner.names.clone(),
-                by_name: inner.by_name.clone(),
-                budget: inner.budget.clone(),
-                max_calls_per_turn: inner.max_calls_per_turn,
-                max_calls_per_tool: inner.max_calls_per_tool,
-                default_timeout: inner.default_timeout,
-                size_hint_timeout: inner.size_hint_timeout,
                 artifacts: Some(store),
-                events: inner.events.clone(),
-                state: Arc::clone(&inner.state),
-                approval: inner.approval.clone(),
-                deferred: inner.deferred.clone(),
-                media: inner.media,
-                max_result_tokens: inner.max_result_tokens,
-                token_counter: inner.token_counter.clone(),
+                ..(*self.inner).clone()
+            }),
+        }
+    }
+
+    /// The same registry, its results shaped for an MCP server that sends them ([`Sending`]).
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub(crate) fn sending(&self, sending: Sending) -> Registry {
+        Registry {
+            inner: Arc::new(Inner {
+                sending,
+                ..(*self.inner).clone()
             }),
         }
     }

@@ -230,6 +230,11 @@ pub struct ResultMeta {
     /// ([`RegistryBuilder::max_result_tokens`](crate::registry::RegistryBuilder::max_result_tokens),
     /// [`ToolLimits::max_result_tokens`](crate::tool::ToolLimits::max_result_tokens)).
     pub tokens: Option<TokensSent>,
+    /// The chars the structure stated beside the text may have, when it shares the allowance
+    /// with a text that repeats it: an MCP server's result, as [`McpServer`](crate::mcp::McpServer)
+    /// sends it (a host may show the model both). `None` otherwise: the structure is the
+    /// tool's, whole, and the text had the allowance.
+    pub structure_allowance: Option<usize>,
 }
 
 /// A result's size in tokens, where a cap in tokens applied to it.

@@ -200,7 +200,8 @@ async fn through_proxy(text: &str, cap: usize) -> String {
         "id": 1,
         "result": { "content": [{ "type": "text", "text": text }] },
     });
-    let line = toolsmith::mcp::__relay_tool_answer(answer.to_string().into_bytes(), cap).await;
+    let line =
+        toolsmith::mcp::__relay_tool_answer(answer.to_string().into_bytes(), cap, None).await;
     let answer: Value = serde_json::from_str(&line).unwrap_or_default();
     answer["result"]["content"]
         .as_array()

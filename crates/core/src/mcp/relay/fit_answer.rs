@@ -566,23 +566,10 @@ fn repeated_chars(raw: &RawValue, content: &[Value], cap: usize) -> Option<(usiz
         return None;
     }
     let structure: Value = serde_json::from_str(raw.get()).ok()?;
-    let repeats = texts.iter().any(|text| {
-        holds_string(&structure, text, 0)
-            || (text.trim_start().starts_with('{')
-                && serde_json::from_str::<Value>(text).is_ok_and(|parsed| parsed == structure))
-    });
+    let repeats = texts
+        .iter()
+        .any(|text| crate::copies::repeats(&structure, text));
     repeats.then_some((structure_chars, text_chars))
-}
-
-/// Whether `value` holds `text` as one of its strings (to a bounded depth).
-fn holds_string(value: &Value, text: &str, depth: usize) -> bool {
-    match value {
-        Value::String(s) => s == text,
-        _ if depth >= bounded::MAX_LISTING_DEPTH => false,
-        Value::Array(items) => items.iter().any(|item| holds_string(item, text, depth + 1)),
-        Value::Object(map) => map.values().any(|item| holds_string(item, text, depth + 1)),
-        _ => false,
-    }
 }
 
 /// The structure as it goes to the client: whole within the cap; over it, stored whole and
@@ -886,12 +873,22 @@ async fn fit_blocks(
     blocks
 }
 
-/// A cut text gets a `resource_link` when the link takes at most 1/this of its share.
-const LINK_SHARE_DIVISOR: usize = 50;
+/// A cut text gets a `resource_link` when the link takes at most 1/this of its share: the
+/// registry's rule, which `serve` follows.
+use crate::registry::LINK_SHARE_DIVISOR;
+
+/// The chars a reader sees of an artifact's link (the same for every id).
+pub(crate) fn link_chars() -> usize {
+    static CHARS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CHARS.get_or_init(|| {
+        let id = ArtifactId::parse("0123456789abcdef0123456789abcdef").expect("a valid id");
+        visible_chars(&artifact_link(&id))
+    })
+}
 
 /// A `resource_link` block naming artifact `id`: a client that reads resources reads the full
 /// output there, in pages.
-fn artifact_link(id: &ArtifactId) -> Value {
+pub(crate) fn artifact_link(id: &ArtifactId) -> Value {
     json!({
         "type": "resource_link",
         "uri": id.uri(),

@@ -24,7 +24,7 @@
 //! is started again at its next request.
 
 mod filter;
-mod fit_answer;
+pub(crate) mod fit_answer;
 mod peer;
 mod session;
 mod upstream;
@@ -397,18 +397,26 @@ pub enum ProxyError {
 }
 
 /// What the proxy does with one `tools/call` answer an upstream sends: the line read as a
-/// message, its result fitted to `cap` chars (the full output kept in memory), and the answer
-/// written for the client as one line. The instruction-count gate measures it; not public API.
+/// message, its result fitted to `cap` chars and to `tokens`, if given (the full output kept in
+/// memory), and the answer written for the client as one line. The instruction-count gate
+/// measures it; not public API.
 #[doc(hidden)]
-pub async fn relay_tool_answer(line: Vec<u8>, cap: usize) -> String {
+pub async fn relay_tool_answer(
+    line: Vec<u8>,
+    cap: usize,
+    tokens: Option<crate::tokens::TokenCap>,
+) -> String {
     let wire::Received::Message(message) = wire::parse_owned(line) else {
         return String::new();
     };
-    let fitting = fit_answer::Fitting::new(
-        cap,
-        Arc::new(crate::artifacts::MemoryStore::new()),
-        MediaLimits::default(),
-    );
+    let fitting = fit_answer::Fitting {
+        tokens,
+        ..fit_answer::Fitting::new(
+            cap,
+            Arc::new(crate::artifacts::MemoryStore::new()),
+            MediaLimits::default(),
+        )
+    };
     let id = message.id.unwrap_or(serde_json::Value::Null);
     let Some(result) = message.result else {
         return String::new();
