@@ -466,6 +466,24 @@ mod tests {
         assert_eq!(trim::find_marker(&held.text).unwrap().token_cap, Some(700));
     }
 
+    /// A megabyte without a space (whose encoding in one piece grows with the square of its
+    /// length) is counted in pieces, and measured only until it is over the cap.
+    #[cfg(feature = "tiktoken")]
+    #[test]
+    fn o200k_counts_a_run_without_spaces_in_pieces() {
+        let counter = O200k::new().unwrap();
+        let run = "x".repeat(1 << 20);
+        let whole = counter.count(&run);
+        let by_pieces: usize = pieces(&run, 4 * 1024).map(|piece| counter.count(piece)).sum();
+        assert_eq!(whole, by_pieces);
+        assert!(whole > 1_000, "{whole}");
+        let cap = TokenCap::new(2_000, Arc::new(counter));
+        let Within::Over { chars, .. } = cap.measure(&run) else {
+            panic!("a megabyte is over 2,000 tokens")
+        };
+        assert!(chars < 64 * 1024, "{chars} chars counted");
+    }
+
     #[cfg(feature = "tiktoken")]
     #[test]
     fn o200k_counts_real_tokens() {
