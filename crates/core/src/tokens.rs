@@ -117,23 +117,25 @@ impl TokenCounter for CharsPerToken {
 }
 
 /// OpenAI's o200k BPE (GPT-4o, GPT-4.1, o-series): exact token counts for those models, a close
-/// estimate for others. Behind the `tiktoken` feature; its tables are embedded in the binary.
+/// estimate for others. Behind the `tiktoken` feature: GitHub's `bpe` encoder (the same counts
+/// as OpenAI's tiktoken, in time linear in the text, a text built to be slow to encode
+/// included), its tables embedded in the binary.
 #[cfg(feature = "tiktoken")]
 pub struct O200k {
-    bpe: tiktoken_rs::CoreBPE,
+    tokenizer: &'static bpe_openai::Tokenizer,
 }
 
 #[cfg(feature = "tiktoken")]
 impl O200k {
-    /// Builds the tokenizer (a few hundred milliseconds: build it once and share it).
+    /// The encoder (its tables read on first use, once per process: some tens of
+    /// milliseconds).
     ///
     /// # Errors
     ///
-    /// When the embedded tables cannot be read, which would be a bug of the `tiktoken-rs`
-    /// release in use.
+    /// None today; the signature leaves room for tables read at run time.
     pub fn new() -> Result<Self, Box<dyn std::error::Error + Send + Sync>> {
         Ok(O200k {
-            bpe: tiktoken_rs::o200k_base()?,
+            tokenizer: bpe_openai::o200k_base(),
         })
     }
 }
@@ -147,13 +149,8 @@ impl fmt::Debug for O200k {
 
 #[cfg(feature = "tiktoken")]
 impl TokenCounter for O200k {
-    /// The tokens of `text`, encoded in pieces of at most 4 KiB split at line ends (the count
-    /// of a text whose lines are shorter is exact; a longer line is counted in parts, as the
-    /// encoder's work grows with the square of a run without spaces).
     fn count(&self, text: &str) -> usize {
-        pieces(text, 4 * 1024)
-            .map(|piece| self.bpe.encode_ordinary(piece).len())
-            .sum()
+        self.tokenizer.count(text)
     }
 
     fn count_chars(&self, chars: usize) -> usize {
@@ -466,17 +463,15 @@ mod tests {
         assert_eq!(trim::find_marker(&held.text).unwrap().token_cap, Some(700));
     }
 
-    /// A megabyte without a space (whose encoding in one piece grows with the square of its
-    /// length) is counted in pieces, and measured only until it is over the cap.
+    /// A megabyte without a space (whose encoding grows with the square of its length in
+    /// tiktoken's own merge loop) is counted whole, and measured only until it is over the cap.
     #[cfg(feature = "tiktoken")]
     #[test]
-    fn o200k_counts_a_run_without_spaces_in_pieces() {
+    fn o200k_counts_a_run_without_spaces() {
         let counter = O200k::new().unwrap();
         let run = "x".repeat(1 << 20);
         let whole = counter.count(&run);
-        let by_pieces: usize = pieces(&run, 4 * 1024).map(|piece| counter.count(piece)).sum();
-        assert_eq!(whole, by_pieces);
-        assert!(whole > 1_000, "{whole}");
+        assert!(whole > 1_000 && whole < run.len(), "{whole}");
         let cap = TokenCap::new(2_000, Arc::new(counter));
         let Within::Over { chars, .. } = cap.measure(&run) else {
             panic!("a megabyte is over 2,000 tokens")

@@ -606,24 +606,11 @@ async fn what_is_over_the_cap_is_cut_and_every_byte_read_back() {
     );
 }
 
-/// Starts `command` (printing its URL on the first line of stdout, or `toolsmith … --http`,
-/// printing it on stderr) and returns it with the URL.
-async fn first_line_then_drain<R: tokio::io::AsyncRead + Unpin + Send + 'static>(
-    stream: R,
-) -> String {
-    let mut lines = BufReader::new(stream).lines();
-    let line = tokio::time::timeout(PATIENCE, lines.next_line())
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    line
-}
-
 /// The token the SDK clients of these tests send, and the gateways under test take.
 const TOKEN: &str = "a-token-of-24-characters";
 
+/// Starts `command` (printing its URL on stdout, or `toolsmith … --http`, printing it on
+/// stderr) and returns it with the URL.
 async fn listening(mut command: Command, on_stderr: bool) -> (Child, String) {
     command.kill_on_drop(true).stdin(Stdio::null());
     if on_stderr {
@@ -644,7 +631,8 @@ async fn listening(mut command: Command, on_stderr: bool) -> (Child, String) {
 }
 
 /// The first line of `stream` that names a URL (a server the gateway started may write to the
-/// same stream before it), then the rest drained, as [`first_line_then_drain`] does.
+/// same stream before it); the stream stays drained after it, so that a child (or a server it
+/// started, which inherits the stream) never dies writing to a closed pipe.
 async fn url_line_then_drain<R: tokio::io::AsyncRead + Unpin + Send + 'static>(
     stream: R,
 ) -> String {
