@@ -36,6 +36,7 @@ pub use builder::{BuildError, RegistryBuilder};
 pub use call::{Arguments, StopReason, ToolCall};
 pub use defer::{ANTHROPIC_SEARCH_TOOL_NAME, ANTHROPIC_SEARCH_TOOL_TYPE};
 pub use facts::CUT_META_KEY;
+#[cfg(feature = "mcp")]
 pub(crate) use fit::LINK_SHARE_DIVISOR;
 pub use read_artifact::ReadArtifact;
 #[cfg(feature = "mcp")]
