@@ -5,7 +5,9 @@
 # chars (crates/gate/src/bin/signal.rs); per path and budget, the must-see lines kept, the fill
 # (the share of the allowance that is the output's own lines, per mille), the escapes and
 # carriage returns shown, and the JSON cases still valid JSON. The gate fails on any drop from
-# the committed baseline (crates/gate/signal-baseline.txt), and below the goals: must-see lines
+# the committed baseline (crates/gate/signal-baseline.txt; through a cap in tokens, a drop of the
+# fill of more than 5 per mille: each run's markers name random artifact ids, which count
+# different numbers of tokens), and below the goals: must-see lines
 # at least 98% on every path and budget, no escape shown, every JSON case valid where the whole
 # text is in memory (the registry's text results and the proxy; a stream past its capture and
 # run_command's framed output are cut by their lines, and held to their baseline).
@@ -70,7 +72,9 @@ awk '
             bmust = field(b, "must"); bjson = field(b, "json")
             if (den(must) != den(bmust) || den(json) != den(bjson)) verdict = "the corpus changed: --update"
             else if (num(must) < num(bmust)) verdict = "must-see lines dropped (" bmust ")"
-            else if (fill < field(b, "fill") + 0) verdict = "fill dropped (" field(b, "fill") ")"
+            # Through a cap in tokens, the fill moves by a few per mille from run to run: the
+            # marker names a random artifact id, and ids count different tokens. Held to 5.
+            else if (fill < field(b, "fill") - ($1 == "proxy_tokens" ? 5 : 0)) verdict = "fill dropped (" field(b, "fill") ")"
             else if (esc > field(b, "escapes") + 0) verdict = "escapes shown (" field(b, "escapes") ")"
             else if (num(json) < num(bjson)) verdict = "JSON broken (" bjson ")"
         }

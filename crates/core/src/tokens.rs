@@ -32,10 +32,11 @@ pub trait TokenCounter: Send + Sync + fmt::Debug {
 
     /// Counts `text` only as far as it takes to know whether it is within `max` tokens: its
     /// tokens when it is, else the chars and tokens of the part counted before it went over.
-    /// The default counts pieces of at most 16 KiB, split at line ends, and adds them up.
+    /// The default counts pieces split at line ends, of about the cap's size (1 to 16 KiB),
+    /// and adds them up.
     fn count_within(&self, text: &str, max: usize) -> Within {
         let (mut chars, mut tokens) = (0, 0);
-        for piece in pieces(text, 16 * 1024) {
+        for piece in pieces(text, max.saturating_mul(2).clamp(1024, 16 * 1024)) {
             chars += piece.chars().count();
             tokens += self.count(piece);
             if tokens > max {
@@ -260,24 +261,48 @@ impl TokenCap {
         allowance.min(estimate)
     }
 
-    /// The chars to cut to next, after a cut at `allowance` chars sent `sent` tokens (more than
-    /// the cap): scaled down by the overshoot for the first `attempt`s, then halved and at most
-    /// a quarter of the cap (at most one token a byte: within the cap by then), so the cuts end.
-    pub fn next_allowance(&self, allowance: usize, sent: usize, attempt: usize) -> usize {
-        let next = if attempt < 2 {
-            scale(allowance, self.max.saturating_mul(19) / 20, sent)
-        } else {
-            (self.max / 4).min(allowance / 2)
-        };
-        next.min(allowance.saturating_sub(1))
+    /// The chars to cut to next, after a cut at `allowance` chars (at most `ceiling`, the chars
+    /// allowed anyway) sent `sent` tokens; `None` when the best cut so far is the one to send.
+    ///
+    /// Over the cap: smaller, scaled down by the overshoot for the first `attempt`s, then halved
+    /// and at most a quarter of the cap (at most one token a byte: within the cap by then), so
+    /// the cuts end. Within it but under nine tenths of it, for the first attempts: larger,
+    /// scaled up by the room left (the counted part said less than the text holds), up to the
+    /// ceiling — so a cap in tokens is spent as a cap in chars is.
+    pub fn next_allowance(
+        &self,
+        allowance: usize,
+        sent: usize,
+        attempt: usize,
+        ceiling: usize,
+    ) -> Option<usize> {
+        if sent > self.max {
+            if allowance == 0 {
+                return None;
+            }
+            let next = if attempt < 2 {
+                scale(allowance, self.max.saturating_mul(19) / 20, sent)
+            } else {
+                (self.max / 4).min(allowance / 2)
+            };
+            return Some(next.min(allowance - 1));
+        }
+        if attempt >= 3 || sent.saturating_mul(10) >= self.max.saturating_mul(9) {
+            return None;
+        }
+        let grown = scale(allowance, self.max.saturating_mul(19) / 20, sent.max(1)).min(ceiling);
+        (grown > allowance).then_some(grown)
     }
 
     /// Holds a text to the cap: `cut(chars, continuation)` cuts it to at most `chars` chars (a
-    /// trim of the text), first to `allowance` (the chars it may have anyway), smaller while
-    /// what it gives counts more than the cap. `over`: the figures [`measure`](Self::measure)
-    /// gave of a text over the cap ([`Within::Over`]), so that it is cut at once to what the cap
-    /// holds; `None` for a text within it, or not at hand to measure. The marker of a cut the
-    /// cap made names the cap in tokens.
+    /// trim of the text), first to `allowance` (the chars it may have anyway) or, for a text
+    /// over the cap, to what the cap holds; then smaller while what it gives counts more than
+    /// the cap, or larger while it spends less than nine tenths of it ([`next_allowance`]). The
+    /// largest cut within the cap is sent. `over`: the figures [`measure`](Self::measure) gave
+    /// of a text over the cap ([`Within::Over`]); `None` for a text within it, or not at hand to
+    /// measure. The marker of a cut the cap made names the cap in tokens.
+    ///
+    /// [`next_allowance`]: Self::next_allowance
     pub fn hold<'t>(
         &self,
         allowance: usize,
@@ -285,6 +310,7 @@ impl TokenCap {
         continuation: &Continuation<'_>,
         mut cut: impl FnMut(usize, &Continuation<'_>) -> (Cow<'t, str>, Option<Cut>),
     ) -> Held<'t> {
+        let ceiling = allowance;
         let mut by_tokens = over.is_some();
         let mut allowance = if by_tokens {
             self.first_allowance(allowance, over)
@@ -292,19 +318,30 @@ impl TokenCap {
             allowance
         };
         let capped = continuation.with_token_cap(Some(self.max));
+        let mut best: Option<Held<'t>> = None;
         let mut attempt = 0;
         loop {
             let (text, trimmed) = cut(allowance, if by_tokens { &capped } else { continuation });
             let tokens = self.counter.count(&text);
-            if tokens <= self.max || allowance == 0 {
-                return Held {
-                    text,
-                    cut: trimmed,
-                    tokens,
-                    by_tokens,
-                };
+            let held = Held {
+                text,
+                cut: trimmed,
+                tokens,
+                by_tokens,
+            };
+            let next = self.next_allowance(allowance, tokens, attempt, ceiling);
+            if tokens <= self.max {
+                best = Some(held);
+            } else if let Some(best) = best {
+                // Grown past the cap: the last cut within it is sent.
+                return best;
+            } else if next.is_none() {
+                return held;
             }
-            allowance = self.next_allowance(allowance, tokens, attempt);
+            match next {
+                Some(next) => allowance = next,
+                None => return best.expect("a cut within the cap"),
+            }
             attempt += 1;
             by_tokens = true;
         }

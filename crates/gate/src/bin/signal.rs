@@ -2,8 +2,10 @@
 //!
 //! Every output of the corpus (`tests/corpus/*.out`, with its must-see lines in `*.must`) goes
 //! through each path — the registry's cut of a text result, of a stream, `run_command` (`cat` of
-//! the output in a sandbox), and the proxy's fitting of a text block — at each budget. Per path
-//! and budget it prints one line:
+//! the output in a sandbox), the proxy's fitting of a text block, and the same held to a cap in
+//! tokens instead (`proxy_tokens`, at caps of 1,000, 2,000 and 3,000 o200k tokens and no cap in
+//! chars; its fill is in tokens of the cap) — at each budget. Per path and budget it prints one
+//! line:
 //!
 //! ```text
 //! <path> <budget> must=<kept>/<total> fill=<per mille> escapes=<n> json=<valid>/<total>
@@ -27,13 +29,16 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use toolsmith::artifacts::MemoryStore;
+use toolsmith::tokens::{O200k, TokenCap, TokenCounter};
 use toolsmith::tool::{ToolAnnotations, ToolContext};
 use toolsmith::{BudgetPolicy, Registry, Tool, ToolCall, ToolError, ToolOutput, async_trait};
 
 /// The budgets every path is measured at.
 const BUDGETS: [usize; 3] = [2_000, 4_000, 10_000];
+/// The caps in tokens the path through the proxy with a cap in tokens is measured at.
+const TOKEN_BUDGETS: [usize; 3] = [1_000, 2_000, 3_000];
 /// The paths, in the order they are printed.
-const PATHS: [&str; 4] = ["registry", "stream", "run_command", "proxy"];
+const PATHS: [&str; 5] = ["registry", "stream", "run_command", "proxy", "proxy_tokens"];
 
 // The corpus's one reader, shared with the tests and the keep bench.
 #[path = "../../../../tests/common/corpus.rs"]
@@ -115,6 +120,8 @@ struct Figures {
     missed: Vec<String>,
     /// Whether each output's fill is reported as it is measured.
     per_case: bool,
+    /// For a cap in tokens: what counts them (the fill is then in tokens of the cap).
+    tokens: Option<std::sync::Arc<dyn TokenCounter>>,
 }
 
 impl Figures {
@@ -134,14 +141,14 @@ impl Figures {
             if serde_json::from_str::<Value>(shown).is_ok() {
                 self.json_valid += 1;
             }
-        } else if output.text.chars().count() > budget {
+        } else if self.size(&output.text) > budget {
             let own: HashSet<&str> = output.text.lines().collect();
-            let own_chars: usize = shown
+            let own_size: usize = shown
                 .lines()
                 .filter(|line| !line.is_empty() && own.contains(line))
-                .map(|line| line.chars().count() + 1)
+                .map(|line| self.size(line) + 1)
                 .sum();
-            let fill = own_chars as f64 / budget as f64;
+            let fill = own_size as f64 / budget as f64;
             self.fill_sum += fill;
             self.cut += 1;
             if self.per_case {
@@ -151,6 +158,14 @@ impl Figures {
                     fill * 100.0
                 );
             }
+        }
+    }
+
+    /// A text's size in the budget's unit: chars, or tokens for a cap in tokens.
+    fn size(&self, text: &str) -> usize {
+        match &self.tokens {
+            Some(counter) => counter.count(text),
+            None => text.chars().count(),
         }
     }
 
@@ -193,15 +208,16 @@ fn standard(dir: &Path, budget: usize) -> Result<Registry, String> {
         .map_err(|e| e.to_string())
 }
 
-/// The text a client reads of the proxy's answer to a `tools/call` whose result is `text`.
-async fn through_proxy(text: &str, cap: usize) -> String {
+/// The text a client reads of the proxy's answer to a `tools/call` whose result is `text`, held
+/// to `cap` chars and, if given, to a cap in tokens.
+async fn through_proxy(text: &str, cap: usize, tokens: Option<TokenCap>) -> String {
     let answer = json!({
         "jsonrpc": "2.0",
         "id": 1,
         "result": { "content": [{ "type": "text", "text": text }] },
     });
     let line =
-        toolsmith::mcp::__relay_tool_answer(answer.to_string().into_bytes(), cap, None).await;
+        toolsmith::mcp::__relay_tool_answer(answer.to_string().into_bytes(), cap, tokens).await;
     let answer: Value = serde_json::from_str(&line).unwrap_or_default();
     answer["result"]["content"]
         .as_array()
@@ -224,10 +240,18 @@ async fn run(dir: PathBuf, verbose: bool) -> Result<(), String> {
             .collect::<Vec<_>>(),
     );
     let sandbox = tempfile::tempdir().map_err(|e| format!("cannot make a sandbox: {e}"))?;
+    let o200k: std::sync::Arc<dyn TokenCounter> =
+        std::sync::Arc::new(O200k::new().map_err(|e| format!("no o200k encoder: {e}"))?);
     for path in PATHS {
-        for budget in BUDGETS {
+        let budgets = if path == "proxy_tokens" {
+            TOKEN_BUDGETS
+        } else {
+            BUDGETS
+        };
+        for budget in budgets {
             let mut figures = Figures {
                 per_case: verbose,
+                tokens: (path == "proxy_tokens").then(|| std::sync::Arc::clone(&o200k)),
                 ..Figures::default()
             };
             let registry = registry(&outputs, budget)?;
@@ -246,7 +270,11 @@ async fn run(dir: PathBuf, verbose: bool) -> Result<(), String> {
                             ToolCall::new("c", "run_command", json!({ "command": "cat out.txt" }));
                         standard.turn().execute([call]).await.remove(0).content
                     }
-                    _ => through_proxy(&case.output.text, budget).await,
+                    "proxy" => through_proxy(&case.output.text, budget, None).await,
+                    _ => {
+                        let tokens = TokenCap::new(budget, std::sync::Arc::clone(&o200k));
+                        through_proxy(&case.output.text, usize::MAX, Some(tokens)).await
+                    }
                 };
                 figures.add(case, &shown, budget, path);
             }

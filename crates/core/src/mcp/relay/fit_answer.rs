@@ -82,7 +82,7 @@ impl Stored {
         hasher.finish()
     }
 
-    fn get(&self, key: u64) -> Option<Result<(ArtifactId, u64), String>> {
+    fn get(&self, key: u64) -> Option<StoreOutcome> {
         let written = self
             .0
             .lock()
@@ -93,7 +93,19 @@ impl Stored {
             .map(|(_, stored)| stored.clone())
     }
 
-    fn put(&self, key: u64, stored: &Result<(ArtifactId, u64), String>) {
+    /// Every artifact written, in order.
+    fn written(&self) -> Vec<ArtifactId> {
+        let written = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        written
+            .iter()
+            .filter_map(|(_, stored)| stored.as_ref().ok().map(|(id, _)| id.clone()))
+            .collect()
+    }
+
+    fn put(&self, key: u64, stored: &StoreOutcome) {
         let mut written = self
             .0
             .lock()
@@ -298,7 +310,13 @@ pub(crate) async fn tool_result(
         |(result, _)| tokens_seen(result, cap.counter().as_ref()),
     )
     .await?;
-    let ((mut result, mut report), sent) = fitted;
+    let ((mut result, mut report), sent, written) = fitted;
+    // Every artifact the tries wrote is named, whichever try was sent.
+    for id in written {
+        if !report.artifacts.contains(&id) {
+            report.artifacts.push(id);
+        }
+    }
     if report.cut
         && let Value::Object(result) = &mut result
     {
@@ -310,16 +328,18 @@ pub(crate) async fn tool_result(
 
 /// Holds a fitting to a cap in tokens: the answer (`sample`, its JSON, which counts at least
 /// what a reader sees of it) is measured only until it is over; then `fit` fits it in chars to
-/// what the cap holds, and what a reader sees of it (`seen`) is counted, smaller until it
-/// holds ([`TokenCap::next_allowance`]). Each text is stored once, whatever the tries. What
-/// was fitted, and its tokens.
+/// what the cap holds, and what a reader sees of it (`seen`) is counted, fitted again smaller
+/// while over or larger while well under ([`TokenCap::next_allowance`]). Each text is stored
+/// once, whatever the tries. What was fitted, its tokens, and every artifact the tries wrote (a
+/// try at another size may have written one the fitting sent does not name: blocks left out
+/// past half of a different cap).
 async fn hold_tokens<T, E, Fit>(
     fitting: &Fitting,
     cap: &TokenCap,
     sample: &str,
     mut fit: impl FnMut(Fitting) -> Fit,
     seen: impl Fn(&T) -> usize,
-) -> Result<(T, usize), E>
+) -> Result<(T, usize, Vec<ArtifactId>), E>
 where
     Fit: Future<Output = Result<T, E>>,
 {
@@ -334,6 +354,7 @@ where
     };
     let mut by_tokens = over.is_some();
     let stored = Arc::new(Stored::default());
+    let mut best = None;
     let mut attempt = 0;
     loop {
         let tries = Fitting {
@@ -344,10 +365,23 @@ where
         };
         let fitted = fit(tries).await?;
         let sent = seen(&fitted);
-        if sent <= cap.max() || chars == 0 {
-            return Ok((fitted, sent));
+        // The one rule of TokenCap::hold: smaller while over, larger while well under; the
+        // largest fitting within the cap is sent.
+        let next = cap.next_allowance(chars, sent, attempt, fitting.cap);
+        if sent <= cap.max() {
+            best = Some((fitted, sent));
+        } else if let Some((best, sent)) = best {
+            return Ok((best, sent, stored.written()));
+        } else if next.is_none() {
+            return Ok((fitted, sent, stored.written()));
         }
-        chars = cap.next_allowance(chars, sent, attempt);
+        match next {
+            Some(next) => chars = next,
+            None => {
+                let (best, sent) = best.expect("a fitting within the cap");
+                return Ok((best, sent, stored.written()));
+            }
+        }
         attempt += 1;
         by_tokens = true;
     }
@@ -931,7 +965,7 @@ pub(crate) async fn resource_contents(result: Value, fitting: &Fitting) -> Value
     )
     .await;
     match fitted {
-        Ok((fitted, _)) => fitted,
+        Ok((fitted, _, _)) => fitted,
         Err(never) => match never {},
     }
 }
