@@ -100,8 +100,10 @@ pub(super) async fn fit(
             || s.totals.chars > s.body_allowance
             || s.style.max_lines().is_some_and(|max| s.totals.lines > max)
             || matches!(&s.body, Body::Text(text) if s.style.renders_whole(text));
-        // Room after a cut text for its link, where a server sends one and it costs little.
+        // Room after a cut text for its link, where a server sends one and it costs little (a
+        // result held to a cap in tokens gets none: the cap counts the text as sent).
         if overflows
+            && s.tokens.is_none()
             && sending.link_room > 0
             && registry.artifacts().is_some()
             && sending.link_room * LINK_SHARE_DIVISOR <= s.body_allowance
