@@ -84,6 +84,24 @@ fn call() -> impl Strategy<Value = Call> {
         })
 }
 
+/// The calls of `emit` a batch makes, in order.
+fn batch(calls: &[Call]) -> Vec<ToolCall> {
+    calls
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            ToolCall::new(
+                format!("c{i}"),
+                "emit",
+                json!({
+                    "lines": c.lines, "json": c.json, "images": c.images, "bytes": c.bytes,
+                    "fail": c.fail,
+                }),
+            )
+        })
+        .collect()
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
@@ -105,15 +123,7 @@ proptest! {
             builder = builder.shared_artifacts(store);
         }
         let registry = builder.build().unwrap();
-        let batch: Vec<ToolCall> = calls
-            .iter()
-            .enumerate()
-            .map(|(i, c)| ToolCall::new(format!("c{i}"), "emit", json!({
-                "lines": c.lines, "json": c.json, "images": c.images, "bytes": c.bytes,
-                "fail": c.fail,
-            })))
-            .collect();
-        let results = runtime.block_on(registry.turn().execute(batch));
+        let results = runtime.block_on(registry.turn().execute(batch(&calls)));
         prop_assert_eq!(results.len(), calls.len());
         for (result, call) in results.iter().zip(&calls) {
             prop_assert!(
@@ -159,15 +169,7 @@ proptest! {
             .shared_artifacts(store)
             .build()
             .unwrap();
-        let batch: Vec<ToolCall> = calls
-            .iter()
-            .enumerate()
-            .map(|(i, c)| ToolCall::new(format!("c{i}"), "emit", json!({
-                "lines": c.lines, "json": c.json, "images": c.images, "bytes": c.bytes,
-                "fail": c.fail,
-            })))
-            .collect();
-        let results = runtime.block_on(registry.turn().execute(batch));
+        let results = runtime.block_on(registry.turn().execute(batch(&calls)));
         for (result, call) in results.iter().zip(&calls) {
             let tokens = counter.count(&result.content);
             prop_assert!(tokens <= max, "{tokens} tokens against a cap of {max}: {:?}", call);

@@ -310,18 +310,14 @@ impl TokenCap {
         continuation: &Continuation<'_>,
         mut cut: impl FnMut(usize, &Continuation<'_>) -> (Cow<'t, str>, Option<Cut>),
     ) -> Held<'t> {
-        let ceiling = allowance;
-        let mut by_tokens = over.is_some();
-        let mut allowance = if by_tokens {
-            self.first_allowance(allowance, over)
-        } else {
-            allowance
-        };
         let capped = continuation.with_token_cap(Some(self.max));
-        let mut best: Option<Held<'t>> = None;
-        let mut attempt = 0;
+        let mut tries = Tries::new(self, allowance, over);
         loop {
-            let (text, trimmed) = cut(allowance, if by_tokens { &capped } else { continuation });
+            let by_tokens = tries.by_tokens();
+            let (text, trimmed) = cut(
+                tries.allowance(),
+                if by_tokens { &capped } else { continuation },
+            );
             let tokens = self.counter.count(&text);
             let held = Held {
                 text,
@@ -329,21 +325,78 @@ impl TokenCap {
                 tokens,
                 by_tokens,
             };
-            let next = self.next_allowance(allowance, tokens, attempt, ceiling);
-            if tokens <= self.max {
-                best = Some(held);
-            } else if let Some(best) = best {
-                // Grown past the cap: the last cut within it is sent.
-                return best;
-            } else if next.is_none() {
+            if let Some((held, _)) = tries.sent(held, tokens) {
                 return held;
             }
-            match next {
-                Some(next) => allowance = next,
-                None => return best.expect("a cut within the cap"),
+        }
+    }
+}
+
+/// The cuts of one text held to a cap in tokens: the one rule of which to make next and which
+/// to send ([`TokenCap::hold`], and the proxy's fitting of a whole answer). Each cut is made at
+/// [`allowance`](Self::allowance) chars, its marker naming the cap when
+/// [`by_tokens`](Self::by_tokens); [`sent`](Self::sent) takes what it gave and its tokens and
+/// says whether that is the end: the largest cut within the cap, or (when no cut fits, which a
+/// counter of more than a token a byte can cause) the last.
+#[derive(Debug)]
+pub(crate) struct Tries<'c, T> {
+    cap: &'c TokenCap,
+    ceiling: usize,
+    allowance: usize,
+    by_tokens: bool,
+    attempt: usize,
+    best: Option<(T, usize)>,
+}
+
+impl<'c, T> Tries<'c, T> {
+    /// The cuts of a text that may have `allowance` chars; `over`: [`Within::Over`]'s figures,
+    /// when the text was measured over the cap (its first cut is then to what the cap holds).
+    pub(crate) fn new(cap: &'c TokenCap, allowance: usize, over: Option<(usize, usize)>) -> Self {
+        Tries {
+            cap,
+            ceiling: allowance,
+            allowance: if over.is_some() {
+                cap.first_allowance(allowance, over)
+            } else {
+                allowance
+            },
+            by_tokens: over.is_some(),
+            attempt: 0,
+            best: None,
+        }
+    }
+
+    /// The chars the next cut may have.
+    pub(crate) fn allowance(&self) -> usize {
+        self.allowance
+    }
+
+    /// Whether the cap in tokens makes the next cut (its marker names the cap).
+    pub(crate) fn by_tokens(&self) -> bool {
+        self.by_tokens
+    }
+
+    /// What the last cut gave, and its tokens: what to send, when the cuts are done.
+    pub(crate) fn sent(&mut self, cut: T, tokens: usize) -> Option<(T, usize)> {
+        let next = self
+            .cap
+            .next_allowance(self.allowance, tokens, self.attempt, self.ceiling);
+        if tokens <= self.cap.max() {
+            self.best = Some((cut, tokens));
+        } else if let Some(best) = self.best.take() {
+            // Grown past the cap: the last cut within it is sent.
+            return Some(best);
+        } else if next.is_none() {
+            return Some((cut, tokens));
+        }
+        match next {
+            Some(next) => {
+                self.allowance = next;
+                self.attempt += 1;
+                self.by_tokens = true;
+                None
             }
-            attempt += 1;
-            by_tokens = true;
+            None => self.best.take(),
         }
     }
 }

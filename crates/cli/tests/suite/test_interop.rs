@@ -50,6 +50,28 @@ fn filesystem(dirs: &[&Path]) -> Vec<String> {
     command
 }
 
+/// `serve` over the workspace `files`, with the TypeScript fixture server's tools beside the
+/// standard ones (a configuration file in `dir`), a call's budget of `budget` chars and its
+/// artifacts in `dir`.
+fn serve_with_fixture(dir: &Path, files: &Path, budget: usize) -> Command {
+    let config = dir.join("servers.json");
+    std::fs::write(
+        &config,
+        json!({ "mcpServers": { "fixture": { "command": fixture()[0], "args": [fixture()[1]] } } })
+            .to_string(),
+    )
+    .unwrap();
+    let mut serve = gateway("serve", TOKEN);
+    serve
+        .args(["--budget", &budget.to_string(), "--config"])
+        .arg(&config)
+        .arg("--root")
+        .arg(files)
+        .arg("--artifacts")
+        .arg(dir.join("artifacts"));
+    serve
+}
+
 fn fixture() -> Vec<String> {
     vec![
         node().display().to_string(),
@@ -1357,22 +1379,7 @@ async fn a_success_stays_a_success_for_both_official_sdk_clients() {
 
     // serve, over a registry with the fixture's `issues` (an output schema of an array of
     // objects, which a cut cannot keep): under and over the cap, and a tool without a schema.
-    let config = dir.path().join("servers.json");
-    std::fs::write(
-        &config,
-        json!({ "mcpServers": { "fixture": { "command": fixture()[0], "args": [fixture()[1]] } } })
-            .to_string(),
-    )
-    .unwrap();
-    let mut serve = gateway("serve", TOKEN);
-    serve
-        .args(["--budget", "4000", "--config"])
-        .arg(&config)
-        .arg("--root")
-        .arg(&files)
-        .arg("--artifacts")
-        .arg(dir.path().join("artifacts"));
-    let (_serve, url) = listening(serve, true).await;
+    let (_serve, url) = listening(serve_with_fixture(dir.path(), &files, 4_000), true).await;
     let calls = [
         ("issues", json!({ "count": 3 })),
         ("issues", json!({ "count": 3_000 })),
@@ -1832,22 +1839,7 @@ async fn artifacts_are_resources_both_sdk_clients_read() {
 async fn serve_shares_its_cap_with_a_repeating_structure_and_links_a_cut_text() {
     let dir = tempfile::tempdir().unwrap();
     let (files, _) = settings_files(dir.path());
-    let config = dir.path().join("servers.json");
-    std::fs::write(
-        &config,
-        json!({ "mcpServers": { "fixture": { "command": fixture()[0], "args": [fixture()[1]] } } })
-            .to_string(),
-    )
-    .unwrap();
-    let mut serve = gateway("serve", TOKEN);
-    serve
-        .args(["--budget", "8000", "--config"])
-        .arg(&config)
-        .arg("--root")
-        .arg(&files)
-        .arg("--artifacts")
-        .arg(dir.path().join("artifacts"));
-    let (_serve, url) = listening(serve, true).await;
+    let (_serve, url) = listening(serve_with_fixture(dir.path(), &files, 8_000), true).await;
     // `greet`'s text is the string its structure holds: `{ "result": <the text> }`.
     let calls = [
         ("greet", json!({ "name": "ada", "times": 3_000 })),

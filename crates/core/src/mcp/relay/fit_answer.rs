@@ -34,7 +34,7 @@ use super::upstream::Copies;
 use crate::artifacts::{self, ArtifactId, ArtifactStore, READ_ARTIFACT, store_text};
 use crate::mcp::structure::{self, Fitted, OutputSchema, kept_as};
 use crate::registry::CUT_META_KEY;
-use crate::tokens::{TokenCap, TokenCounter, Within};
+use crate::tokens::{TokenCap, TokenCounter, Tries, Within};
 use crate::tool::{MediaLimits, left_out_note};
 use crate::trim::{self, Continuation, FullOutput, TrimStyle, grouped};
 
@@ -54,6 +54,14 @@ pub(crate) struct Fitting {
 }
 
 impl Fitting {
+    /// Where what is stored of `parts` is remembered, and its key, while a cap in tokens fits
+    /// the result again.
+    fn memo(&self, parts: &[&str]) -> Option<(&Stored, u64)> {
+        self.stored
+            .as_deref()
+            .map(|stored| (stored, stored.key(parts)))
+    }
+
     /// Fitting to `cap` chars, with `store` and `media`, no cap in tokens.
     pub(crate) fn new(cap: usize, store: Arc<dyn ArtifactStore>, media: MediaLimits) -> Self {
         Fitting {
@@ -70,21 +78,24 @@ impl Fitting {
 /// What storing a text gave: its artifact and the bytes the store's cap left out, or why not.
 type StoreOutcome = Result<(ArtifactId, u64), String>;
 
-/// The artifacts one result's fittings have written, by a hash of what they hold.
+/// The artifacts one result's fittings have written, by a hash of what they hold. The hash's
+/// keys are random, new for each result: an upstream cannot make two of its texts share a key
+/// (and one be read back as the other).
 #[derive(Debug, Default)]
-pub(crate) struct Stored(std::sync::Mutex<Vec<(u64, StoreOutcome)>>);
+pub(crate) struct Stored {
+    keys: std::hash::RandomState,
+    written: std::sync::Mutex<Vec<(u64, StoreOutcome)>>,
+}
 
 impl Stored {
-    fn key(parts: &[&str]) -> u64 {
-        use std::hash::{Hash, Hasher};
-        let mut hasher = std::hash::DefaultHasher::new();
-        parts.hash(&mut hasher);
-        hasher.finish()
+    fn key(&self, parts: &[&str]) -> u64 {
+        use std::hash::BuildHasher as _;
+        self.keys.hash_one(parts)
     }
 
     fn get(&self, key: u64) -> Option<StoreOutcome> {
         let written = self
-            .0
+            .written
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         written
@@ -96,7 +107,7 @@ impl Stored {
     /// Every artifact written, in order.
     fn written(&self) -> Vec<ArtifactId> {
         let written = self
-            .0
+            .written
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         written
@@ -107,7 +118,7 @@ impl Stored {
 
     fn put(&self, key: u64, stored: &StoreOutcome) {
         let mut written = self
-            .0
+            .written
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         written.push((key, stored.clone()));
@@ -178,33 +189,25 @@ async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) 
 }
 
 /// Stores `text` whole; the id and the bytes the store's cap left out, or why it failed.
-async fn store(fitting: &Fitting, text: String) -> Result<(ArtifactId, u64), String> {
+async fn store(fitting: &Fitting, text: String) -> StoreOutcome {
     store_and_give_back(fitting, text).await.0
 }
 
 /// Stores `text` and gives it back: a large text is held once while it is stored and cut. A
 /// text this result's fitting stored already is not stored again.
-async fn store_and_give_back(
-    fitting: &Fitting,
-    text: String,
-) -> (Result<(ArtifactId, u64), String>, String) {
-    let key = fitting.stored.as_ref().map(|_| Stored::key(&[&text]));
-    if let (Some(stored), Some(key)) = (&fitting.stored, key)
-        && let Some(done) = stored.get(key)
-    {
+async fn store_and_give_back(fitting: &Fitting, text: String) -> (StoreOutcome, String) {
+    let memo = fitting.memo(&[&text]);
+    if let Some(done) = memo.and_then(|(stored, key)| stored.get(key)) {
         return (done, text);
     }
     let (done, text) = store_once(&fitting.store, text).await;
-    if let (Some(stored), Some(key)) = (&fitting.stored, key) {
+    if let Some((stored, key)) = memo {
         stored.put(key, &done);
     }
     (done, text)
 }
 
-async fn store_once(
-    store: &Arc<dyn ArtifactStore>,
-    text: String,
-) -> (Result<(ArtifactId, u64), String>, String) {
+async fn store_once(store: &Arc<dyn ArtifactStore>, text: String) -> (StoreOutcome, String) {
     let store = Arc::clone(store);
     // A store that panics gives the text back too: the cut goes on without the artifact.
     let (stored, text) = blocking(move || {
@@ -237,17 +240,12 @@ async fn store_media(
     mime: &str,
     data: &str,
 ) -> Result<ArtifactId, String> {
-    let key = fitting
-        .stored
-        .as_ref()
-        .map(|_| Stored::key(&[kind, mime, data]));
-    if let (Some(stored), Some(key)) = (&fitting.stored, key)
-        && let Some(done) = stored.get(key)
-    {
+    let memo = fitting.memo(&[kind, mime, data]);
+    if let Some(done) = memo.and_then(|(stored, key)| stored.get(key)) {
         return done.map(|(id, _)| id);
     }
     let done = store_media_once(fitting, kind, mime, data).await;
-    if let (Some(stored), Some(key)) = (&fitting.stored, key) {
+    if let Some((stored, key)) = memo {
         stored.put(key, &done.clone().map(|id| (id, 0)));
     }
     done
@@ -347,69 +345,36 @@ where
         Within::Fits(_) => None,
         Within::Over { chars, tokens } => Some((chars, tokens)),
     };
-    let mut chars = if over.is_some() {
-        cap.first_allowance(fitting.cap, over)
-    } else {
-        fitting.cap
-    };
-    let mut by_tokens = over.is_some();
     let stored = Arc::new(Stored::default());
-    let mut best = None;
-    let mut attempt = 0;
+    let mut tries = Tries::new(cap, fitting.cap, over);
     loop {
-        let tries = Fitting {
-            cap: chars,
-            marker_token_cap: by_tokens.then_some(cap.max()),
+        let attempt = Fitting {
+            cap: tries.allowance(),
+            marker_token_cap: tries.by_tokens().then_some(cap.max()),
             stored: Some(Arc::clone(&stored)),
             ..fitting.clone()
         };
-        let fitted = fit(tries).await?;
+        let fitted = fit(attempt).await?;
         let sent = seen(&fitted);
-        // The one rule of TokenCap::hold: smaller while over, larger while well under; the
-        // largest fitting within the cap is sent.
-        let next = cap.next_allowance(chars, sent, attempt, fitting.cap);
-        if sent <= cap.max() {
-            best = Some((fitted, sent));
-        } else if let Some((best, sent)) = best {
-            return Ok((best, sent, stored.written()));
-        } else if next.is_none() {
+        if let Some((fitted, sent)) = tries.sent(fitted, sent) {
             return Ok((fitted, sent, stored.written()));
         }
-        match next {
-            Some(next) => chars = next,
-            None => {
-                let (best, sent) = best.expect("a fitting within the cap");
-                return Ok((best, sent, stored.written()));
-            }
-        }
-        attempt += 1;
-        by_tokens = true;
     }
 }
 
 /// The tokens a reader sees of a fitted result: its text blocks' text, the JSON of blocks that
 /// are neither text nor media, and the `structuredContent`'s JSON.
 fn tokens_seen(result: &Value, counter: &dyn TokenCounter) -> usize {
+    let count = |text: &str| counter.count(text);
     let blocks = result.get("content").and_then(Value::as_array);
     let content: usize = blocks
         .into_iter()
         .flatten()
-        .map(|block| match kind_of(block) {
-            Kind::Text => {
-                let text = block
-                    .get("resource")
-                    .unwrap_or(block)
-                    .get("text")
-                    .and_then(Value::as_str);
-                counter.count(text.unwrap_or_default())
-            }
-            Kind::Media => 0,
-            Kind::Other => counter.count(&block.to_string()),
-        })
+        .map(|block| visible_size(block, count))
         .sum();
     let structure = result
         .get("structuredContent")
-        .map_or(0, |structure| counter.count(&structure.to_string()));
+        .map_or(0, |structure| count(&structure.to_string()));
     content + structure
 }
 
@@ -634,6 +599,12 @@ async fn fit_structure(
 /// The chars a reader sees of a content block: a text's (or an embedded resource's text),
 /// none of an image's or audio clip's (media are not text), the JSON of any other block.
 pub(crate) fn visible_chars(block: &Value) -> usize {
+    visible_size(block, |text| text.chars().count())
+}
+
+/// What a reader sees of a block, sized by `size`: its text (or its embedded resource's), none
+/// of an image or audio clip, the JSON of anything else. One rule for chars and for tokens.
+fn visible_size(block: &Value, size: impl Fn(&str) -> usize) -> usize {
     match kind_of(block) {
         Kind::Text => block
             .get("text")
@@ -643,9 +614,9 @@ pub(crate) fn visible_chars(block: &Value) -> usize {
                     .and_then(|resource| resource.get("text"))
             })
             .and_then(Value::as_str)
-            .map_or(0, |text| text.chars().count()),
+            .map_or(0, size),
         Kind::Media => 0,
-        Kind::Other => block.to_string().chars().count(),
+        Kind::Other => size(&block.to_string()),
     }
 }
 
