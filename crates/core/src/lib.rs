@@ -221,6 +221,8 @@ mod sync;
 
 pub mod trim;
 
+mod structure;
+
 pub mod figures;
 pub mod lines;
 #[cfg(unix)]

@@ -16,42 +16,7 @@ use serde_json::Value;
 use crate::artifacts::{ArtifactId, READ_ARTIFACT};
 use crate::trim::{FullOutput, fit_json, grouped};
 
-/// A tool's output schema, compiled once, when the tool is listed.
-pub(crate) struct OutputSchema {
-    /// `None` when the schema cannot be compiled here (a remote reference, which is never
-    /// fetched, or a keyword this validator rejects): no cut is then known to match it.
-    validator: Option<jsonschema::Validator>,
-}
-
-impl std::fmt::Debug for OutputSchema {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OutputSchema")
-            .field("compiled", &self.validator.is_some())
-            .finish()
-    }
-}
-
-impl OutputSchema {
-    /// Compiles `schema`, with a regular expression engine that runs in linear time (a pattern
-    /// from an upstream server cannot make a check take exponential time).
-    pub(crate) fn new(schema: &Value) -> Self {
-        let validator = jsonschema::options()
-            .with_pattern_options(jsonschema::PatternOptions::regex())
-            .build(schema)
-            .map_err(|error| {
-                tracing::debug!("an output schema that cannot be checked here: {error}");
-            })
-            .ok();
-        OutputSchema { validator }
-    }
-
-    /// Whether `value` is known to match the schema.
-    pub(crate) fn accepts(&self, value: &Value) -> bool {
-        self.validator
-            .as_ref()
-            .is_some_and(|validator| validator.is_valid(value))
-    }
-}
+pub(crate) use crate::structure::OutputSchema;
 
 /// What goes to the client of a structure over the cap.
 #[derive(Debug)]

@@ -66,6 +66,7 @@ pub use marker::{Continuation, Cut, FullOutput, LineSpan, MarkedFull, Marker};
 pub use marker::{find as find_marker, parse as parse_marker};
 pub(crate) use positional::{assemble, marker_reserve, positional_cuts};
 pub use salience::Salience;
+pub(crate) use salience::{holds_error, says_failed};
 pub use style::{Render, TrimStyle};
 
 use bytes::{count_chars_and_newlines, count_newlines, lines_from};

@@ -209,6 +209,32 @@ pub(crate) fn tier_of_line(line: &[u8]) -> Tier {
     tier
 }
 
+/// Whether `text` holds what the default salience finds of an error (an error, a failure, a
+/// panic, a traceback, a record at an error's level): what makes one element of a structure's
+/// list worth keeping, as it makes a line.
+pub(crate) fn holds_error(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let mut found = Vec::new();
+    anchors::find(bytes, 0..bytes.len(), &mut found);
+    found
+        .into_iter()
+        .any(|occurrence| tier_of(bytes, occurrence) == Some(Tier::Error))
+}
+
+/// Whether a status or level word says that something failed: an error's level
+/// ([`level_after`]: error, fatal, critical, panic, …) or a failed run's status (failed,
+/// failure, errored, crashed, timed out, …), in any case.
+pub(crate) fn says_failed(word: &str) -> bool {
+    const FAILED: &[&str] = &[
+        "fail", "failed", "failure", "failing", "errored", "broken", "crashed", "aborted",
+        "timeout", "timed_out", "timedout",
+    ];
+    FAILED.iter().any(|failed| word.eq_ignore_ascii_case(failed))
+        || (word.len() <= 12
+            && word.bytes().all(|b| b.is_ascii_alphanumeric())
+            && level_after(word.as_bytes(), 0) == Some(Tier::Error))
+}
+
 /// The default patterns' automaton, built once: what searches where the anchors cannot.
 pub(in crate::trim) fn default_automaton() -> &'static AhoCorasick {
     static AUTOMATON: OnceLock<AhoCorasick> = OnceLock::new();

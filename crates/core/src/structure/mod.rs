@@ -1,0 +1,215 @@
+//! A structure — MCP's `structuredContent`, a tool's typed result — fitted to an allowance: the
+//! one rule of the registry, `serve` and the proxy.
+//!
+//! A structure with an output schema is cut *by its schema* ([`fit_typed`]): arrays thinned by
+//! whole items (the first, the last, and those that carry an error kept first), members the
+//! schema does not require left out before any string is shortened, strings shortened only
+//! where the schema lets them (no `pattern`, `format`, `enum` or `const`; never below
+//! `minLength`), `minItems`, `required`, positional items, `$ref`/`$defs`, `allOf`, `anyOf` and
+//! `oneOf` followed as a validator follows them. No marker is put inside a typed structure:
+//! what was cut is stated beside it, a JSON Pointer (into the whole) per thinned array,
+//! shortened string and member left out. The cut is checked by the schema's compiled
+//! validator; when no cut is both valid and within the allowance, the answer is
+//! [`Typed::Over`] — the caller answers the over-cap error, never the whole.
+//!
+//! A structure without a schema is cut as any JSON is ([`fit_json`](crate::trim::fit_json)),
+//! its markers inside.
+
+mod cut;
+mod salient;
+mod schema;
+
+use serde_json::{Value, json};
+
+/// A tool's output schema, compiled once, when the tool is listed.
+pub(crate) struct OutputSchema {
+    /// The schema as the tool states it: what a cut reads its rules from.
+    root: Value,
+    /// `None` when the schema cannot be compiled here (a remote reference, which is never
+    /// fetched, or a keyword this validator rejects): no cut is then known to match it.
+    validator: Option<jsonschema::Validator>,
+}
+
+impl std::fmt::Debug for OutputSchema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OutputSchema")
+            .field("compiled", &self.validator.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl OutputSchema {
+    /// Compiles `schema`, with a regular expression engine that runs in linear time (a pattern
+    /// from an upstream server cannot make a check take exponential time).
+    pub(crate) fn new(schema: &Value) -> Self {
+        let validator = jsonschema::options()
+            .with_pattern_options(jsonschema::PatternOptions::regex())
+            .build(schema)
+            .map_err(|error| {
+                tracing::debug!("an output schema that cannot be checked here: {error}");
+            })
+            .ok();
+        OutputSchema {
+            root: schema.clone(),
+            validator,
+        }
+    }
+
+    /// Whether `value` is known to match the schema.
+    pub(crate) fn accepts(&self, value: &Value) -> bool {
+        self.validator
+            .as_ref()
+            .is_some_and(|validator| validator.is_valid(value))
+    }
+
+    /// Whether the schema only wraps a text: an object of one required string member (the
+    /// Python SDK's `{"result": "…"}` of every tool that returns `str`).
+    pub(crate) fn wraps_text(&self) -> bool {
+        wraps_text(&self.root)
+    }
+}
+
+/// Whether `schema` is an object of one required string member and nothing else: a structure
+/// that only wraps its text.
+pub(crate) fn wraps_text(schema: &Value) -> bool {
+    let Some(schema) = schema.as_object() else {
+        return false;
+    };
+    let Some(Value::Object(properties)) = schema.get("properties") else {
+        return false;
+    };
+    let [(key, member)] = properties.iter().collect::<Vec<_>>()[..] else {
+        return false;
+    };
+    let required = schema.get("required").and_then(Value::as_array);
+    let is_string = member.get("type").and_then(Value::as_str) == Some("string");
+    // Nothing else that constrains: words about it (title, description) only.
+    const WORDS: &[&str] = &[
+        "type",
+        "properties",
+        "required",
+        "title",
+        "description",
+        "$schema",
+        "additionalProperties",
+    ];
+    is_string
+        && schema.get("type").and_then(Value::as_str) == Some("object")
+        && required.is_some_and(|required| required.len() == 1 && required[0] == **key)
+        && schema.keys().all(|keyword| WORDS.contains(&keyword.as_str()))
+}
+
+/// A typed structure fitted to its allowance.
+#[derive(Debug)]
+pub(crate) enum Typed {
+    /// Within the allowance as it is.
+    Whole,
+    /// Cut: valid against its schema and within the allowance.
+    Cut(StructureCut),
+    /// No cut is both valid against the schema and within the allowance (or the schema could not
+    /// be compiled, so none is known to be): nothing of it may go.
+    Over,
+}
+
+/// A structure cut by its schema.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct StructureCut {
+    /// What is sent.
+    pub(crate) value: Value,
+    /// Chars of its compact JSON.
+    pub(crate) chars: usize,
+    /// Chars of the whole's compact JSON.
+    pub(crate) original_chars: usize,
+    /// One fact per place cut: `{"pointer", "unit": "items" | "chars" | "member", …}`.
+    pub(crate) places: Vec<Value>,
+    /// Places cut past those listed.
+    pub(crate) more_places: usize,
+}
+
+impl StructureCut {
+    /// The facts of the cut, as a result's `_meta` states them, with the artifact that holds the
+    /// whole (`stored`).
+    pub(crate) fn facts(&self, stored: Option<&crate::artifacts::ArtifactId>) -> Value {
+        let mut facts = json!({
+            "originalChars": self.original_chars,
+            "sentChars": self.chars,
+            "cuts": self.places,
+        });
+        if self.more_places > 0 {
+            facts["moreCuts"] = self.more_places.into();
+        }
+        if let Some(id) = stored {
+            facts["artifact"] = id.as_str().into();
+            facts["uri"] = id.uri().into();
+        }
+        facts
+    }
+
+    /// The places cut, as the note after a text that repeats the structure names them:
+    /// `/entities 12 of 400 items`.
+    pub(crate) fn summary(&self) -> Vec<String> {
+        let grouped = |n: u64| crate::trim::grouped(n);
+        let mut lines: Vec<String> = self
+            .places
+            .iter()
+            .map(|place| {
+                let pointer = place["pointer"].as_str().unwrap_or_default();
+                let at = if pointer.is_empty() { "/" } else { pointer };
+                match place["unit"].as_str() {
+                    Some("member") => format!("{at} left out"),
+                    Some(unit) => format!(
+                        "{at} {} of {} {unit}",
+                        grouped(place["kept"].as_u64().unwrap_or(0)),
+                        grouped(place["total"].as_u64().unwrap_or(0)),
+                    ),
+                    None => at.to_owned(),
+                }
+            })
+            .collect();
+        if self.more_places > 0 {
+            lines.push(format!("{} more places", grouped(self.more_places as u64)));
+        }
+        lines
+    }
+}
+
+/// `value` fitted to `allowance` chars of compact JSON by `schema` (see the module's docs).
+pub(crate) fn fit_typed(value: &Value, schema: &OutputSchema, allowance: usize) -> Typed {
+    let mut node = cut::Node::read(&schema.root, &[&schema.root], value, 0);
+    let original_chars = node.size();
+    if original_chars <= allowance {
+        return Typed::Whole;
+    }
+    if schema.validator.is_none() {
+        return Typed::Over;
+    }
+    for ops in cut::PASSES {
+        let Some((cut, chars, places, more_places)) = cut::cut(&mut node, allowance, ops) else {
+            continue;
+        };
+        // Exact by construction; checked, so a miscount can never send more than the cap.
+        let sent = serde_json::to_string(&cut).map_or(usize::MAX, |json| json.chars().count());
+        if sent != chars || sent > allowance {
+            tracing::debug!("a structure's cut counted {chars} chars and is {sent}");
+            continue;
+        }
+        if schema.accepts(&cut) {
+            return Typed::Cut(StructureCut {
+                value: cut,
+                chars,
+                original_chars,
+                places,
+                more_places,
+            });
+        }
+    }
+    Typed::Over
+}
+
+/// Chars of `value`'s compact JSON.
+pub(crate) fn compact_chars(value: &Value) -> usize {
+    serde_json::to_string(value).map_or(0, |json| json.chars().count())
+}
+
+#[cfg(test)]
+mod tests;
