@@ -53,6 +53,9 @@ pub(crate) struct CutFacts {
     pub(crate) artifacts: Vec<ArtifactId>,
     /// The cap in tokens and the tokens sent, where the cap was in tokens.
     pub(crate) tokens: Option<(usize, usize)>,
+    /// What a cut of the structure did: the places cut and the artifact of the whole
+    /// ([`StructureCut::facts`](crate::structure::StructureCut::facts)).
+    pub(crate) structure: Option<Value>,
 }
 
 impl CutFacts {
@@ -80,8 +83,21 @@ impl CutFacts {
         if let Some((cap, sent)) = self.tokens {
             facts["tokens"] = json!({ "cap": cap, "sent": sent });
         }
+        if let Some(structure) = &self.structure {
+            facts["structure"] = structure.clone();
+        }
         facts
     }
+}
+
+/// Why a result over its cap became an error rather than a cut.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OverCapWhy {
+    /// Its tool (or server) asks for an error over the cap
+    /// ([`OverCap::Error`](crate::tool::OverCap::Error)).
+    Asked,
+    /// Its structure has an output schema, and no cut of it both matches the schema and fits.
+    NoValidCut,
 }
 
 /// The text of the error a result over its cap becomes when its tool (or server) asks for an
@@ -91,12 +107,18 @@ pub(crate) fn over_cap_error(
     tool: &str,
     chars: u64,
     cap: usize,
+    why: OverCapWhy,
     kept: Result<&[ArtifactId], &str>,
 ) -> String {
+    let why = match why {
+        OverCapWhy::Asked => format!("`{tool}` answers an error rather than part of a result"),
+        OverCapWhy::NoValidCut => {
+            "no part of its structure that fits the cap matches the tool's output schema".to_owned()
+        }
+    };
     // Short: it must fit the cap it reports, whatever that is.
     let mut text = format!(
-        "the result of `{tool}` is {} chars, over the cap of {}: none of it was sent (`{tool}` \
-         answers an error rather than part of a result).",
+        "the result of `{tool}` is {} chars, over the cap of {}: none of it was sent ({why}).",
         crate::trim::grouped(chars as usize),
         crate::trim::grouped(cap),
     );

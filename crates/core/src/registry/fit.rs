@@ -510,6 +510,7 @@ fn cut(s: Settled, stored: Option<Committed>, registry: &Registry) -> ToolResult
             &record.name,
             totals.chars as u64,
             body_allowance,
+            facts::OverCapWhy::Asked,
             match (&artifact, &artifact_error) {
                 (Some(_), _) => Ok(artifact.as_slice()),
                 (None, Some(why)) => Err(why.as_str()),

@@ -61,6 +61,7 @@ impl ToolResult {
                 .map(|cut| super::facts::cut_fact(0, cut, meta.artifact.as_ref()))
                 .collect(),
             tokens: meta.tokens.map(|tokens| (tokens.cap, tokens.sent)),
+            structure: None,
             artifacts: meta
                 .artifact
                 .iter()

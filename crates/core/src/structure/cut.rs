@@ -95,7 +95,10 @@ struct Member<'v> {
 enum Plan {
     Whole,
     /// A string's first `head` and last `tail` chars, `…` between.
-    Text { head: usize, tail: usize },
+    Text {
+        head: usize,
+        tail: usize,
+    },
     /// The items kept, by index, each with its own plan.
     Items(Vec<(usize, Plan)>),
     /// The members kept, by index, each with its own plan.
@@ -207,7 +210,8 @@ impl<'v> Node<'v> {
                 min_items,
                 thin,
             } => {
-                let floors: Vec<usize> = items.iter_mut().map(|item| item.set_floors(ops)).collect();
+                let floors: Vec<usize> =
+                    items.iter_mut().map(|item| item.set_floors(ops)).collect();
                 if *thin {
                     // The positional items, then the smallest others up to `minItems`.
                     let need = (*min_items).max(*prefix).min(floors.len());
@@ -389,7 +393,13 @@ fn fit_items(
     // The items that must stay share the room, cut as they need; others are added whole in the
     // room they leave.
     let mut must: Vec<usize> = (0..prefix).collect();
-    must.extend(order.iter().copied().filter(|&i| i >= prefix).take(need - prefix));
+    must.extend(
+        order
+            .iter()
+            .copied()
+            .filter(|&i| i >= prefix)
+            .take(need - prefix),
+    );
     if container_size(must.iter().map(|&i| items[i].floor)) > room {
         // The items by priority cannot all stay: the smallest ones, as the floor counts them.
         let mut rest: Vec<usize> = (prefix..items.len()).collect();
@@ -613,7 +623,10 @@ fn build(node: &Node<'_>, plan: &Plan, pointer: &mut String, facts: &mut Facts) 
                 match kept.get(next) {
                     Some((k, plan)) if *k == i => {
                         next += 1;
-                        map.insert(member.key.to_owned(), build(&member.node, plan, pointer, facts));
+                        map.insert(
+                            member.key.to_owned(),
+                            build(&member.node, plan, pointer, facts),
+                        );
                     }
                     _ => facts.push(serde_json::json!({
                         "pointer": pointer.as_str(),
@@ -655,10 +668,7 @@ fn ranges(indices: impl Iterator<Item = usize>) -> Vec<[usize; 2]> {
 /// The size of a container whose members (each with its key) take `sizes`.
 fn container_size(sizes: impl Iterator<Item = usize>) -> usize {
     let mut count = 0;
-    let total: usize = sizes
-        .inspect(|_| count += 1)
-        .map(|size| size + 1)
-        .sum();
+    let total: usize = sizes.inspect(|_| count += 1).map(|size| size + 1).sum();
     if count == 0 { 2 } else { 1 + total }
 }
 
@@ -766,7 +776,11 @@ mod tests {
         assert!(size <= 600);
         assert!(kept["rows"].as_array().unwrap().len() >= 100);
         assert!(kept.get("note").is_none());
-        assert!(facts.iter().any(|f| f["pointer"] == "/note" && f["leftOut"] == true));
+        assert!(
+            facts
+                .iter()
+                .any(|f| f["pointer"] == "/note" && f["leftOut"] == true)
+        );
         // Strings shortened: within the room, never below minLength.
         let schema = json!({ "type": "string", "minLength": 50 });
         let value = json!("é".repeat(1_000));
@@ -781,7 +795,12 @@ mod tests {
     fn members_share_fairly_and_optional_ones_come_back_whole() {
         // A dictionary of many optional entries keeps whole ones, not none.
         let entries: Map<String, Value> = (0..500)
-            .map(|i| (format!("key{i}"), json!({ "id": i, "label": "an entry of the map" })))
+            .map(|i| {
+                (
+                    format!("key{i}"),
+                    json!({ "id": i, "label": "an entry of the map" }),
+                )
+            })
             .collect();
         let value = Value::Object(entries);
         let schema = json!({ "type": "object", "additionalProperties": {

@@ -96,7 +96,9 @@ pub(crate) fn wraps_text(schema: &Value) -> bool {
     is_string
         && schema.get("type").and_then(Value::as_str) == Some("object")
         && required.is_some_and(|required| required.len() == 1 && required[0] == **key)
-        && schema.keys().all(|keyword| WORDS.contains(&keyword.as_str()))
+        && schema
+            .keys()
+            .all(|keyword| WORDS.contains(&keyword.as_str()))
 }
 
 /// A typed structure fitted to its allowance.
@@ -204,6 +206,50 @@ pub(crate) fn fit_typed(value: &Value, schema: &OutputSchema, allowance: usize) 
         }
     }
     Typed::Over
+}
+
+/// A typed structure and the texts that repeat it ([`Repeat`](crate::copies::Repeat)) fitted
+/// together to `room` chars: the structure cut by its schema, the texts written again from the
+/// cut (the same items kept), and `note` (the words after them, given the cut) — their chars all
+/// within `room`. `None` when no cut of the structure leaves room for its texts and note.
+pub(crate) fn fit_with_copies(
+    value: &Value,
+    schema: &OutputSchema,
+    repeat: &crate::copies::Repeat,
+    copies_chars: usize,
+    room: usize,
+    note: impl Fn(&StructureCut) -> String,
+) -> Option<(StructureCut, Vec<String>, String)> {
+    const TRIES: usize = 12;
+    let whole = compact_chars(value);
+    // The structure's part of the room, as its part of the two: then smaller while over.
+    let mut allowance =
+        (room as u128 * whole as u128 / (whole + copies_chars).max(1) as u128) as usize;
+    allowance = allowance.min(whole.saturating_sub(1));
+    for _ in 0..TRIES {
+        let cut = match fit_typed(value, schema, allowance) {
+            Typed::Cut(cut) => cut,
+            Typed::Whole => {
+                allowance = whole.saturating_sub(1);
+                continue;
+            }
+            Typed::Over => return None,
+        };
+        let texts = crate::copies::texts_of(&cut.value, repeat);
+        let note = note(&cut);
+        let text_chars: usize = texts.iter().map(|text| text.chars().count()).sum();
+        let used = cut.chars + text_chars + note.chars().count();
+        if used <= room {
+            return Some((cut, texts, note));
+        }
+        // Smaller by what is over, in proportion; at least a char.
+        let scaled = (allowance as u128 * room as u128 / used as u128) as usize;
+        allowance = scaled.min(allowance.saturating_sub(1));
+        if allowance == 0 {
+            return None;
+        }
+    }
+    None
 }
 
 /// Chars of `value`'s compact JSON.

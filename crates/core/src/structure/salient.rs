@@ -39,7 +39,13 @@ const STATUS_KEYS: &[&str] = &[
 const SUCCESS_KEYS: &[&str] = &["ok", "success", "succeeded", "passed", "healthy"];
 
 /// Members that are a process's exit status.
-const EXIT_KEYS: &[&str] = &["exit_code", "exitcode", "exitCode", "returncode", "return_code"];
+const EXIT_KEYS: &[&str] = &[
+    "exit_code",
+    "exitcode",
+    "exitCode",
+    "returncode",
+    "return_code",
+];
 
 /// Whether `item` carries an error: a member named for one with a value (`"error": "…"`), a
 /// status or level that says failed or error, an `"ok": false`, a nonzero exit code, or a string

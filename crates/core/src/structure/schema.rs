@@ -97,19 +97,15 @@ impl<'s> Rules<'s> {
                 _ => self.fixed = true,
             }
         }
-        const FIXED: &[&str] = &[
-            "const",
-            "enum",
-            "not",
-            "if",
-            "$dynamicRef",
-            "$recursiveRef",
-        ];
+        const FIXED: &[&str] = &["const", "enum", "not", "if", "$dynamicRef", "$recursiveRef"];
         if FIXED.iter().any(|keyword| schema.contains_key(*keyword)) {
             self.fixed = true;
         }
         const WHOLE_STRING: &[&str] = &["pattern", "format", "contentEncoding", "contentMediaType"];
-        if WHOLE_STRING.iter().any(|keyword| schema.contains_key(*keyword)) {
+        if WHOLE_STRING
+            .iter()
+            .any(|keyword| schema.contains_key(*keyword))
+        {
             self.whole_string = true;
         }
         let count = |keyword: &str| {
@@ -144,7 +140,8 @@ impl<'s> Rules<'s> {
         }
         self.additional.extend(schema.get("additionalProperties"));
         if let Some(Value::Array(required)) = schema.get("required") {
-            self.required.extend(required.iter().filter_map(Value::as_str));
+            self.required
+                .extend(required.iter().filter_map(Value::as_str));
         }
         const KEEP_MEMBERS: &[&str] = &[
             "minProperties",
@@ -152,7 +149,10 @@ impl<'s> Rules<'s> {
             "dependentSchemas",
             "dependencies",
         ];
-        if KEEP_MEMBERS.iter().any(|keyword| schema.contains_key(*keyword)) {
+        if KEEP_MEMBERS
+            .iter()
+            .any(|keyword| schema.contains_key(*keyword))
+        {
             self.keep_members = true;
         }
         if let Some(Value::Array(all)) = schema.get("allOf") {
@@ -291,7 +291,9 @@ fn matches(root: &Value, schema: &Value, instance: &Value, depth: usize, hops: u
             true
         }
         Value::Array(items) => match schema.get("items") {
-            Some(items_schema) if !items_schema.is_array() && !schema.contains_key("prefixItems") => {
+            Some(items_schema)
+                if !items_schema.is_array() && !schema.contains_key("prefixItems") =>
+            {
                 items
                     .iter()
                     .take(3)
@@ -313,7 +315,9 @@ fn type_matches(types: &Value, instance: &Value) -> bool {
         "null" => instance.is_null(),
         "number" => instance.is_number(),
         "integer" => match instance {
-            Value::Number(n) => n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0),
+            Value::Number(n) => {
+                n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)
+            }
             _ => false,
         },
         _ => false,

@@ -12,9 +12,17 @@ enum Type {
     Int,
     Bool,
     /// A string: its `minLength`, and whether a pattern binds it.
-    Str { min: usize, pattern: bool },
-    Array { item: Box<Type>, min: usize },
-    Object { members: Vec<(String, Type, bool)> },
+    Str {
+        min: usize,
+        pattern: bool,
+    },
+    Array {
+        item: Box<Type>,
+        min: usize,
+    },
+    Object {
+        members: Vec<(String, Type, bool)>,
+    },
     /// `anyOf` of it and null, as Python's `Optional` writes it.
     Nullable(Box<Type>),
     /// Through `$ref` to `$defs`.
@@ -25,14 +33,18 @@ fn leaf() -> impl Strategy<Value = Type> {
     prop_oneof![
         Just(Type::Int),
         Just(Type::Bool),
-        (0usize..6, prop::bool::weighted(0.2)).prop_map(|(min, pattern)| Type::Str { min, pattern }),
+        (0usize..6, prop::bool::weighted(0.2))
+            .prop_map(|(min, pattern)| Type::Str { min, pattern }),
     ]
 }
 
 fn a_type() -> impl Strategy<Value = Type> {
     leaf().prop_recursive(4, 24, 5, |inner| {
         prop_oneof![
-            (inner.clone(), 0usize..4).prop_map(|(item, min)| Type::Array { item: Box::new(item), min }),
+            (inner.clone(), 0usize..4).prop_map(|(item, min)| Type::Array {
+                item: Box::new(item),
+                min
+            }),
             prop::collection::vec((inner.clone(), any::<bool>()), 1..5).prop_map(|members| {
                 Type::Object {
                     members: members
@@ -96,7 +108,11 @@ fn instance(t: &Type, sizes: &mut impl Iterator<Item = usize>) -> Value {
         Type::Str { min, .. } => {
             let words = "error in row\n".len();
             let text = "error in row\n".repeat(next(sizes) * 3 / words + 1);
-            let text = if text.len() < *min { "x".repeat(*min) } else { text };
+            let text = if text.len() < *min {
+                "x".repeat(*min)
+            } else {
+                text
+            };
             Value::String(text.replace('\n', " "))
         }
         Type::Array { item, min } => {
@@ -127,12 +143,26 @@ fn instance(t: &Type, sizes: &mut impl Iterator<Item = usize>) -> Value {
 /// held to, written naively.
 fn floor(t: &Type, value: &Value) -> usize {
     let container = |sizes: Vec<usize>| {
-        if sizes.is_empty() { 2 } else { 1 + sizes.iter().map(|s| s + 1).sum::<usize>() }
+        if sizes.is_empty() {
+            2
+        } else {
+            1 + sizes.iter().map(|s| s + 1).sum::<usize>()
+        }
     };
     match (t, value) {
-        (Type::Str { min, pattern: false }, Value::String(text)) => {
+        (
+            Type::Str {
+                min,
+                pattern: false,
+            },
+            Value::String(text),
+        ) => {
             let chars = text.chars().count();
-            if (*min).max(1) >= chars { chars + 2 } else { (*min).max(1) + 2 }
+            if (*min).max(1) >= chars {
+                chars + 2
+            } else {
+                (*min).max(1) + 2
+            }
         }
         (Type::Array { item, min }, Value::Array(items)) => {
             let mut floors: Vec<usize> = items.iter().map(|i| floor(item, i)).collect();
@@ -220,7 +250,10 @@ fn a_list_of_records_keeps_its_first_last_and_failing_records() {
     assert_eq!(kept.last(), rows.last());
     assert!(kept.contains(&rows[1_234]));
     assert_eq!(cut.places[0]["pointer"], "/result");
-    assert_eq!(cut.summary()[0], format!("/result {} of 2,000 items", kept.len()));
+    assert_eq!(
+        cut.summary()[0],
+        format!("/result {} of 2,000 items", kept.len())
+    );
 }
 
 #[test]
@@ -228,16 +261,25 @@ fn no_valid_cut_is_over_never_the_whole() {
     let schema = json!({ "type": "object", "properties": {
         "rows": { "type": "array", "minItems": 5_000 } }, "required": ["rows"] });
     let value = json!({ "rows": (0..5_000).collect::<Vec<_>>() });
-    assert!(matches!(fit_typed(&value, &OutputSchema::new(&schema), 1_000), Typed::Over));
+    assert!(matches!(
+        fit_typed(&value, &OutputSchema::new(&schema), 1_000),
+        Typed::Over
+    ));
     // A required string bound by a pattern cannot be shortened.
     let schema = json!({ "type": "object", "properties": {
         "digest": { "type": "string", "pattern": "^[a-f0-9]+$" } }, "required": ["digest"] });
     let value = json!({ "digest": "ab".repeat(10_000) });
-    assert!(matches!(fit_typed(&value, &OutputSchema::new(&schema), 1_000), Typed::Over));
+    assert!(matches!(
+        fit_typed(&value, &OutputSchema::new(&schema), 1_000),
+        Typed::Over
+    ));
     // A schema that cannot be compiled here: no cut is known to be valid.
     let remote = json!({ "$ref": "https://example.invalid/s.json" });
     let value = json!({ "rows": (0..5_000).collect::<Vec<_>>() });
-    assert!(matches!(fit_typed(&value, &OutputSchema::new(&remote), 1_000), Typed::Over));
+    assert!(matches!(
+        fit_typed(&value, &OutputSchema::new(&remote), 1_000),
+        Typed::Over
+    ));
 }
 
 #[test]

@@ -526,6 +526,34 @@ pub(crate) fn render_counted(
 
 /// Writes how every marker ends: the cap in tokens that made the cut, if one did, and where the
 /// full output is.
+/// The note a cut structure's texts end with: the chars of the structure kept, the places cut
+/// (the first few), and where the whole is —
+/// `[toolsmith: structured result cut, kept 3,912 of 45,119 chars (/entities 12 of 400 items,
+/// /relations 30 of 800 items); full output: artifact …, read it with read_artifact]`.
+pub(crate) fn render_structure_note(
+    kept: usize,
+    total: usize,
+    places: &[String],
+    continuation: &Continuation<'_>,
+) -> String {
+    const SHOWN: usize = 4;
+    let mut out = String::with_capacity(160);
+    out.push_str("[toolsmith: structured result cut, kept ");
+    push_grouped(&mut out, kept);
+    out.push_str(" of ");
+    push_grouped(&mut out, total);
+    out.push_str(" chars (");
+    out.push_str(&places[..places.len().min(SHOWN)].join(", "));
+    if places.len() > SHOWN {
+        out.push_str(", and ");
+        push_grouped(&mut out, places.len() - SHOWN);
+        out.push_str(" more");
+    }
+    out.push_str("); ");
+    push_end(&mut out, continuation);
+    out
+}
+
 fn push_end(out: &mut String, continuation: &Continuation<'_>) {
     if let Some(cap) = continuation.token_cap {
         out.push_str(TOKEN_CAP_OPENING);

@@ -62,6 +62,7 @@ pub(crate) use bytes::{after_last_break, byte_offset_after_chars, without_break}
 pub(crate) use capture::{Capture, Captured, CapturedParts, OpenSpool, Spool};
 pub use json::{JsonFit, fit_json, fit_json_with};
 pub use marker::grouped;
+pub(crate) use marker::render_structure_note;
 pub use marker::{Continuation, Cut, FullOutput, LineSpan, MarkedFull, Marker};
 pub use marker::{find as find_marker, parse as parse_marker};
 pub(crate) use positional::{assemble, marker_reserve, positional_cuts};

@@ -32,8 +32,9 @@ use crate::mcp::wire::bounded;
 
 use super::upstream::Copies;
 use crate::artifacts::{self, ArtifactId, ArtifactStore, READ_ARTIFACT, store_text};
-use crate::mcp::structure::{self, Fitted, OutputSchema, kept_as};
+use crate::mcp::structure::{self, OutputSchema, kept_as};
 use crate::registry::CUT_META_KEY;
+pub(crate) use crate::registry::facts::OverCapWhy;
 use crate::tokens::{TokenCap, TokenCounter, Tries, Within};
 use crate::tool::{MediaLimits, left_out_note};
 use crate::trim::{self, Continuation, FullOutput, TrimStyle, grouped};
@@ -287,24 +288,23 @@ pub(crate) fn media_block(media: artifacts::StoredMedia, id: &ArtifactId) -> Val
 /// never built into values (an answer of a million tiny blocks costs what its text costs).
 const MAX_BLOCKS: usize = crate::mcp::caps::MAX_BLOCKS;
 
-/// Fits a `tools/call` result (as the server wrote it) to the cap. `schema`: the tool's
-/// `outputSchema`, when it states one. An answer that is not a tool result that can be read
+/// Fits a `tools/call` result (as the server wrote it) to the cap, as `call` says (the tool's
+/// name, its `outputSchema`, the copies that go). An answer that is not a tool result that can be read
 /// (not an object, `content` not a list, nested past 128 levels, a string that is not Unicode)
 /// is an error saying why.
 pub(crate) async fn tool_result(
     raw: &RawValue,
-    schema: Option<&OutputSchema>,
+    call: &Call<'_>,
     fitting: &Fitting,
-    send: Copies,
 ) -> Result<(Value, Report), String> {
     let Some(cap) = &fitting.tokens else {
-        return tool_result_in_chars(raw, schema, fitting, send).await;
+        return tool_result_in_chars(raw, call, fitting).await;
     };
     let fitted = hold_tokens(
         fitting,
         cap,
         raw.get(),
-        |tries| async move { tool_result_in_chars(raw, schema, &tries, send).await },
+        |tries| async move { tool_result_in_chars(raw, call, &tries).await },
         |(result, _)| tokens_seen(result, cap.counter().as_ref()),
     )
     .await?;
@@ -381,28 +381,58 @@ fn tokens_seen(result: &Value, counter: &dyn TokenCounter) -> usize {
 /// [`tool_result`] with the cap in chars alone.
 async fn tool_result_in_chars(
     raw: &RawValue,
-    schema: Option<&OutputSchema>,
+    call: &Call<'_>,
     fitting: &Fitting,
-    send: Copies,
 ) -> Result<(Value, Report), String> {
     let mut parsed =
         bounded::call_result(raw.get(), MAX_BLOCKS).map_err(|error| error.to_string())?;
-    // One copy of a structured result, when the server is set to send one.
-    let mut left_out = 0;
-    match send {
-        Copies::TextOnly => {
-            if let Some(structure) = parsed.structured.take() {
-                left_out += structure.get().chars().count();
+    let mut report = Report::default();
+    let structure = match parsed.structured.take() {
+        Some(raw) => {
+            report.received_chars += raw.get().chars().count() as u64;
+            match serde_json::from_str::<Value>(raw.get()) {
+                Ok(value) => Some((value, raw)),
+                Err(error) => {
+                    // Not sent: a note says why.
+                    report.cut = true;
+                    parsed.tail.push(text_block(format!(
+                        "[toolsmith: the structured result cannot be read ({error}), so it is \
+                         left out]"
+                    )));
+                    None
+                }
             }
         }
-        Copies::StructuredOnly if parsed.structured.is_some() && !parsed.is_error => {
-            parsed.content.retain(|block| {
-                let text = block.get("type").and_then(Value::as_str) == Some("text");
-                if text {
-                    left_out += visible_chars(block);
-                }
-                !text
-            });
+        None => None,
+    };
+    // A list's items, a text each past the blocks a result keeps, are read back as blocks:
+    // they are written again from the list's cut.
+    if let Some((value, _)) = &structure
+        && parsed.beyond.0 > 0
+        && single_list_of(value) == Some(parsed.content.len() + parsed.beyond.0 + parsed.tail.len())
+    {
+        let (_, lines) = std::mem::take(&mut parsed.beyond);
+        let beyond: Vec<Value> = lines
+            .lines()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect();
+        parsed.content.extend(beyond);
+        parsed.content.append(&mut parsed.tail);
+    }
+    // One copy of a structured result, when the server is set to send one.
+    let mut left_out = 0;
+    let mut structure = structure;
+    match call.copies() {
+        Copies::TextOnly => {
+            if let Some((_, raw)) = structure.take() {
+                left_out += raw.get().chars().count();
+                report.received_chars -= left_out as u64;
+            }
+        }
+        Copies::StructuredOnly if !parsed.is_error => {
+            if let Some((value, _)) = &structure {
+                left_out += leave_out_copies(value, &mut parsed.content);
+            }
         }
         _ => {}
     }
@@ -411,51 +441,62 @@ async fn tool_result_in_chars(
         let value = serde_json::from_str(raw.get()).map_err(|error| format!("`{key}`: {error}"))?;
         rest.insert(key, value);
     }
-    // A task-augmented call answers with its task, not a result: nothing to fit yet.
-    let mut report = Report::default();
     // What the setting left out was received (the figures say so), not cut: it is the same
     // data as what was sent.
     report.received_chars += left_out as u64;
+    // A task-augmented call answers with its task, not a result: nothing to fit yet.
     if !parsed.has_content && rest.contains_key("task") {
         return Ok((Value::Object(rest), report));
     }
     let mut notes: Vec<String> = Vec::new();
     let mut structured = None;
-    // A structure that repeats the text (a host may show the model both) shares the cap with
-    // it: each gets a fair share, so together they fit. Another structure fits the cap alone.
     let mut content_fitting = None;
-    if let Some(raw) = parsed.structured {
-        let shared = repeated_chars(&raw, &parsed.content, fitting.cap).map(|(structure, text)| {
-            let mut shares = [0; 2];
-            crate::fair::fill(&mut shares, &[structure, text], fitting.cap);
-            shares
-        });
-        let structure_fitting = shared.map(|[cap, _]| Fitting {
-            cap,
-            ..fitting.clone()
-        });
-        match fit_structure(
-            &raw,
-            schema,
-            structure_fitting.as_ref().unwrap_or(fitting),
-            &mut report,
-        )
-        .await
-        {
-            Fitted::Kept(value, sent) => {
-                if let Some([_, text_share]) = shared {
-                    // The text gets what the structure left, and never less than its own share:
-                    // a structure sent whole because a cut would break its schema goes over
-                    // the cap by the schema's demand alone, and the text still names its
-                    // artifact.
-                    content_fitting = Some(Fitting {
-                        cap: fitting.cap.saturating_sub(sent).max(text_share),
-                        ..fitting.clone()
-                    });
-                }
-                structured = Some(value);
-            }
-            Fitted::LeftOut(note) => notes.push(note),
+    let mut fitted_blocks = Vec::new();
+    let mut content = parsed.content;
+    if let Some((value, raw)) = structure {
+        let content_chars: usize = content.iter().map(visible_chars).sum();
+        let structure_chars = crate::structure::compact_chars(&value);
+        // The whole is kept when the two are over the cap, whatever becomes of it.
+        let stored = if structure_chars + content_chars > fitting.cap {
+            let stored = store(fitting, raw.get().to_owned()).await;
+            report.kept(&stored);
+            stored
+        } else {
+            Err(String::new())
+        };
+        let full = full_output(&stored);
+        let continuation = Continuation::from(full).with_token_cap(fitting.marker_token_cap);
+        let placed = structure::place(
+            value,
+            content,
+            call.schema,
+            fitting.cap,
+            (&stored, continuation),
+            parsed.is_error,
+            visible_chars,
+        );
+        if placed.over {
+            let fitted = Value::Object(rest);
+            let result = over_cap_result(
+                call.tool,
+                &fitted,
+                &mut report,
+                fitting,
+                OverCapWhy::NoValidCut,
+            );
+            return Ok((result, report));
+        }
+        content = placed.content;
+        fitted_blocks = placed.fitted;
+        notes.extend(placed.note);
+        report.structure = placed.facts;
+        if let Some((value, chars)) = placed.structure {
+            report.sent_chars += chars as u64;
+            content_fitting = Some(Fitting {
+                cap: fitting.cap.saturating_sub(chars),
+                ..fitting.clone()
+            });
+            structured = Some(value);
         }
     }
     let fitting = content_fitting.as_ref().unwrap_or(fitting);
@@ -465,10 +506,13 @@ async fn tool_result_in_chars(
         TrimStyle::default()
     };
     let content = fit_blocks(
-        parsed.content,
-        parsed.beyond,
-        parsed.tail,
-        notes,
+        Blocks {
+            blocks: content,
+            fitted: fitted_blocks,
+            beyond: parsed.beyond,
+            tail: parsed.tail,
+            notes,
+        },
         fitting,
         &style,
         &mut report,
@@ -491,6 +535,79 @@ async fn tool_result_in_chars(
     Ok((Value::Object(result), report))
 }
 
+/// What a tool's call is fitted by: the tool's name (the over-cap error names it), its
+/// `outputSchema`, when it states one, and which copies of a structured result go.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Call<'a> {
+    pub(crate) tool: &'a str,
+    pub(crate) schema: Option<&'a OutputSchema>,
+    pub(crate) send: Copies,
+}
+
+impl Call<'_> {
+    /// The copies that go: [`Copies::Auto`] sends the text alone for a tool whose structure
+    /// only wraps it, both otherwise.
+    fn copies(&self) -> Copies {
+        match self.send {
+            Copies::Auto if self.schema.is_some_and(OutputSchema::wraps_text) => Copies::TextOnly,
+            Copies::Auto => Copies::Both,
+            send => send,
+        }
+    }
+}
+
+/// How many items a structure's one list has, when it is an object of one member, a list.
+fn single_list_of(structure: &Value) -> Option<usize> {
+    let members = structure.as_object()?;
+    match members.values().collect::<Vec<_>>()[..] {
+        [Value::Array(items)] if members.len() == 1 => Some(items.len()),
+        _ => None,
+    }
+}
+
+/// Leaves out of `content` the text blocks `structure` repeats; the chars a reader would have
+/// seen of them.
+fn leave_out_copies(structure: &Value, content: &mut Vec<Value>) -> usize {
+    let texts: Vec<&str> = content
+        .iter()
+        .filter(|block| block.get("type").and_then(Value::as_str) == Some("text"))
+        .filter_map(|block| block.get("text").and_then(Value::as_str))
+        .collect();
+    let all_items = matches!(
+        crate::copies::repeat(structure, &texts),
+        Some(crate::copies::Repeat::Items { .. })
+    );
+    let mut left_out = 0;
+    content.retain(|block| {
+        let copy = block.get("type").and_then(Value::as_str) == Some("text")
+            && block
+                .get("text")
+                .and_then(Value::as_str)
+                .is_some_and(|text| all_items || crate::copies::repeats(structure, text));
+        if copy {
+            left_out += visible_chars(block);
+        }
+        !copy
+    });
+    left_out
+}
+
+/// Where a note says the full output is, as a marker names it.
+fn full_output(stored: &StoreOutcome) -> FullOutput<'_> {
+    match stored {
+        Ok((id, omitted)) if *omitted > 0 => FullOutput::StoredCapped {
+            id: id.as_str(),
+            reader: READ_ARTIFACT,
+            omitted_bytes: *omitted,
+        },
+        Ok((id, _)) => FullOutput::Stored {
+            id: id.as_str(),
+            reader: READ_ARTIFACT,
+        },
+        Err(reason) => FullOutput::Failed { reason },
+    }
+}
+
 /// Puts the cut's facts in a result's `_meta` under [`CUT_META_KEY`], keeping every key the
 /// server put there (a `_meta` that is not an object is the server's, and left as it is).
 fn insert_meta(result: &mut Map<String, Value>, facts: Value) {
@@ -503,18 +620,21 @@ fn insert_meta(result: &mut Map<String, Value>, facts: Value) {
 }
 
 /// The error result a cut result becomes for a server set to answer an error over the cap
-/// ([`OverCap::Error`](crate::tool::OverCap::Error)): its size, the cap, the artifacts holding
+/// ([`OverCap::Error`](crate::tool::OverCap::Error)), or for a structure no cut of which both
+/// matches its schema and fits ([`OverCapWhy`]): its size, the cap, the artifacts holding
 /// it whole, none of its content or structure; the cut's facts in its `_meta` as ever.
 pub(crate) fn over_cap_result(
     tool: &str,
     fitted: &Value,
-    report: &Report,
+    report: &mut Report,
     fitting: &Fitting,
+    why: OverCapWhy,
 ) -> Value {
     let text = crate::registry::facts::over_cap_error(
         tool,
         report.received_chars,
         fitting.cap,
+        why,
         if report.artifacts.is_empty() {
             // Every store of the fitting failed (its marker would have said why).
             Err("the artifact store failed")
@@ -526,10 +646,10 @@ pub(crate) fn over_cap_result(
     let text = trim::fit_with(&text, fitting.cap, &TrimStyle::error(), &none)
         .into_text()
         .into_owned();
-    let mut facts = report.clone();
     // Nothing of the result was sent: the error's words are all a reader sees.
-    facts.sent_chars = text.chars().count() as u64;
-    facts.cuts.clear();
+    report.cut = true;
+    report.sent_chars = text.chars().count() as u64;
+    report.cuts.clear();
     let mut result = match error_result(text) {
         Value::Object(result) => result,
         _ => Map::new(),
@@ -538,62 +658,13 @@ pub(crate) fn over_cap_result(
     if let Some(meta) = fitted.get("_meta") {
         result.insert("_meta".to_owned(), meta.clone());
     }
-    insert_meta(&mut result, facts.to_value());
+    insert_meta(&mut result, report.to_value());
     Value::Object(result)
 }
 
 /// An error result saying `why`.
 pub(crate) fn error_result(why: String) -> Value {
     json!({ "content": [{ "type": "text", "text": why }], "isError": true })
-}
-
-/// When the structure repeats the text — a text block is one of its strings, or the text is the
-/// structure's own JSON — and together they are over `cap`, the chars of each, which then share
-/// the cap; `None` otherwise (a result that fits together is not parsed again here).
-fn repeated_chars(raw: &RawValue, content: &[Value], cap: usize) -> Option<(usize, usize)> {
-    let structure_chars = raw.get().chars().count();
-    let text_chars: usize = content.iter().map(visible_chars).sum();
-    if structure_chars + text_chars <= cap {
-        return None;
-    }
-    let texts: Vec<&str> = content
-        .iter()
-        .filter(|block| block.get("type").and_then(Value::as_str) == Some("text"))
-        .filter_map(|block| block.get("text").and_then(Value::as_str))
-        .collect();
-    if texts.is_empty() {
-        return None;
-    }
-    let structure: Value = serde_json::from_str(raw.get()).ok()?;
-    let repeats = texts
-        .iter()
-        .any(|text| crate::copies::repeats(&structure, text));
-    repeats.then_some((structure_chars, text_chars))
-}
-
-/// The structure as it goes to the client: whole within the cap; over it, stored whole and
-/// cut by the rule of [`structure`] (whole when a cut would break the tool's schema).
-async fn fit_structure(
-    raw: &RawValue,
-    schema: Option<&OutputSchema>,
-    fitting: &Fitting,
-    report: &mut Report,
-) -> Fitted {
-    let text = raw.get();
-    let chars = text.chars().count();
-    report.received_chars += chars as u64;
-    let stored = if chars > fitting.cap {
-        let stored = store(fitting, text.to_owned()).await;
-        report.kept(&stored);
-        stored
-    } else {
-        Err(String::new())
-    };
-    let fitted = structure::fit(text, chars, fitting.cap, schema, &stored);
-    if let Fitted::Kept(_, sent) = &fitted {
-        report.sent_chars += *sent as u64;
-    }
-    fitted
 }
 
 /// The chars a reader sees of a content block: a text's (or an embedded resource's text),
@@ -626,25 +697,47 @@ struct Item {
     note: bool,
 }
 
-/// Lays out a result's content within the cap, in order, by the rule of the module: the owner
-/// of the cap, which counts every char a reader sees ([`visible_chars`]). `beyond` are the
-/// blocks past [`MAX_BLOCKS`], as the JSON they were (how many, one a line); `notes` follow the
-/// content (what the reader was reading comes first).
-async fn fit_blocks(
+/// A result's content on its way to [`fit_blocks`].
+struct Blocks {
+    /// The blocks kept as blocks.
     blocks: Vec<Value>,
+    /// Indices of `blocks` fitted already (a structure's texts written again from its cut):
+    /// laid out as they are, as notes are.
+    fitted: Vec<usize>,
+    /// The blocks past [`MAX_BLOCKS`], as the JSON they were: how many, one a line.
     beyond: (usize, String),
+    /// The last blocks, after those past the limit.
     tail: Vec<Value>,
+    /// Notes that follow the content (what the reader was reading comes first).
     notes: Vec<String>,
+}
+
+/// Lays out a result's content within the cap, in order, by the rule of the module: the owner
+/// of the cap, which counts every char a reader sees ([`visible_chars`]).
+async fn fit_blocks(
+    content: Blocks,
     fitting: &Fitting,
     style: &TrimStyle,
     report: &mut Report,
 ) -> Vec<Value> {
+    let Blocks {
+        blocks,
+        fitted,
+        beyond,
+        tail,
+        notes,
+    } = content;
     let mut items: Vec<Item> = Vec::with_capacity(blocks.len() + tail.len() + 1);
     // Where the blocks past the limit were: after the first, before the last.
     let head = blocks.len();
     // Media over the limits become notes.
     let mut media_kept = 0usize;
-    for block in blocks.into_iter().chain(tail) {
+    for (i, block) in blocks.into_iter().chain(tail).enumerate() {
+        if fitted.contains(&i) {
+            report.received_chars += visible_chars(&block) as u64;
+            items.push(Item { block, note: true });
+            continue;
+        }
         let Some((kind, mime, data)) =
             media_of(&block).filter(|_| matches!(kind_of(&block), Kind::Media))
         else {
@@ -792,6 +885,7 @@ async fn fit_blocks(
 
     // Texts share what is left, max-min fairly; a text over its share is cut.
     let room = fitting.cap.saturating_sub(fixed_chars);
+    let separators = join_small_texts(&mut kept, room);
     let texts: Vec<(usize, usize)> = kept
         .iter_mut()
         .enumerate()
@@ -801,7 +895,8 @@ async fn fit_blocks(
     let wants: Vec<usize> = texts.iter().map(|&(_, chars)| chars).collect();
     let mut shares = vec![0; wants.len()];
     crate::fair::fill(&mut shares, &wants, room);
-    report.received_chars += wants.iter().sum::<usize>() as u64;
+    // The line breaks that joined texts are not what the server sent.
+    report.received_chars += (wants.iter().sum::<usize>() - separators) as u64;
     report.sent_chars += fixed_chars as u64;
     // A cut text is followed by a link to its artifact, an MCP resource a client can read.
     let mut links: Vec<(usize, Value)> = Vec::new();
@@ -876,6 +971,41 @@ async fn fit_blocks(
         }
     }
     blocks
+}
+
+/// The least share of the room a text gets before many texts are cut as one body.
+const LEAST_TEXT_SHARE: usize = 400;
+
+/// Many text blocks over a small room (the Python SDK's text per item of a list) are one body:
+/// joined, a line break between, into the first, so they are cut once, kept as one artifact,
+/// and none is cut to nothing. Returns the line breaks added.
+fn join_small_texts(kept: &mut Vec<Item>, room: usize) -> usize {
+    let plain: Vec<usize> = kept
+        .iter()
+        .enumerate()
+        .filter(|(_, item)| {
+            !item.note
+                && item.block.get("type").and_then(Value::as_str) == Some("text")
+                && item.block.get("text").is_some_and(Value::is_string)
+        })
+        .map(|(i, _)| i)
+        .collect();
+    let total: usize = plain.iter().map(|&i| visible_chars(&kept[i].block)).sum();
+    if plain.len() < 2 || total <= room || room / plain.len() >= LEAST_TEXT_SHARE {
+        return 0;
+    }
+    let mut body = String::with_capacity(total + plain.len());
+    for (n, &i) in plain.iter().enumerate() {
+        if n > 0 {
+            body.push('\n');
+        }
+        body.push_str(kept[i].block["text"].as_str().unwrap_or_default());
+    }
+    kept[plain[0]].block["text"] = Value::String(body);
+    for &i in plain[1..].iter().rev() {
+        kept.remove(i);
+    }
+    plain.len() - 1
 }
 
 /// A cut text gets a `resource_link` when the link takes at most 1/this of its share: the
@@ -954,11 +1084,15 @@ async fn resource_contents_in_chars(result: Value, fitting: &Fitting) -> Value {
         .into_iter()
         .map(|resource| json!({ "type": "resource", "resource": resource }))
         .collect();
-    let fitted = fit_blocks(
+    let content = Blocks {
         blocks,
-        (0, String::new()),
-        Vec::new(),
-        Vec::new(),
+        fitted: Vec::new(),
+        beyond: (0, String::new()),
+        tail: Vec::new(),
+        notes: Vec::new(),
+    };
+    let fitted = fit_blocks(
+        content,
         fitting,
         &TrimStyle::default(),
         &mut Report::default(),
@@ -1044,6 +1178,14 @@ mod tests {
             })
     }
 
+    fn call(schema: Option<&OutputSchema>) -> Call<'_> {
+        Call {
+            tool: "a_tool",
+            schema,
+            send: Copies::Both,
+        }
+    }
+
     /// What most servers send: `JSON.stringify` of a large array as one text block. Cut, it is
     /// still JSON, its first and last elements whole and the marker inside naming the artifact.
     #[test]
@@ -1063,7 +1205,7 @@ mod tests {
             let result = json!({ "content": [{ "type": "text", "text": text }] });
             let raw = RawValue::from_string(result.to_string()).unwrap();
             let (fitted, report) = runtime
-                .block_on(tool_result(&raw, None, &fitting, Copies::Both))
+                .block_on(tool_result(&raw, &call(None), &fitting))
                 .unwrap();
             let cut = fitted["content"][0]["text"].as_str().unwrap();
             assert!(cut.chars().count() <= 20_000);
@@ -1076,6 +1218,173 @@ mod tests {
             assert!(cut.contains(id), "the marker names artifact {id}");
             assert_eq!(marker.unit, "items");
         }
+    }
+
+    /// The memory server's `read_graph`: the graph as pretty JSON text, and as the structure
+    /// its schema describes.
+    fn graph(entities: usize) -> (Value, Value) {
+        let entity = json!({ "type": "object", "properties": {
+            "name": { "type": "string" }, "entityType": { "type": "string" },
+            "observations": { "type": "array", "items": { "type": "string" } } },
+            "required": ["name", "entityType", "observations"], "additionalProperties": false });
+        let relation = json!({ "type": "object", "properties": {
+            "from": { "type": "string" }, "to": { "type": "string" },
+            "relationType": { "type": "string" } },
+            "required": ["from", "to", "relationType"], "additionalProperties": false });
+        let schema = json!({ "type": "object", "properties": {
+            "entities": { "type": "array", "items": entity },
+            "relations": { "type": "array", "items": relation } },
+            "required": ["entities", "relations"], "additionalProperties": false,
+            "$schema": "http://json-schema.org/draft-07/schema#" });
+        let graph = json!({
+            "entities": (0..entities).map(|i| json!({ "name": format!("entity {i}"),
+                "entityType": "person", "observations": [format!("observation of {i}")] }))
+                .collect::<Vec<_>>(),
+            "relations": (1..entities).map(|i| json!({ "from": format!("entity {}", i - 1),
+                "to": format!("entity {i}"), "relationType": "knows" })).collect::<Vec<_>>(),
+        });
+        let result = json!({
+            "content": [{ "type": "text", "text": serde_json::to_string_pretty(&graph).unwrap() }],
+            "structuredContent": graph,
+        });
+        (schema, result)
+    }
+
+    fn fit_typed_result(
+        result: &Value,
+        schema: &Value,
+        cap: usize,
+        send: Copies,
+    ) -> (Value, Report, usize) {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let store = Arc::new(MemoryStore::new());
+        let fitting = Fitting::new(cap, store.clone(), MediaLimits::default());
+        let schema = OutputSchema::new(schema);
+        let raw = RawValue::from_string(result.to_string()).unwrap();
+        let call = Call {
+            tool: "read_graph",
+            schema: Some(&schema),
+            send,
+        };
+        let (fitted, report) = runtime
+            .block_on(tool_result(&raw, &call, &fitting))
+            .unwrap();
+        let seen: usize = fitted["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(visible_chars)
+            .sum();
+        let structure = fitted
+            .get("structuredContent")
+            .map_or(0, |s| s.to_string().chars().count());
+        assert!(seen + structure <= cap, "{seen} + {structure} over {cap}");
+        assert_eq!(report.sent_chars as usize, seen + structure);
+        if let Some(structure) = fitted.get("structuredContent") {
+            assert!(
+                schema.accepts(structure),
+                "the structure matches its schema"
+            );
+        }
+        (fitted, report, store.len())
+    }
+
+    #[test]
+    fn a_typed_structure_and_its_json_text_are_cut_as_one_selection() {
+        let (schema, result) = graph(400);
+        let (fitted, report, stored) = fit_typed_result(&result, &schema, 4_000, Copies::Auto);
+        let structure = &fitted["structuredContent"];
+        let entities = structure["entities"].as_array().unwrap();
+        assert!(entities.len() > 3 && entities.len() < 400);
+        assert_eq!(entities[0]["name"], "entity 0");
+        assert_eq!(entities.last().unwrap()["name"], "entity 399");
+        // The text is the same cut, as the server laid it out.
+        let text = fitted["content"][0]["text"].as_str().unwrap();
+        assert_eq!(text, serde_json::to_string_pretty(structure).unwrap());
+        // A note after it names the artifact that holds the whole; `_meta` states the places.
+        let note = fitted["content"][1]["text"].as_str().unwrap();
+        let id = report.artifacts[0].as_str();
+        assert!(note.contains("/entities") && note.contains(id), "{note}");
+        assert_eq!(stored, 1, "the whole structure, kept once");
+        let facts = &fitted["_meta"][CUT_META_KEY]["structure"];
+        assert_eq!(facts["artifact"], id);
+        assert_eq!(facts["cuts"][0]["pointer"], "/entities");
+        assert_eq!(facts["cuts"][0]["total"], 400);
+        assert_eq!(facts["cuts"][0]["kept"], entities.len());
+    }
+
+    #[test]
+    fn a_python_list_is_cut_once_its_texts_the_items_kept() {
+        // A tool returning `list[Row]`: a text per row, and `{"result": rows}`.
+        let schema = json!({ "$defs": { "Row": { "type": "object", "properties": {
+            "id": { "type": "integer" }, "name": { "type": "string" }, "ok": { "type": "boolean" } },
+            "required": ["id", "name", "ok"] } },
+            "type": "object", "properties": { "result": { "type": "array",
+            "items": { "$ref": "#/$defs/Row" } } }, "required": ["result"] });
+        let rows: Vec<Value> = (0..2_000)
+            .map(|i| json!({ "id": i, "name": format!("row {i}"), "ok": i != 777 }))
+            .collect();
+        let texts: Vec<Value> = rows
+            .iter()
+            .map(
+                |row| json!({ "type": "text", "text": serde_json::to_string_pretty(row).unwrap() }),
+            )
+            .collect();
+        let result = json!({ "content": texts, "structuredContent": { "result": rows } });
+        for send in [Copies::Auto, Copies::StructuredOnly] {
+            let (fitted, _, stored) = fit_typed_result(&result, &schema, 8_000, send);
+            assert_eq!(stored, 1, "one artifact for one result");
+            let kept = fitted["structuredContent"]["result"].as_array().unwrap();
+            assert!(kept.contains(&rows[777]), "the failing row is kept");
+            let content = fitted["content"].as_array().unwrap();
+            assert!(
+                content.iter().all(|block| visible_chars(block) > 0),
+                "no empty block"
+            );
+            if send == Copies::Auto {
+                // A text per kept row, then the note.
+                assert_eq!(content.len(), kept.len() + 1);
+                for (block, row) in content.iter().zip(kept) {
+                    assert_eq!(block["text"], serde_json::to_string_pretty(row).unwrap());
+                }
+            } else {
+                assert!(content.is_empty(), "{content:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_structure_no_cut_of_which_fits_is_the_over_cap_error_never_the_whole() {
+        let schema = json!({ "type": "object", "properties": {
+            "rows": { "type": "array", "minItems": 3_000 } }, "required": ["rows"] });
+        let result = json!({ "content": [], "structuredContent": { "rows": (0..3_000).collect::<Vec<_>>() } });
+        let (fitted, report, _) = fit_typed_result(&result, &schema, 4_000, Copies::Auto);
+        assert_eq!(fitted["isError"], true);
+        assert!(fitted.get("structuredContent").is_none());
+        let text = fitted["content"][0]["text"].as_str().unwrap();
+        assert!(
+            text.contains("output schema") && text.contains(report.artifacts[0].as_str()),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_structure_that_only_wraps_its_text_is_not_sent_by_default() {
+        let schema = json!({ "properties": { "result": { "title": "Result", "type": "string" } },
+                             "required": ["result"], "title": "readOutput", "type": "object" });
+        let text = "a line of the log\n".repeat(300);
+        let result = json!({ "content": [{ "type": "text", "text": text }],
+                             "structuredContent": { "result": text } });
+        let (fitted, _, _) = fit_typed_result(&result, &schema, 10_000, Copies::Auto);
+        assert!(fitted.get("structuredContent").is_none());
+        assert_eq!(
+            fitted["content"][0]["text"], text,
+            "the text whole, within the cap"
+        );
+        let (both, _, _) = fit_typed_result(&result, &schema, 10_000, Copies::Both);
+        assert!(both.get("structuredContent").is_some());
     }
 
     proptest! {
@@ -1099,7 +1408,7 @@ mod tests {
             };
             let raw = RawValue::from_string(result.to_string()).unwrap();
             let (fitted, report) = runtime
-                .block_on(tool_result(&raw, None, &fitting, Copies::Both))
+                .block_on(tool_result(&raw, &call(None), &fitting))
                 .unwrap();
             let seen = tokens_seen(&fitted, counter.as_ref());
             prop_assert!(seen <= max, "{seen} tokens seen against a cap of {max}");
@@ -1133,7 +1442,7 @@ mod tests {
             });
             let raw = RawValue::from_string(result.to_string()).unwrap();
             let (fitted, report) = runtime
-                .block_on(tool_result(&raw, schema.as_ref(), &fitting, Copies::Both))
+                .block_on(tool_result(&raw, &call(schema.as_ref()), &fitting))
                 .unwrap();
             let seen: usize = fitted["content"]
                 .as_array()
@@ -1141,16 +1450,17 @@ mod tests {
                 .iter()
                 .map(visible_chars)
                 .sum();
-            prop_assert!(seen <= cap, "{seen} chars seen against a cap of {cap}");
             // The report's figures are what happened: the chars sent are the chars a reader
             // sees, the structure's JSON included, and each artifact it names was written.
             let structure_chars = fitted
                 .get("structuredContent")
                 .map_or(0, |value| value.to_string().chars().count());
+            prop_assert!(
+                seen + structure_chars <= cap,
+                "{seen} chars seen and a structure of {structure_chars} against a cap of {cap}"
+            );
             let sent = report.sent_chars as usize;
-            if structure_chars <= cap || !report.cut {
-                prop_assert_eq!(sent, seen + structure_chars);
-            }
+            prop_assert_eq!(sent, seen + structure_chars);
             let given: usize = result["content"]
                 .as_array()
                 .unwrap()
@@ -1173,14 +1483,24 @@ mod tests {
                     "artifact {id} not written"
                 );
             }
-            prop_assert_eq!(fitted.get("isError") == Some(&json!(true)), is_error);
-            // A tool with an output schema keeps its structure (a client checks it is there);
+            // A tool with an output schema keeps its structure, cut by the schema (a client
+            // checks it is there), or answers the over-cap error when no valid cut fits;
             // without one, a structure over the cap may be left out, the content saying so.
+            // `isError` is the server's but for that error.
             let had = result.get("structuredContent").is_some();
             let kept = fitted.get("structuredContent").is_some();
+            let over = !is_error && fitted.get("isError") == Some(&json!(true));
             prop_assert!(!kept || had, "a structure made up");
-            if with_schema && !is_error {
+            prop_assert!(!over || (with_schema && had && !kept), "an error made up");
+            if over && cap > 300 {
+                let text = fitted["content"][0]["text"].as_str().unwrap();
+                prop_assert!(text.contains("matches the tool's output schema"), "{text}");
+            }
+            if with_schema && !is_error && !over {
                 prop_assert_eq!(kept, had);
+            }
+            if let (Some(schema), true) = (&schema, kept) {
+                prop_assert!(schema.accepts(&fitted["structuredContent"]), "valid");
             }
         }
     }

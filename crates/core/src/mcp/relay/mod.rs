@@ -421,7 +421,12 @@ pub async fn relay_tool_answer(
     let Some(result) = message.result else {
         return String::new();
     };
-    match fit_answer::tool_result(&result, None, &fitting, upstream::Copies::Both).await {
+    let call = fit_answer::Call {
+        tool: "tool",
+        schema: None,
+        send: upstream::Copies::Both,
+    };
+    match fit_answer::tool_result(&result, &call, &fitting).await {
         Ok((fitted, _)) => wire::answer(&id, Ok(wire::raw(&fitted))),
         Err(why) => wire::answer(&id, Ok(wire::raw(&fit_answer::error_result(why)))),
     }

@@ -92,8 +92,12 @@ pub struct Upstream {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum Copies {
-    /// Both, as the server sent them (the default).
+    /// Both, except for a tool whose structure only wraps its text (an object of one
+    /// required string, `{"result": "…"}`, which the Python SDK makes of every tool returning
+    /// `str`): its text alone, the tool listed without that schema (the default).
     #[default]
+    Auto,
+    /// Both, as the server sent them.
     Both,
     /// The text only: `structuredContent` is left out, and the server's tools are listed
     /// without their `outputSchema` (a client that checks results against one would otherwise
@@ -105,10 +109,11 @@ pub enum Copies {
 }
 
 impl Copies {
-    /// The setting as a configuration writes it: `"both"`, `"text-only"` or
+    /// The setting as a configuration writes it: `"auto"`, `"both"`, `"text-only"` or
     /// `"structured-only"`; `None` for anything else.
     pub fn from_setting(setting: &str) -> Option<Self> {
         match setting {
+            "auto" => Some(Copies::Auto),
             "both" => Some(Copies::Both),
             "text-only" => Some(Copies::TextOnly),
             "structured-only" => Some(Copies::StructuredOnly),
@@ -133,7 +138,7 @@ impl Upstream {
             allow: Vec::new(),
             deny: Vec::new(),
             over_cap: OverCap::Cut,
-            send: Copies::Both,
+            send: Copies::Auto,
         }
     }
 
@@ -151,7 +156,7 @@ impl Upstream {
             allow: Vec::new(),
             deny: Vec::new(),
             over_cap: OverCap::Cut,
-            send: Copies::Both,
+            send: Copies::Auto,
         }
     }
 
@@ -213,7 +218,7 @@ impl Upstream {
             })?,
         };
         let send = match config.send.as_deref() {
-            None => Copies::Both,
+            None => Copies::Auto,
             Some(setting) => Copies::from_setting(setting).ok_or_else(|| {
                 McpClientError::Config(ConfigError::Send {
                     server: name.clone(),

@@ -226,10 +226,21 @@ pub(crate) fn holds_error(text: &str) -> bool {
 /// failure, errored, crashed, timed out, …), in any case.
 pub(crate) fn says_failed(word: &str) -> bool {
     const FAILED: &[&str] = &[
-        "fail", "failed", "failure", "failing", "errored", "broken", "crashed", "aborted",
-        "timeout", "timed_out", "timedout",
+        "fail",
+        "failed",
+        "failure",
+        "failing",
+        "errored",
+        "broken",
+        "crashed",
+        "aborted",
+        "timeout",
+        "timed_out",
+        "timedout",
     ];
-    FAILED.iter().any(|failed| word.eq_ignore_ascii_case(failed))
+    FAILED
+        .iter()
+        .any(|failed| word.eq_ignore_ascii_case(failed))
         || (word.len() <= 12
             && word.bytes().all(|b| b.is_ascii_alphanumeric())
             && level_after(word.as_bytes(), 0) == Some(Tier::Error))

@@ -183,15 +183,13 @@ impl Session {
         };
         match answer {
             Ok(result) => {
-                match fit_answer::tool_result(
-                    &result,
-                    route.output_schema.as_deref(),
-                    &self.settings.fitting,
-                    self.slots[route.index].upstream.send,
-                )
-                .await
-                {
-                    Ok((mut fitted, report)) => {
+                let call = fit_answer::Call {
+                    tool: &route.name,
+                    schema: route.output_schema.as_deref(),
+                    send: route.send,
+                };
+                match fit_answer::tool_result(&result, &call, &self.settings.fitting).await {
+                    Ok((mut fitted, mut report)) => {
                         let over_cap = self.slots[route.index].upstream.over_cap;
                         if over_cap == OverCap::Error
                             && report.cut
@@ -201,8 +199,9 @@ impl Session {
                             fitted = fit_answer::over_cap_result(
                                 &route.name,
                                 &fitted,
-                                &report,
+                                &mut report,
                                 &self.settings.fitting,
+                                fit_answer::OverCapWhy::Asked,
                             );
                         }
                         // A task the call made is this session's.

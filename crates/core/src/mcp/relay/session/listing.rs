@@ -188,7 +188,19 @@ impl Session {
         let mut routes = HashMap::new();
         let mut tools = Vec::with_capacity(named.len() + 1);
         for (index, mut tool, exposed, original) in named {
-            if self.slots[index].upstream.send == Copies::TextOnly
+            // A structure that only wraps the text is not sent by default: the text alone goes.
+            let send = match self.slots[index].upstream.send {
+                Copies::Auto
+                    if tool
+                        .get("outputSchema")
+                        .is_some_and(crate::structure::wraps_text) =>
+                {
+                    Copies::TextOnly
+                }
+                Copies::Auto => Copies::Both,
+                send => send,
+            };
+            if send == Copies::TextOnly
                 && let Value::Object(object) = &mut tool
             {
                 // Its results go without a structure: a schema would make a client refuse them.
@@ -239,6 +251,7 @@ impl Session {
                     index,
                     name: original,
                     output_schema,
+                    send,
                 },
             );
             tools.push(tool);
@@ -391,6 +404,7 @@ impl Session {
                             index,
                             name: original,
                             output_schema: None,
+                            send: Copies::Both,
                         },
                     );
                     item
@@ -426,6 +440,7 @@ impl Session {
                 index: 0,
                 name: name.to_owned(),
                 output_schema: None,
+                send: Copies::Both,
             });
         }
         self.list("prompts/list", "prompts", "prompts").await?;
@@ -490,6 +505,7 @@ impl Session {
             index: 0,
             name: name.to_owned(),
             output_schema: None,
+            send: self.slots[0].upstream.send,
         })
     }
 }

@@ -145,6 +145,8 @@ struct Route {
     name: String,
     /// The tool's `outputSchema`, compiled, when it states one.
     output_schema: Option<Arc<OutputSchema>>,
+    /// Which copies of its structured results go, for this tool.
+    send: Copies,
 }
 
 #[derive(Debug, Default)]
@@ -569,9 +571,12 @@ impl Session {
             // A task's result is a tool's result, fitted as any other.
             "tasks/result" if self.slots.len() == 1 => {
                 let outcome = self.forward(0, method, params, sent).await?;
-                match fit_answer::tool_result(&outcome, None, &self.settings.fitting, Copies::Both)
-                    .await
-                {
+                let call = fit_answer::Call {
+                    tool: "tasks/result",
+                    schema: None,
+                    send: Copies::Both,
+                };
+                match fit_answer::tool_result(&outcome, &call, &self.settings.fitting).await {
                     Ok((fitted, _)) => ok(&fitted),
                     Err(why) => ok(&fit_answer::error_result(format!(
                         "the MCP server `{}` sent a task result that cannot be read: {why}",
