@@ -34,4 +34,5 @@ mod test_streams;
 mod test_tool_search;
 mod test_tracing;
 mod test_trim;
+mod test_typed;
 mod test_ui;

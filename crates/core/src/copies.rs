@@ -63,7 +63,7 @@ pub(crate) enum Layout {
 
 impl Layout {
     /// The layout of `text`, the JSON of `value`.
-    fn of(text: &str, value: &Value) -> Layout {
+    pub(crate) fn of(text: &str, value: &Value) -> Layout {
         if let Some((_, after)) = text.trim().split_once('\n') {
             let indent = after.len() - after.trim_start_matches(' ').len();
             return Layout::Pretty(if indent == 0 { 2 } else { indent });

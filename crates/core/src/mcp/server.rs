@@ -5,7 +5,6 @@
 //! other call. A cancelled request cancels its turn (a running command is killed); progress the
 //! tool reports is forwarded as progress notifications when the client asked for them.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
@@ -28,7 +27,6 @@ use tokio_util::sync::CancellationToken;
 use super::approve::ClientApprover;
 use super::caps::MAX_RESULT_META_KEY;
 use super::relay::fit_answer::{artifact_link, link_chars};
-use super::structure::OutputSchema;
 use super::transport;
 use crate::registry::{Registry, ToolCall, ToolResult};
 use crate::schema::{Dialect, DialectError};
@@ -61,8 +59,6 @@ pub async fn serve_stdio(
 pub struct McpServer {
     registry: Registry,
     tools: Arc<Vec<rmcp::model::Tool>>,
-    /// The output schemas of the tools that state one, compiled.
-    output_schemas: Arc<HashMap<String, OutputSchema>>,
     /// Cancelled when the session's input ends: running calls stop.
     shutdown: CancellationToken,
     /// Asks the client's user about calls, when the registry's policy asks it.
@@ -129,14 +125,6 @@ impl McpServer {
                 Ok(listed.with_meta(meta))
             })
             .collect::<Result<_, _>>()?;
-        let output_schemas = registry
-            .tools()
-            .filter_map(|tool| {
-                let spec = tool.spec();
-                let schema = spec.output_schema.as_ref()?;
-                Some((spec.name.clone(), OutputSchema::new(schema)))
-            })
-            .collect();
         // Sent over MCP: a structure that repeats its text shares the allowance with it, and a
         // cut text is followed by a link to its artifact where the link costs little.
         let registry = registry.sending(crate::registry::Sending {
@@ -146,7 +134,6 @@ impl McpServer {
         Ok(McpServer {
             registry,
             tools: Arc::new(tools),
-            output_schemas: Arc::new(output_schemas),
             shutdown: CancellationToken::new(),
             approver: None,
             log_level: Arc::new(AtomicU8::new(0)),
@@ -408,7 +395,6 @@ impl ServerHandler for McpServer {
         if let Some(telemetry) = &self.telemetry {
             count(telemetry, &result, started.elapsed());
         }
-        let schema = self.output_schemas.get(&result.tool);
         // A cut text's link to its artifact, where the registry left room for it (a cut held to
         // a cap in tokens has none: the cap counts the text as sent; the URI is in `_meta`).
         let link = match (&result.meta.cut, &result.meta.artifact) {
@@ -425,16 +411,18 @@ impl ServerHandler for McpServer {
             }
             _ => None,
         };
-        // A structure sharing the allowance with its text may have what the text left.
-        let used = result.content_chars() + link.as_ref().map_or(0, |_| link_chars());
-        let (structured, note) =
-            structure_of(&result, schema, self.registry.artifacts(), used).await;
+        let structured = structure_of(&result);
         let mut facts = result.cut_facts();
-        if let (Some(facts), Some(whole), Some(sent)) = (&mut facts, &result.structure, &structured)
-        {
+        if let (Some(facts), Some(sent)) = (&mut facts, &structured) {
             // The structure is read beside the text: counted as the proxy counts it.
-            let chars = |value: &Value| value.to_string().chars().count() as u64;
-            for (key, add) in [("receivedChars", chars(whole)), ("sentChars", chars(sent))] {
+            let sent = crate::structure::compact_chars(sent) as u64;
+            let whole = result
+                .meta
+                .structure_cut
+                .as_ref()
+                .and_then(|cut| cut["originalChars"].as_u64())
+                .unwrap_or(sent);
+            for (key, add) in [("receivedChars", whole), ("sentChars", sent)] {
                 facts[key] = (facts[key].as_u64().unwrap_or(0) + add).into();
             }
         }
@@ -447,7 +435,6 @@ impl ServerHandler for McpServer {
             content.push(ContentBlock::text(result.content));
         }
         content.extend(link);
-        content.extend(note.map(ContentBlock::text));
         content.extend(result.media.into_iter().map(media_block));
         // What the tool stated beside its content (run_command's confinement, an upstream
         // server's own `_meta`) is the result's `_meta`, and beside it what a cut did.
@@ -504,67 +491,20 @@ fn count(telemetry: &super::metrics::Telemetry, result: &ToolResult, elapsed: st
     });
 }
 
-/// The structure a result sends beside its text (`structuredContent`), by the rule the proxy
-/// follows ([`structure`](super::structure)), and the note to add when it is left out:
-/// - a JSON result as it was written is its own structure;
-/// - a structure the tool stated beside its text (an upstream server's) whole within the
-///   call's allowance; over it, stored and cut when the cut still matches the tool's output
-///   schema, else whole (a client that checks the structure gets the success it was), or,
-///   with no schema asking for it, left out with a note saying where it is;
-/// - a JSON result whose text was cut: the cut, when it still matches the schema, else the
-///   tool's JSON whole (its artifact is the text's).
-///
-/// An error, or a text alone, has none.
-async fn structure_of(
-    result: &ToolResult,
-    schema: Option<&OutputSchema>,
-    store: Option<&Arc<dyn crate::artifacts::ArtifactStore>>,
-    used: usize,
-) -> (Option<Value>, Option<String>) {
+/// The structure a result sends beside its text (`structuredContent`): the tool's JSON as it
+/// wrote it, or the structure the registry fitted beside the text (cut by the tool's output
+/// schema when the two were over the allowance). An error, a text alone, and a JSON result
+/// without a schema that was cut (its text is the cut, markers inside) have none.
+fn structure_of(result: &ToolResult) -> Option<Value> {
     if result.is_error() {
-        return (None, None);
+        return None;
     }
-    let content = || serde_json::from_str::<Value>(&result.content).ok();
     if result.meta.structured {
-        return (content().filter(Value::is_object), None);
+        return serde_json::from_str::<Value>(&result.content)
+            .ok()
+            .filter(Value::is_object);
     }
-    let Some(whole) = result.structure.as_ref() else {
-        return (None, None);
-    };
-    if !result.structure_beside {
-        let sent = match (schema, content()) {
-            (Some(schema), Some(cut)) if cut.is_object() && schema.accepts(&cut) => Some(cut),
-            _ => Some(whole.clone()).filter(Value::is_object),
-        };
-        return (sent, None);
-    }
-    let text = whole.to_string();
-    let chars = text.chars().count();
-    // Its share, when it shares the allowance with a text that repeats it, or what the text
-    // (`used` chars) left, if more.
-    let allowance = result.meta.allowance;
-    let cap = result
-        .meta
-        .structure_allowance
-        .map_or(allowance, |share| share.max(allowance.saturating_sub(used)));
-    let stored = match store {
-        Some(store) if chars > cap => {
-            let store = Arc::clone(store);
-            let text = text.clone();
-            tokio::task::spawn_blocking(move || {
-                crate::artifacts::store_text(store.as_ref(), &text)
-                    .map_err(|error| format!("the artifact store failed ({error})"))
-            })
-            .await
-            .unwrap_or_else(|_| Err("the artifact store failed".to_owned()))
-        }
-        Some(_) => Err(String::new()),
-        None => Err("no artifact store is configured".to_owned()),
-    };
-    match super::structure::fit(&text, chars, cap, schema, &stored) {
-        super::structure::Fitted::Kept(value, _) => (Some(value).filter(Value::is_object), None),
-        super::structure::Fitted::LeftOut(note) => (None, Some(note)),
-    }
+    result.structure.clone().filter(Value::is_object)
 }
 
 /// What goes to the client while one call runs.
@@ -791,7 +731,7 @@ mod tests {
             "properties": { "result": { "type": "string" } },
             "required": ["result"],
         });
-        // A marker inside the string breaks this one: the structure is sent whole.
+        // A pattern binds the string: no shortened one is known to match it.
         let strict = serde_json::json!({
             "type": "object",
             "properties": { "result": { "type": "string", "pattern": "^[a-z ,()0-9\n]*$" } },
@@ -811,18 +751,38 @@ mod tests {
         }
         let [plain, strict, untyped] =
             <[CallToolResult; 3]>::try_from(greet(&greeters, 5_000).await).unwrap();
-        // Over it: cut, still a string under `result`, its marker naming the artifact.
-        let cut = plain.structured_content.unwrap();
+        let seen = |result: &CallToolResult| {
+            let text: usize = result
+                .content
+                .iter()
+                .filter_map(|block| block.as_text())
+                .map(|text| text.text.chars().count())
+                .sum();
+            text + result
+                .structured_content
+                .as_ref()
+                .map_or(0, |s| s.to_string().chars().count())
+        };
+        // Over it: the text and the structure within the cap together; the string shortened
+        // by its schema, no marker inside, the facts in `_meta` naming the artifact.
+        assert!(seen(&plain) <= 2_000, "{}", seen(&plain));
+        let cut = plain.structured_content.clone().unwrap();
         let text = cut["result"].as_str().unwrap();
-        assert!(cut.to_string().chars().count() <= 2_000, "{cut}");
-        assert!(text.starts_with("hello, ada (1)\n"), "{text}");
-        assert!(text.contains("read_artifact"), "{text}");
-        // A cut the schema refuses: whole, as the tool wrote it.
-        let whole = strict.structured_content.unwrap();
-        assert_eq!(whole["result"].as_str().unwrap().lines().count(), 5_000);
-        // No schema asks for it: cut as JSON too, within the cap.
-        let cut = untyped.structured_content.unwrap();
-        assert!(cut.to_string().chars().count() <= 2_000, "{cut}");
+        assert!(
+            text.starts_with("hello, ada (1)\n") && text.contains('…'),
+            "{text}"
+        );
+        assert!(!text.contains("read_artifact"), "{text}");
+        let meta = plain.meta.as_ref().unwrap();
+        let facts = &meta.0[crate::registry::CUT_META_KEY]["structure"];
+        assert_eq!(facts["cuts"][0]["pointer"], "/result");
+        assert!(facts["artifact"].is_string(), "{facts}");
+        // No cut the schema accepts: the over-cap error, none of it, never the whole.
+        assert_eq!(strict.is_error, Some(true));
+        assert!(strict.structured_content.is_none());
+        assert!(seen(&strict) <= 2_000);
+        // No schema asks for it: cut as JSON, within the cap with its text.
+        assert!(seen(&untyped) <= 2_000, "{}", seen(&untyped));
         assert_eq!(untyped.is_error, Some(false));
     }
 

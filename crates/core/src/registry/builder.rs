@@ -346,6 +346,14 @@ impl RegistryBuilder {
                     .iter()
                     .map(|tool| Arc::from(tool.spec().name.as_str()))
                     .collect(),
+                output_schemas: self
+                    .tools
+                    .iter()
+                    .map(|tool| {
+                        let schema = tool.spec().output_schema.as_ref()?;
+                        Some(Arc::new(crate::structure::OutputSchema::new(schema)))
+                    })
+                    .collect(),
                 tools: self.tools,
                 by_name,
                 budget: self.budget,

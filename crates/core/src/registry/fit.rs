@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use serde_json::Map;
+use serde_json::{Map, Value, json};
 
 use super::Registry;
 use super::facts;
@@ -16,9 +16,10 @@ use crate::artifacts::{
     ArtifactError, ArtifactId, READ_ARTIFACT, SpoolSlot, store_media, store_text,
 };
 use crate::budget::BudgetPolicy;
+use crate::structure::StructureCut;
 use crate::tokens::{TokenCap, Within};
 use crate::tool::{ErrorKind, Event, Media, OverCap, ToolError, left_out_note};
-use crate::trim::{self, Continuation, FullOutput, Totals, TrimStyle};
+use crate::trim::{self, Continuation, Cut, FullOutput, Totals, TrimStyle};
 
 /// A stored artifact and the bytes its cap left out, or why it could not be stored.
 type Committed = Result<(ArtifactId, u64), ArtifactError>;
@@ -52,9 +53,11 @@ struct Settled {
     /// The cap in tokens of the result, if any, and the figures of the part of the text
     /// counted before it went over the cap, when it did.
     tokens: Option<(TokenCap, Option<(usize, usize)>)>,
-    /// What the structure beside the text may have, when it shares the allowance with a text
-    /// that repeats it.
+    /// What the structure beside the text may have, when it shares the allowance with the
+    /// text (a server that sends both).
     structure_allowance: Option<usize>,
+    /// The structure beside the text, being stored whole: it is over its room.
+    structure_storing: Option<tokio::task::JoinHandle<Committed>>,
 }
 
 /// Settles the final allowances and fits every call's result into its own, in call order.
@@ -110,6 +113,20 @@ pub(super) async fn fit(
         {
             s.body_allowance -= sending.link_room;
         }
+        // A structure beside the text over its room is kept whole too.
+        if let Some(structure) = &s.beside
+            && s.error_kind.is_none()
+            && let Some(store) = registry.artifacts()
+        {
+            let room = s.structure_allowance.unwrap_or(allowance);
+            let text = structure.to_string();
+            if text.chars().count() > room {
+                let store = Arc::clone(store);
+                s.structure_storing = Some(tokio::task::spawn_blocking(move || {
+                    store_text(store.as_ref(), &text)
+                }));
+            }
+        }
         s.storing = match &mut s.body {
             Body::Text(text) | Body::Json(text) => registry
                 .artifacts()
@@ -134,7 +151,15 @@ pub(super) async fn fit(
             Some(storing) => stored(storing, &mut s.body).await,
             None => None,
         };
-        results.push(cut(s, stored, registry));
+        let structure_stored = match s.structure_storing.take() {
+            Some(job) => Some(job.await.unwrap_or_else(|error| {
+                Err(ArtifactError::Io(std::io::Error::other(format!(
+                    "the artifact writer's task failed ({error})"
+                ))))
+            })),
+            None => None,
+        };
+        results.push(cut(s, stored, structure_stored, registry));
     }
     results
 }
@@ -142,8 +167,8 @@ pub(super) async fn fit(
 /// A cut text's link to its artifact takes at most 1/this of the text's allowance.
 pub(crate) const LINK_SHARE_DIVISOR: usize = 50;
 
-/// A structure stated beside a text that repeats it (an MCP server's result) and the text share
-/// the allowance fairly when together they are over it: a host may show the model both.
+/// A structure stated beside a text (an MCP server's result) and the text share the allowance
+/// fairly when together they are over it: a host may show the model both.
 fn share_with_structure(s: &mut Settled) {
     let (Some(structure), Body::Text(text)) = (&s.beside, &s.body) else {
         return;
@@ -152,10 +177,9 @@ fn share_with_structure(s: &mut Settled) {
     if s.error_kind.is_some() {
         return;
     }
-    let structure_chars = structure.to_string().chars().count();
-    if structure_chars + s.totals.chars <= s.body_allowance
-        || !crate::copies::repeats(structure, text)
-    {
+    let _ = text;
+    let structure_chars = crate::structure::compact_chars(structure);
+    if structure_chars + s.totals.chars <= s.body_allowance {
         return;
     }
     let mut shares = [0; 2];
@@ -255,6 +279,7 @@ fn content_of(mut record: CallRecord, registry: &Registry) -> Settled {
         body_allowance: 0,
         tokens,
         structure_allowance: None,
+        structure_storing: None,
     }
 }
 
@@ -344,8 +369,13 @@ fn notes_room(notes: &str) -> usize {
 }
 
 /// Cuts one result into its allowance, naming its artifact (`stored`, when it was) in the
-/// marker.
-fn cut(s: Settled, stored: Option<Committed>, registry: &Registry) -> ToolResult {
+/// marker, and fits the structure that goes beside it (`structure_stored`: its whole, kept).
+fn cut(
+    s: Settled,
+    stored: Option<Committed>,
+    structure_stored: Option<Committed>,
+    registry: &Registry,
+) -> ToolResult {
     let Settled {
         record,
         body,
@@ -361,32 +391,11 @@ fn cut(s: Settled, stored: Option<Committed>, registry: &Registry) -> ToolResult
         body_allowance,
         tokens,
         structure_allowance,
+        structure_storing: _,
     } = s;
-    let (artifact, omitted_bytes, mut artifact_error) = match stored {
-        Some(Ok((id, omitted))) => (Some(id), omitted, None),
-        Some(Err(error)) => (None, 0, Some(store_failure(&error))),
-        None => (None, 0, None),
-    };
-    if let Body::Parts(parts) = &body
-        && let Some(reason) = parts.0.spool_error()
-    {
-        artifact_error.get_or_insert_with(|| format!("the artifact store failed ({reason})"));
-    }
-    let full = match (&artifact, &artifact_error) {
-        (Some(id), _) if omitted_bytes > 0 => FullOutput::StoredCapped {
-            id: id.as_str(),
-            reader: READ_ARTIFACT,
-            omitted_bytes,
-        },
-        (Some(id), _) => FullOutput::Stored {
-            id: id.as_str(),
-            reader: READ_ARTIFACT,
-        },
-        (None, Some(reason)) => FullOutput::Failed { reason },
-        (None, None) => FullOutput::NotKept,
-    };
+    let kept = Kept::of(stored, &body);
     let continuation = Continuation {
-        full,
+        full: kept.full(),
         // An error is not a page: there is nothing to read on from.
         page_offset: record
             .page
@@ -395,165 +404,115 @@ fn cut(s: Settled, stored: Option<Committed>, registry: &Registry) -> ToolResult
         token_cap: None,
     };
     let allowance = record.allowance;
-    // The notes of media left out first, cut themselves when even they do not fit.
-    let notes = if notes_room(&notes) > allowance {
-        let none = Continuation::from(FullOutput::NotKept);
-        trim::fit_with(&notes, allowance, &TrimStyle::error(), &none)
-            .into_parts()
-            .0
-            .into_owned()
-    } else {
-        notes
-    };
-    // And to the cap in tokens, less the line break before them.
-    let notes = match &tokens {
-        Some((cap, _)) if !notes.is_empty() => {
-            let notes_cap = TokenCap::new(cap.max().saturating_sub(1), Arc::clone(cap.counter()));
-            match notes_cap.measure(&notes) {
-                Within::Fits(_) => notes,
-                Within::Over { chars, tokens } => {
-                    let none = Continuation::from(FullOutput::NotKept);
-                    let held =
-                        notes_cap.hold(allowance, Some((chars, tokens)), &none, |room, c| {
-                            trim::fit_with(&notes, room, &TrimStyle::error(), c).into_parts()
-                        });
-                    held.text.into_owned()
+    let notes = fit_notes(notes, allowance, tokens.as_ref().map(|(cap, _)| cap));
+    let schema = registry
+        .output_schema(&record.name)
+        .filter(|_| error_kind.is_none());
+    let sharing = registry.inner.sending.structure_shares;
+    // A typed JSON result over its allowance is cut by its schema: its text the cut's JSON and
+    // a note, its structure the cut (the same selection).
+    let over_tokens = tokens.as_ref().is_some_and(|(_, over)| over.is_some());
+    let typed = match (&body, schema) {
+        (Body::Json(json), Some(schema)) if totals.chars > body_allowance || over_tokens => {
+            serde_json::from_str::<Value>(json).ok().map(|value| {
+                let layout = crate::copies::Layout::of(json, &value);
+                Typed {
+                    value,
+                    schema,
+                    layout,
+                    shared: sharing,
+                    cuts: Vec::new(),
                 }
-            }
-        }
-        _ => notes,
-    };
-    let is_json = matches!(body, Body::Json(_));
-    // A tool with an output schema keeps its JSON whole as the structure when the text is cut:
-    // a cut structure could break the schema.
-    // (The tool is looked up only for a JSON result that changed.)
-    let states_schema = || {
-        registry
-            .get(&record.name)
-            .is_some_and(|tool| tool.spec().output_schema.is_some())
-    };
-    let beside = beside.filter(|_| error_kind.is_none());
-    let structure_beside = beside.is_some();
-    let structure = match &body {
-        // A structure stated beside the text is the tool's whole, whatever became of the text;
-        // an error has none.
-        _ if structure_beside => beside.map(|structure| *structure),
-        Body::Json(json)
-            if error_kind.is_none()
-                && (totals.chars > body_allowance || !notes.is_empty())
-                && states_schema() =>
-        {
-            serde_json::from_str(json).ok()
+            })
         }
         _ => None,
     };
-    // The body cut to `allowance` chars, JSON as JSON (the model still reads valid JSON) and
-    // text by its lines; a cap in tokens cuts it again, smaller, until it holds.
-    let head_ratio = style.head_ratio();
-    let cut_body = |allowance: usize, continuation: &Continuation<'_>| match &body {
-        Body::Json(json)
-            if totals.chars > allowance
-                && let Some(fit) =
-                    trim::fit_json_with(json, allowance, head_ratio, continuation) =>
-        {
-            let cut = trim::Cut::of_json(totals.chars, totals.lines, &fit);
-            (Cow::Owned(fit.text), Some(cut))
-        }
-        Body::Text(text) | Body::Json(text) => {
-            trim::fit_with(text, allowance, &style, continuation).into_parts()
-        }
-        Body::Parts(parts) => {
-            let (trimmed, cut) = parts.0.fit(allowance, &style, continuation).into_parts();
-            (Cow::Owned(trimmed.into_owned()), cut)
-        }
-    };
-    let (trimmed, cut, sent_tokens) = match &tokens {
-        Some((cap, over)) => {
-            // The notes after the body count against the cap too.
-            let notes_tokens = if notes.is_empty() {
-                0
-            } else {
-                cap.counter().count(&notes) + 1
-            };
-            let body_cap = TokenCap::new(
-                cap.max().saturating_sub(notes_tokens),
-                Arc::clone(cap.counter()),
-            );
-            let held = body_cap.hold(body_allowance, *over, &continuation, cut_body);
-            (
-                held.text,
-                held.cut,
-                Some((cap, held.tokens, held.by_tokens)),
-            )
-        }
-        None => {
-            let (trimmed, cut) = cut_body(body_allowance, &continuation);
-            (trimmed, cut, None)
-        }
-    };
-    let mut content = match trimmed {
-        Cow::Owned(trimmed) => trimmed,
-        Cow::Borrowed(borrowed) => match body {
-            Body::Text(text) | Body::Json(text) => text,
-            Body::Parts(_) => borrowed.to_owned(),
-        },
-    };
-    // A tool that must never be read in part answers an error instead of the cut: its size,
-    // the allowance, and the artifact that holds it whole (nothing of the output is shown).
-    if cut.is_some()
+    let BodyCut {
+        content,
+        cut,
+        tokens: sent_tokens,
+        structure_cut,
+    } = cut_body(
+        body,
+        &totals,
+        &style,
+        body_allowance,
+        &continuation,
+        &notes,
+        tokens,
+        typed,
+    );
+    let mut content = content;
+    let is_typed = structure_cut.is_some();
+    let typed_over = matches!(structure_cut, Some(None));
+    let structure_cut = structure_cut.flatten();
+    // A tool that must never be read in part answers an error instead of the cut; so does a
+    // structure no cut of which matches its schema and fits: its size, the allowance, and the
+    // artifact that holds it whole (nothing of the output is shown).
+    let asks_error = cut.is_some()
         && error_kind.is_none()
         && registry
             .get(&record.name)
-            .is_some_and(|tool| tool.spec().limits.over_cap == OverCap::Error)
-    {
-        let text = facts::over_cap_error(
-            &record.name,
-            totals.chars as u64,
-            body_allowance,
-            facts::OverCapWhy::Asked,
-            match (&artifact, &artifact_error) {
-                (Some(_), _) => Ok(artifact.as_slice()),
-                (None, Some(why)) => Err(why.as_str()),
-                (None, None) => Err("no artifact store is configured"),
-            },
-        );
-        let none = Continuation::from(FullOutput::NotKept);
-        let mut content = trim::fit_with(&text, allowance, &TrimStyle::error(), &none)
-            .into_parts()
-            .0
-            .into_owned();
-        if !notes.is_empty() && content.chars().count() + notes_room(&notes) <= allowance {
-            content.push('\n');
-            content.push_str(&notes);
-        }
-        return ToolResult {
-            call_id: record.id,
-            tool: record.name,
-            content,
-            media,
-            structure: None,
-            structure_beside: false,
-            meta: ResultMeta {
-                allowance,
-                initial_allowance: record.planned,
-                original_chars: totals.chars,
-                original_lines: totals.lines,
-                // Nothing was cut: the artifact holds what was not sent.
-                cut: None,
-                artifact,
-                artifact_error,
-                error_kind: Some(ErrorKind::TooLarge),
-                duration: record.duration,
-                media_left_out: left_out,
-                structured: false,
-                tool_meta,
-                tokens: None,
-                structure_allowance: None,
-            },
+            .is_some_and(|tool| tool.spec().limits.over_cap == OverCap::Error);
+    if asks_error || typed_over {
+        let why = if typed_over {
+            facts::OverCapWhy::NoValidCut
+        } else {
+            facts::OverCapWhy::Asked
         };
+        let failed = OverCapError {
+            chars: totals.chars,
+            lines: totals.lines,
+            body_allowance,
+            artifacts: kept.artifact.iter().cloned().collect(),
+            artifact_error: kept.artifact_error.clone(),
+            why,
+        };
+        return failed.result(record, media, left_out, tool_meta, &notes);
     }
+    // The structure beside the text: within its room, cut by its schema when it states one.
+    let beside = beside.filter(|_| error_kind.is_none());
+    let structure_beside = beside.is_some();
+    let (structure, structure_facts) = match beside {
+        Some(structure) => {
+            // Its share, or what the text left, when the two share the allowance.
+            let room = structure_allowance.map_or(allowance, |share| {
+                share.max(allowance.saturating_sub(content.chars().count()))
+            });
+            match fit_beside(*structure, schema, room, structure_stored) {
+                Beside::Sent(value, facts) => (value, facts),
+                Beside::Over(artifact) => {
+                    let failed = OverCapError {
+                        chars: totals.chars,
+                        lines: totals.lines,
+                        body_allowance,
+                        artifacts: kept.artifact.iter().chain(&artifact).cloned().collect(),
+                        artifact_error: kept.artifact_error.clone(),
+                        why: facts::OverCapWhy::NoValidCut,
+                    };
+                    return failed.result(record, media, left_out, tool_meta, &notes);
+                }
+            }
+        }
+        None => match &structure_cut {
+            // A typed JSON result's cut is its structure.
+            Some(typed) => (
+                Some(typed.value.clone()),
+                Some(typed.facts(kept.artifact.as_ref())),
+            ),
+            // A typed JSON result whole, with notes after it: its JSON is its structure.
+            None if kept.was_json && schema.is_some() && !notes.is_empty() && cut.is_none() => {
+                (serde_json::from_str(&content).ok(), None)
+            }
+            None => (None, None),
+        },
+    };
     // The tool's JSON, as it wrote it: no cut, no note after it.
-    let structured = is_json && cut.is_none() && notes.is_empty() && error_kind.is_none();
+    let structured = !is_typed
+        && matches!(cut, None)
+        && kept.was_json
+        && notes.is_empty()
+        && error_kind.is_none();
     if !notes.is_empty() {
         if !content.is_empty() && !content.ends_with('\n') {
             content.push('\n');
@@ -570,7 +529,7 @@ fn cut(s: Settled, stored: Option<Committed>, registry: &Registry) -> ToolResult
         },
         cut_by_tokens,
     });
-    if let Some(reason) = &artifact_error {
+    if let Some(reason) = &kept.artifact_error {
         let _ = registry.inner.events.send(Event::Warning {
             call_id: record.id.as_str().into(),
             tool: record.name.as_str().into(),
@@ -589,9 +548,9 @@ fn cut(s: Settled, stored: Option<Committed>, registry: &Registry) -> ToolResult
             initial_allowance: record.planned,
             original_chars: totals.chars,
             original_lines: totals.lines,
-            artifact: artifact.filter(|_| cut.is_some()),
+            artifact: kept.artifact.filter(|_| cut.is_some()),
             cut,
-            artifact_error,
+            artifact_error: kept.artifact_error,
             error_kind,
             duration: record.duration,
             media_left_out: left_out,
@@ -599,7 +558,351 @@ fn cut(s: Settled, stored: Option<Committed>, registry: &Registry) -> ToolResult
             tool_meta,
             tokens,
             structure_allowance: structure_allowance.filter(|_| structure_beside),
+            structure_cut: structure_facts,
         },
+    }
+}
+
+/// Where a result's full output was kept, if it was.
+struct Kept {
+    artifact: Option<ArtifactId>,
+    omitted_bytes: u64,
+    artifact_error: Option<String>,
+    /// Whether the body was the tool's JSON.
+    was_json: bool,
+}
+
+impl Kept {
+    fn of(stored: Option<Committed>, body: &Body) -> Self {
+        let (artifact, omitted_bytes, mut artifact_error) = match stored {
+            Some(Ok((id, omitted))) => (Some(id), omitted, None),
+            Some(Err(error)) => (None, 0, Some(store_failure(&error))),
+            None => (None, 0, None),
+        };
+        if let Body::Parts(parts) = body
+            && let Some(reason) = parts.0.spool_error()
+        {
+            artifact_error.get_or_insert_with(|| format!("the artifact store failed ({reason})"));
+        }
+        Kept {
+            artifact,
+            omitted_bytes,
+            artifact_error,
+            was_json: matches!(body, Body::Json(_)),
+        }
+    }
+
+    /// Where a marker says the full output is.
+    fn full(&self) -> FullOutput<'_> {
+        match (&self.artifact, &self.artifact_error) {
+            (Some(id), _) if self.omitted_bytes > 0 => FullOutput::StoredCapped {
+                id: id.as_str(),
+                reader: READ_ARTIFACT,
+                omitted_bytes: self.omitted_bytes,
+            },
+            (Some(id), _) => FullOutput::Stored {
+                id: id.as_str(),
+                reader: READ_ARTIFACT,
+            },
+            (None, Some(reason)) => FullOutput::Failed { reason },
+            (None, None) => FullOutput::NotKept,
+        }
+    }
+}
+
+/// The notes of media left out, cut themselves when even they do not fit the allowance, and to
+/// the cap in tokens less the line break before them.
+fn fit_notes(notes: String, allowance: usize, cap: Option<&TokenCap>) -> String {
+    let none = Continuation::from(FullOutput::NotKept);
+    let notes = if notes_room(&notes) > allowance {
+        trim::fit_with(&notes, allowance, &TrimStyle::error(), &none)
+            .into_parts()
+            .0
+            .into_owned()
+    } else {
+        notes
+    };
+    let Some(cap) = cap.filter(|_| !notes.is_empty()) else {
+        return notes;
+    };
+    let notes_cap = TokenCap::new(cap.max().saturating_sub(1), Arc::clone(cap.counter()));
+    match notes_cap.measure(&notes) {
+        Within::Fits(_) => notes,
+        Within::Over { chars, tokens } => {
+            let held = notes_cap.hold(allowance, Some((chars, tokens)), &none, |room, c| {
+                trim::fit_with(&notes, room, &TrimStyle::error(), c).into_parts()
+            });
+            held.text.into_owned()
+        }
+    }
+}
+
+/// A typed JSON body being cut by its schema, and every cut tried (a cap in tokens tries
+/// several), by the text each gave.
+struct Typed<'s> {
+    value: Value,
+    schema: &'s crate::structure::OutputSchema,
+    layout: crate::copies::Layout,
+    /// Whether the structure's chars count against the allowance beside the text's.
+    shared: bool,
+    cuts: Vec<(String, StructureCut)>,
+}
+
+impl Typed<'_> {
+    /// The text of the cut within `allowance`: the cut's JSON, laid out as the tool wrote it,
+    /// and a note; `None` when no cut of it matches its schema and fits.
+    fn cut(
+        &mut self,
+        totals: &Totals,
+        allowance: usize,
+        continuation: &Continuation<'_>,
+    ) -> Option<(String, Cut)> {
+        let repeat = crate::copies::Repeat::Json {
+            text: 0,
+            pointer: String::new(),
+            layout: self.layout,
+        };
+        let note = |cut: &StructureCut| {
+            trim::render_structure_note(cut.chars, cut.original_chars, &cut.summary(), continuation)
+        };
+        // The note's line break is the text's.
+        let room = allowance.saturating_sub(1);
+        let (cut, texts, note) = crate::structure::fit_with_copies(
+            &self.value,
+            self.schema,
+            &repeat,
+            totals.chars,
+            room,
+            self.shared,
+            note,
+        )?;
+        let mut text = texts.into_iter().next().unwrap_or_default();
+        text.push('\n');
+        text.push_str(&note);
+        let figures = Cut::without_spans(totals.chars, totals.lines, cut.chars);
+        self.cuts.push((text.clone(), cut));
+        Some((text, figures))
+    }
+}
+
+/// What became of a body: its text, the cut's figures, the tokens sent (where a cap in tokens
+/// held it) and, for a typed JSON body, the cut of its structure (`Some(None)`: none fits).
+struct BodyCut {
+    content: String,
+    cut: Option<Cut>,
+    tokens: Option<(TokenCap, usize, bool)>,
+    structure_cut: Option<Option<StructureCut>>,
+}
+
+/// The body cut to `allowance` chars — JSON as JSON (the model still reads valid JSON), a typed
+/// JSON by its schema, text by its lines — and, under a cap in tokens, again smaller until it
+/// holds.
+#[allow(clippy::too_many_arguments)]
+fn cut_body(
+    body: Body,
+    totals: &Totals,
+    style: &TrimStyle,
+    allowance: usize,
+    continuation: &Continuation<'_>,
+    notes: &str,
+    tokens: Option<(TokenCap, Option<(usize, usize)>)>,
+    mut typed: Option<Typed<'_>>,
+) -> BodyCut {
+    let head_ratio = style.head_ratio();
+    let mut cut_once = |allowance: usize, continuation: &Continuation<'_>| match &body {
+        Body::Json(_) if let Some(typed) = typed.as_mut() => {
+            match typed.cut(totals, allowance, continuation) {
+                Some((text, figures)) => (Cow::Owned(text), Some(figures)),
+                None => (
+                    Cow::Owned(String::new()),
+                    Some(Cut::without_spans(totals.chars, totals.lines, 0)),
+                ),
+            }
+        }
+        Body::Json(json)
+            if totals.chars > allowance
+                && let Some(fit) =
+                    trim::fit_json_with(json, allowance, head_ratio, continuation) =>
+        {
+            let cut = trim::Cut::of_json(totals.chars, totals.lines, &fit);
+            (Cow::Owned(fit.text), Some(cut))
+        }
+        Body::Text(text) | Body::Json(text) => {
+            let (text, cut) = trim::fit_with(text, allowance, style, continuation).into_parts();
+            (Cow::Owned(text.into_owned()), cut)
+        }
+        Body::Parts(parts) => {
+            let (trimmed, cut) = parts.0.fit(allowance, style, continuation).into_parts();
+            (Cow::Owned(trimmed.into_owned()), cut)
+        }
+    };
+    let (content, cut, sent_tokens) = match tokens {
+        Some((cap, over)) => {
+            // The notes after the body count against the cap too.
+            let notes_tokens = if notes.is_empty() {
+                0
+            } else {
+                cap.counter().count(notes) + 1
+            };
+            let body_cap = TokenCap::new(
+                cap.max().saturating_sub(notes_tokens),
+                Arc::clone(cap.counter()),
+            );
+            let held = body_cap.hold(allowance, over, continuation, &mut cut_once);
+            (
+                held.text.into_owned(),
+                held.cut,
+                Some((cap, held.tokens, held.by_tokens)),
+            )
+        }
+        None => {
+            let (content, cut) = cut_once(allowance, continuation);
+            (content.into_owned(), cut, None)
+        }
+    };
+    let structure_cut = typed.map(|typed| {
+        typed
+            .cuts
+            .into_iter()
+            .find(|(text, _)| *text == content)
+            .map(|(_, cut)| cut)
+    });
+    // An untouched body is its text as it came (no copy was made but the one cut returned).
+    BodyCut {
+        content,
+        cut,
+        tokens: sent_tokens,
+        structure_cut,
+    }
+}
+
+/// What became of a structure beside the text.
+enum Beside {
+    /// Sent, whole or cut, or (no schema asks for it) left out; with the facts of its cut.
+    Sent(Option<Value>, Option<Value>),
+    /// No cut of it matches its schema and fits: the artifact holding it whole, if it was kept.
+    Over(Option<ArtifactId>),
+}
+
+/// A structure stated beside the text, within `room` chars: whole; cut by `schema`; without a
+/// schema, cut as JSON (its marker inside) or left out.
+fn fit_beside(
+    structure: Value,
+    schema: Option<&crate::structure::OutputSchema>,
+    room: usize,
+    stored: Option<Committed>,
+) -> Beside {
+    let chars = crate::structure::compact_chars(&structure);
+    if chars <= room {
+        return Beside::Sent(Some(structure), None);
+    }
+    let artifact = match &stored {
+        Some(Ok((id, _))) => Some(id.clone()),
+        _ => None,
+    };
+    match schema {
+        Some(schema) => match crate::structure::fit_typed(&structure, schema, room) {
+            crate::structure::Typed::Whole => Beside::Sent(Some(structure), None),
+            crate::structure::Typed::Cut(cut) => {
+                let facts = cut.facts(artifact.as_ref());
+                Beside::Sent(Some(cut.value), Some(facts))
+            }
+            crate::structure::Typed::Over => Beside::Over(artifact),
+        },
+        None => {
+            let reason;
+            let full = match &stored {
+                Some(Ok((id, _))) => FullOutput::Stored {
+                    id: id.as_str(),
+                    reader: READ_ARTIFACT,
+                },
+                Some(Err(error)) => {
+                    reason = store_failure(error);
+                    FullOutput::Failed { reason: &reason }
+                }
+                None => FullOutput::NotKept,
+            };
+            let cut = trim::fit_json(&structure.to_string(), room, 0.5, &full)
+                .and_then(|fit| serde_json::from_str::<Value>(&fit.text).ok())
+                .filter(Value::is_object);
+            let mut facts = json!({ "originalChars": chars, "leftOut": cut.is_none() });
+            if let Some(id) = &artifact {
+                facts["artifact"] = id.as_str().into();
+                facts["uri"] = id.uri().into();
+            }
+            // Left out when it cannot be cut to fit: the facts say so (no schema asks for it).
+            Beside::Sent(cut, Some(facts))
+        }
+    }
+}
+
+/// The error a result over its cap becomes, with what it needs to say: its size, the
+/// allowance, the artifacts that hold it whole, and why it is an error.
+struct OverCapError {
+    chars: usize,
+    lines: usize,
+    body_allowance: usize,
+    artifacts: Vec<ArtifactId>,
+    artifact_error: Option<String>,
+    why: facts::OverCapWhy,
+}
+
+impl OverCapError {
+    fn result(
+        self,
+        record: CallRecord,
+        media: Vec<Media>,
+        left_out: Vec<MediaLeftOut>,
+        tool_meta: Map<String, Value>,
+        notes: &str,
+    ) -> ToolResult {
+        let allowance = record.allowance;
+        let text = facts::over_cap_error(
+            &record.name,
+            self.chars as u64,
+            self.body_allowance,
+            self.why,
+            match (&self.artifacts[..], &self.artifact_error) {
+                ([], Some(why)) => Err(why.as_str()),
+                ([], None) => Err("no artifact store is configured"),
+                (artifacts, _) => Ok(artifacts),
+            },
+        );
+        let none = Continuation::from(FullOutput::NotKept);
+        let mut content = trim::fit_with(&text, allowance, &TrimStyle::error(), &none)
+            .into_parts()
+            .0
+            .into_owned();
+        if !notes.is_empty() && content.chars().count() + notes_room(notes) <= allowance {
+            content.push('\n');
+            content.push_str(notes);
+        }
+        ToolResult {
+            call_id: record.id,
+            tool: record.name,
+            content,
+            media,
+            structure: None,
+            structure_beside: false,
+            meta: ResultMeta {
+                allowance,
+                initial_allowance: record.planned,
+                original_chars: self.chars,
+                original_lines: self.lines,
+                // Nothing was cut: the artifact holds what was not sent.
+                cut: None,
+                artifact: self.artifacts.into_iter().next(),
+                artifact_error: self.artifact_error,
+                error_kind: Some(ErrorKind::TooLarge),
+                duration: record.duration,
+                media_left_out: left_out,
+                structured: false,
+                tool_meta,
+                tokens: None,
+                structure_allowance: None,
+                structure_cut: None,
+            },
+        }
     }
 }
 

@@ -102,6 +102,9 @@ pub(crate) struct Sending {
 #[derive(Clone)]
 struct Inner {
     tools: Vec<Arc<dyn DynTool>>,
+    /// Each tool's output schema, compiled once (in `tools`' order): what its structures are cut
+    /// by.
+    output_schemas: Vec<Option<Arc<crate::structure::OutputSchema>>>,
     /// Each tool's name, shared by the context of every call of it (in `tools`' order).
     names: Vec<Arc<str>>,
     by_name: HashMap<String, usize>,
@@ -171,6 +174,12 @@ impl Registry {
     /// The tool named `name`.
     pub fn get(&self, name: &str) -> Option<&Arc<dyn DynTool>> {
         self.inner.by_name.get(name).map(|&i| &self.inner.tools[i])
+    }
+
+    /// The output schema of the tool named `name`, compiled, when it states one.
+    pub(crate) fn output_schema(&self, name: &str) -> Option<&crate::structure::OutputSchema> {
+        let &i = self.inner.by_name.get(name)?;
+        self.inner.output_schemas[i].as_deref()
     }
 
     /// The tool named `name` and its name as every call's context shares it.

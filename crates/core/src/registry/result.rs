@@ -48,7 +48,7 @@ impl ToolResult {
     /// [`CUT_META_KEY`](crate::registry::CUT_META_KEY). `None` when nothing was cut or left out.
     pub fn cut_facts(&self) -> Option<serde_json::Value> {
         let meta = &self.meta;
-        if meta.cut.is_none() && meta.media_left_out.is_empty() {
+        if meta.cut.is_none() && meta.media_left_out.is_empty() && meta.structure_cut.is_none() {
             return None;
         }
         let facts = super::facts::CutFacts {
@@ -61,7 +61,7 @@ impl ToolResult {
                 .map(|cut| super::facts::cut_fact(0, cut, meta.artifact.as_ref()))
                 .collect(),
             tokens: meta.tokens.map(|tokens| (tokens.cap, tokens.sent)),
-            structure: None,
+            structure: meta.structure_cut.clone(),
             artifacts: meta
                 .artifact
                 .iter()
@@ -236,6 +236,12 @@ pub struct ResultMeta {
     /// sends it (a host may show the model both). `None` otherwise: the structure is the
     /// tool's, whole, and the text had the allowance.
     pub structure_allowance: Option<usize>,
+    /// What fitting did to the structure that goes beside the text
+    /// ([`structure`](ToolResult::structure)), when it was over its room: for a typed one, the
+    /// places cut (a JSON Pointer each into the whole, items or chars kept of the total) and
+    /// the artifact that holds it whole, as [`cut_facts`](ToolResult::cut_facts) states them
+    /// under `structure`. `None` when it went whole.
+    pub structure_cut: Option<serde_json::Value>,
 }
 
 /// A result's size in tokens, where a cap in tokens applied to it.

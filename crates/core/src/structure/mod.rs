@@ -210,21 +210,28 @@ pub(crate) fn fit_typed(value: &Value, schema: &OutputSchema, allowance: usize) 
 
 /// A typed structure and the texts that repeat it ([`Repeat`](crate::copies::Repeat)) fitted
 /// together to `room` chars: the structure cut by its schema, the texts written again from the
-/// cut (the same items kept), and `note` (the words after them, given the cut) — their chars all
-/// within `room`. `None` when no cut of the structure leaves room for its texts and note.
+/// cut (the same items kept), and `note` (the words after them, given the cut). `shared`: the
+/// structure's chars, the texts' and the note's are within `room` together (a host may show
+/// both); else the texts and the note are, and the structure is on its own. `None` when no cut
+/// of the structure leaves room for its texts and note.
 pub(crate) fn fit_with_copies(
     value: &Value,
     schema: &OutputSchema,
     repeat: &crate::copies::Repeat,
     copies_chars: usize,
     room: usize,
+    shared: bool,
     note: impl Fn(&StructureCut) -> String,
 ) -> Option<(StructureCut, Vec<String>, String)> {
     const TRIES: usize = 12;
     let whole = compact_chars(value);
-    // The structure's part of the room, as its part of the two: then smaller while over.
-    let mut allowance =
-        (room as u128 * whole as u128 / (whole + copies_chars).max(1) as u128) as usize;
+    // The structure's part of the room, as its part of what fills it: then smaller while over.
+    let parts = if shared {
+        whole + copies_chars
+    } else {
+        whole.max(copies_chars)
+    };
+    let mut allowance = (room as u128 * whole as u128 / parts.max(1) as u128) as usize;
     allowance = allowance.min(whole.saturating_sub(1));
     for _ in 0..TRIES {
         let cut = match fit_typed(value, schema, allowance) {
@@ -238,12 +245,12 @@ pub(crate) fn fit_with_copies(
         let texts = crate::copies::texts_of(&cut.value, repeat);
         let note = note(&cut);
         let text_chars: usize = texts.iter().map(|text| text.chars().count()).sum();
-        let used = cut.chars + text_chars + note.chars().count();
-        if used <= room {
+        let used = text_chars + note.chars().count() + if shared { cut.chars } else { 0 };
+        if used <= room && cut.chars <= room {
             return Some((cut, texts, note));
         }
         // Smaller by what is over, in proportion; at least a char.
-        let scaled = (allowance as u128 * room as u128 / used as u128) as usize;
+        let scaled = (allowance as u128 * room as u128 / used.max(1) as u128) as usize;
         allowance = scaled.min(allowance.saturating_sub(1));
         if allowance == 0 {
             return None;

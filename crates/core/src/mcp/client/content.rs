@@ -57,12 +57,10 @@ pub(super) async fn output(
     }
     let text = parts.join("\n");
     let output = match result.structured_content {
-        // The server states the result is this structure (its text, if any, is the same
-        // value serialized, as the protocol recommends): it is cut as JSON.
-        Some(structured)
-            if parts.is_empty()
-                || serde_json::from_str::<Value>(&text).is_ok_and(|v| v == structured) =>
-        {
+        // The server states the result is this structure (its texts, if any, are the same
+        // data serialized — the value, its one member, or a text per item of its list — as the
+        // protocol recommends): it is cut as JSON, by its schema when the tool states one.
+        Some(structured) if parts.is_empty() || is_copy_of(&structured, &parts) => {
             ToolOutput::json(&structured)?
         }
         // A structure beside a text that is not it (a greeting, and `{"result": …}`): the
@@ -77,6 +75,17 @@ pub(super) async fn output(
         .into_iter()
         .fold(output, |output, (key, value)| output.with_meta(key, value));
     Ok(media.into_iter().fold(output, ToolOutput::with_media))
+}
+
+/// Whether a result's parts are all copies of its structure: one text that is its JSON (or its
+/// one member's), or a text per item of its list.
+fn is_copy_of(structured: &Value, parts: &[String]) -> bool {
+    let texts: Vec<&str> = parts.iter().map(String::as_str).collect();
+    match crate::copies::repeat(structured, &texts) {
+        Some(crate::copies::Repeat::Json { .. }) => texts.len() == 1,
+        Some(crate::copies::Repeat::Items { .. }) => true,
+        None => false,
+    }
 }
 
 /// What the model reads of a block that is not an image or an audio clip: a text as it is, an

@@ -29,6 +29,8 @@ pub(super) struct RemoteTool {
     /// Its name on the server.
     remote: String,
     spec: ToolSpec,
+    /// Whether the server's schema only wraps the text: its results go as the text alone.
+    wraps_text: bool,
 }
 
 impl RemoteTool {
@@ -84,14 +86,23 @@ impl RemoteTool {
             Some(title) => spec.with_title(title),
             None => spec,
         };
-        let spec = match &tool.output_schema {
-            Some(schema) => spec.with_output_schema(Value::Object(schema.as_ref().clone())),
+        // A schema that only wraps the text (`{"result": "…"}`) is not kept: the text alone
+        // goes, as the proxy sends it by default.
+        let schema = tool
+            .output_schema
+            .as_ref()
+            .map(|schema| Value::Object(schema.as_ref().clone()))
+            .filter(|schema| !crate::structure::wraps_text(schema));
+        let wraps_text = tool.output_schema.is_some() && schema.is_none();
+        let spec = match schema {
+            Some(schema) => spec.with_output_schema(schema),
             None => spec,
         };
         RemoteTool {
             inner: Arc::clone(inner),
             remote,
             spec,
+            wraps_text,
         }
     }
 }
@@ -185,6 +196,10 @@ impl DynTool for RemoteTool {
         cancel.request = None;
         match answer {
             Ok(Ok(ServerResult::CallToolResult(result))) => {
+                let mut result = result;
+                if self.wraps_text {
+                    result.structured_content = None;
+                }
                 super::content::output(&self.remote, result, cx).await
             }
             Ok(Ok(_)) => Err(ToolError::failed(format!(
