@@ -88,7 +88,11 @@ impl ServerHandler for Fixture {
             ),
             tool("die", "The server exits mid-call.", json!({}))
                 .with_annotations(ToolAnnotations::new().destructive(true)),
-            tool("image", "An image and a caption.", json!({})),
+            tool(
+                "image",
+                "An image and a caption; the image of `bytes` bytes of base64 when asked.",
+                json!({ "bytes": { "type": "integer" } }),
+            ),
             tool("structured", "Only structured content.", json!({})),
             tool("pid", "The server's process id.", json!({})),
             tool(
@@ -183,11 +187,17 @@ impl ServerHandler for Fixture {
                 Ok(text("flooded"))
             }
             "die" => std::process::exit(3),
-            "image" => Ok(CallToolResult::success(vec![
-                ContentBlock::text("a caption"),
-                ContentBlock::image("iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB", "image/png"),
-            ])
-            .into()),
+            "image" => {
+                let data = match usize::try_from(number(&arguments, "bytes", 0)).unwrap_or(0) {
+                    0 => "iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB".to_owned(),
+                    bytes => "A".repeat(bytes / 4 * 4),
+                };
+                Ok(CallToolResult::success(vec![
+                    ContentBlock::text("a caption"),
+                    ContentBlock::image(data, "image/png"),
+                ])
+                .into())
+            }
             "structured" => {
                 let rows: Vec<Value> = (0..2_000)
                     .map(|i| json!({ "id": i, "title": format!("issue number {i}") }))

@@ -5,6 +5,9 @@
 //! structure's texts are written again from the cut, so both show the same; this is the one
 //! rule of whether and how they repeat.
 
+// Without the `mcp` feature, only a typed JSON result's own copy is written again here.
+#![cfg_attr(not(feature = "mcp"), allow(dead_code))]
+
 use serde_json::Value;
 
 /// How deep a structure is searched for the text (deeper strings are not looked at).

@@ -77,6 +77,21 @@ impl From<PromptError> for Error {
 pub struct Driver {
     registry: Registry,
     spec: RunSpec,
+    unknown_tools: UnknownTools,
+}
+
+/// Who answers a call the model makes to a tool it was not offered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum UnknownTools {
+    /// The registry, as on every other path: an error result naming the tool and the tools
+    /// there are, in its place among the batch's results; the run goes on (the default).
+    #[default]
+    Registry,
+    /// rig's run, by its own policy
+    /// ([`AgentRun::with_unhandled_invalid_tool_call`]): by default it ends the run with
+    /// `PromptError::UnknownToolCall`.
+    Rig,
 }
 
 impl Driver {
@@ -85,7 +100,16 @@ impl Driver {
         Driver {
             registry,
             spec: RunSpec::new(),
+            unknown_tools: UnknownTools::Registry,
         }
+    }
+
+    /// Who answers a call to a tool the model was not offered ([`UnknownTools`]). By default,
+    /// the registry: an error result the model reads, as every adapter answers it.
+    #[must_use]
+    pub fn with_unknown_tools(mut self, unknown_tools: UnknownTools) -> Self {
+        self.unknown_tools = unknown_tools;
+        self
     }
 
     /// The run settings each model call is prepared with (preamble, temperature, `max_tokens`,
@@ -149,9 +173,9 @@ impl Driver {
     }
 
     /// Runs `run` to its end: each model call goes to `model` with the registry's tools, each
-    /// batch of tool calls is one turn of the registry. An invalid tool call the model makes (a
-    /// tool it was not offered) is resolved by the run's own policy
-    /// ([`AgentRun::with_unhandled_invalid_tool_call`]).
+    /// batch of tool calls is one turn of the registry. A call to a tool the model was not
+    /// offered is answered by the registry with an error result the model reads, unless the
+    /// driver is set to leave it to the run's own policy ([`Driver::with_unknown_tools`]).
     ///
     /// # Errors
     ///
@@ -180,10 +204,18 @@ impl Driver {
                         None,
                     )?;
                     run.advertise_tools(turn, prepared.tools.clone());
-                    let executable = prepared.executable_tool_names.clone();
-                    let allowed = prepared.allowed_tool_names.clone();
+                    let mut executable = prepared.executable_tool_names.clone();
+                    let mut allowed = prepared.allowed_tool_names.clone();
                     let request = prepared.apply(CompletionRequest::new(prompt));
                     let response = model.call(request).await?;
+                    if self.unknown_tools == UnknownTools::Registry {
+                        // Every tool the model named is run by the registry, which answers one
+                        // it does not have with an error result, in its place.
+                        for name in called_tools(&response.choice) {
+                            executable.insert(name.clone());
+                            allowed.insert(name);
+                        }
+                    }
                     let mut outcome = run.model_response(ModelTurn::from_response_parts(
                         &response, executable, allowed,
                     ))?;
@@ -199,6 +231,19 @@ impl Driver {
             }
         }
     }
+}
+
+/// The names of the tools a model's answer calls.
+fn called_tools(choice: &[rig_core::message::AssistantContent]) -> Vec<String> {
+    choice
+        .iter()
+        .filter_map(|content| match content {
+            rig_core::message::AssistantContent::ToolCall(call) => {
+                Some(call.function.name.to_string())
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// The registry's tools as rig's tool definitions, in the registry's order.

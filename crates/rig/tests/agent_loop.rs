@@ -166,3 +166,62 @@ async fn a_toolsmith_tool_as_a_rig_tool_is_cut_to_its_cap() {
         "{shown}"
     );
 }
+
+/// Four calls in one message: a read, a tool that does not exist, an argument of the wrong
+/// type, a listing. The registry answers each in call order with the model's ids, the unknown
+/// tool with an error result, and the run goes on; rig's own policy, asked for, ends it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_tool_gets_the_registrys_answer_and_the_run_goes_on() {
+    use toolsmith::testing::{Reply, tool_messages};
+    let script = |_: &serde_json::Value, turn: usize| match turn {
+        0 => Reply::tool_calls([
+            ("call_read", "read_file", json!({ "path": "notes.txt" })),
+            ("call_missing", "no_such_tool", json!({ "x": 1 })),
+            ("call_typed", "read_file", json!({ "path": 42 })),
+            ("call_list", "list_directory", json!({ "path": "." })),
+        ]),
+        _ => Reply::text("done"),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let scripted = ScriptedModel::start(script).await.unwrap();
+    let model = |scripted: &ScriptedModel| {
+        OpenAIConfig::new("scripted")
+            .with_base_url(scripted.base_url())
+            .client()
+            .chat("gpt-4o-mini")
+    };
+    let driver = Driver::new(registry(dir.path()));
+    let response = driver
+        .run(
+            model(&scripted),
+            AgentRun::new("Read the notes.").max_turns(4),
+        )
+        .await
+        .expect("the run goes on past an unknown tool");
+    assert_eq!(response.output(), "done");
+    let requests = scripted.requests();
+    let answered = tool_messages(&requests[1]);
+    let ids: Vec<&str> = answered.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["call_read", "call_missing", "call_typed", "call_list"]
+    );
+    assert!(answered[0].1.contains(NOTES), "{}", answered[0].1);
+    assert!(
+        answered[1].1.contains("unknown tool") && answered[1].1.contains("no_such_tool"),
+        "{}",
+        answered[1].1
+    );
+    assert!(answered[2].1.contains("path"), "{}", answered[2].1);
+    assert!(answered[3].1.contains("notes.txt"), "{}", answered[3].1);
+
+    // rig's own policy, when a user asks for it: the run ends at the unknown tool.
+    let strict =
+        Driver::new(registry(dir.path())).with_unknown_tools(toolsmith_rig::UnknownTools::Rig);
+    let again = ScriptedModel::start(script).await.unwrap();
+    let ended = strict
+        .run(model(&again), AgentRun::new("Read the notes.").max_turns(4))
+        .await;
+    let error = ended.expect_err("rig's default policy ends the run");
+    assert!(error.to_string().contains("no_such_tool"), "{error}");
+}

@@ -164,8 +164,33 @@ async fn upstream_errors_stay_errors_and_content_is_carried() {
         ])
     );
 
+    // An image too large for one answer is left out, named; `read_artifact` of it refuses at
+    // once and names the way on (its base64 in pages), and that way works.
+    let big = proxy.call("image", json!({ "bytes": 9_000_000 })).await;
+    let note = text(&big);
+    let id = note
+        .split("artifact ")
+        .nth(1)
+        .and_then(|rest| rest.get(..32))
+        .unwrap_or_else(|| panic!("a note naming the artifact: {note}"));
+    let refused = proxy.call("read_artifact", json!({ "id": id })).await;
+    assert_eq!(refused.is_error, Some(true));
+    assert!(
+        text(&refused).contains("offset=1 and a limit"),
+        "{}",
+        text(&refused)
+    );
+    let page = proxy
+        .call(
+            "read_artifact",
+            json!({ "id": id, "offset": 1, "limit": 1 }),
+        )
+        .await;
+    assert_ne!(page.is_error, Some(true), "{}", text(&page));
+    assert!(text(&page).contains("AAAA"), "{:.300}", text(&page));
+
     // Structured content over the cap (a tool without an output schema) is cut as JSON and
-    // stays valid JSON, within the cap on its own; its text is cut as text.
+    // stays valid JSON, within the cap with its text; its text is cut as text.
     let structured = proxy.call("structured", json!({})).await;
     let value = structured
         .structured_content

@@ -94,7 +94,7 @@ impl Tool for ReadArtifact {
     ) -> Result<ToolOutput, ToolError> {
         let id = ArtifactId::parse(&args.id)
             .map_err(|error| ToolError::invalid_arguments(format!("id: {error}")))?;
-        if args.offset == 0 && args.char_offset == 0 && args.limit.is_none() {
+        if args.asks_whole() {
             match self.media(&id).await? {
                 MediaRead::Media(stored) => {
                     if let Some(output) = media_output(&id, stored) {
@@ -164,6 +164,21 @@ impl ReadArtifact {
             .await
             .map_err(|error| ToolError::failed_with("the artifact store failed", error))?
             .map_err(|error| read_failure(id, error))
+    }
+}
+
+/// Whether `read_artifact`'s `arguments` ask for an artifact whole (no `offset`, `char_offset`
+/// or `limit`): then media come back as the content they were, or are refused at once when
+/// too large; a ranged read pages an artifact's lines, media's base64 included.
+/// Arguments that cannot be read ask for nothing whole: the reader says what is wrong.
+pub(crate) fn asks_whole(arguments: &serde_json::Value) -> bool {
+    serde_json::from_value::<ReadArtifactArgs>(arguments.clone())
+        .is_ok_and(|args| args.asks_whole())
+}
+
+impl ReadArtifactArgs {
+    fn asks_whole(&self) -> bool {
+        self.offset == 0 && self.char_offset == 0 && self.limit.is_none()
     }
 }
 

@@ -64,6 +64,7 @@ impl OutputSchema {
 
     /// Whether the schema only wraps a text: an object of one required string member (the
     /// Python SDK's `{"result": "…"}` of every tool that returns `str`).
+    #[cfg(feature = "mcp")]
     pub(crate) fn wraps_text(&self) -> bool {
         wraps_text(&self.root)
     }
@@ -71,6 +72,7 @@ impl OutputSchema {
 
 /// Whether `schema` is an object of one required string member and nothing else: a structure
 /// that only wraps its text.
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
 pub(crate) fn wraps_text(schema: &Value) -> bool {
     let Some(schema) = schema.as_object() else {
         return false;

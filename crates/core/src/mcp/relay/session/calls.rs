@@ -266,9 +266,12 @@ impl Session {
             .get("arguments")
             .cloned()
             .unwrap_or_else(|| json!({}));
+        // An unranged read gives media back whole (or refuses at once); a ranged one pages its
+        // base64 as text, as the refusal says: the registry's reader's rule.
         if let Some(id) = arguments["id"]
             .as_str()
             .and_then(|id| ArtifactId::parse(id).ok())
+            .filter(|_| crate::registry::asks_whole(&arguments))
         {
             let store = Arc::clone(&self.settings.fitting.store);
             let read_id = id.clone();
