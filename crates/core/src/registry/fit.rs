@@ -421,7 +421,7 @@ fn cut(
                     schema,
                     layout,
                     shared: sharing,
-                    cuts: Vec::new(),
+                    cuts: std::cell::RefCell::new(Vec::new()),
                 }
             })
         }
@@ -521,11 +521,16 @@ fn cut(
     }
     let tokens = sent_tokens.map(|(cap, body_tokens, cut_by_tokens)| TokensSent {
         cap: cap.max(),
-        // With notes after it, the content is counted as sent.
+        // With notes after it, the content is counted as sent, and the structure that shares
+        // the cap with it.
         sent: if notes.is_empty() {
             body_tokens
         } else {
-            cap.counter().count(&content)
+            let beside = structure
+                .as_ref()
+                .filter(|_| sharing)
+                .map_or(0, |structure| cap.counter().count(&structure.to_string()));
+            cap.counter().count(&content) + beside
         },
         cut_by_tokens,
     });
@@ -645,14 +650,22 @@ struct Typed<'s> {
     layout: crate::copies::Layout,
     /// Whether the structure's chars count against the allowance beside the text's.
     shared: bool,
-    cuts: Vec<(String, StructureCut)>,
+    cuts: std::cell::RefCell<Vec<(String, StructureCut)>>,
 }
 
 impl Typed<'_> {
+    /// The cut whose text is `text`, among those tried.
+    fn cut_of(&self, text: &str) -> Option<StructureCut> {
+        let cuts = self.cuts.borrow();
+        cuts.iter()
+            .find(|(tried, _)| tried == text)
+            .map(|(_, cut)| cut.clone())
+    }
+
     /// The text of the cut within `allowance`: the cut's JSON, laid out as the tool wrote it,
     /// and a note; `None` when no cut of it matches its schema and fits.
     fn cut(
-        &mut self,
+        &self,
         totals: &Totals,
         allowance: usize,
         continuation: &Continuation<'_>,
@@ -680,7 +693,7 @@ impl Typed<'_> {
         text.push('\n');
         text.push_str(&note);
         let figures = Cut::without_spans(totals.chars, totals.lines, cut.chars);
-        self.cuts.push((text.clone(), cut));
+        self.cuts.borrow_mut().push((text.clone(), cut));
         Some((text, figures))
     }
 }
@@ -706,11 +719,11 @@ fn cut_body(
     continuation: &Continuation<'_>,
     notes: &str,
     tokens: Option<(TokenCap, Option<(usize, usize)>)>,
-    mut typed: Option<Typed<'_>>,
+    typed: Option<Typed<'_>>,
 ) -> BodyCut {
     let head_ratio = style.head_ratio();
-    let mut cut_once = |allowance: usize, continuation: &Continuation<'_>| match &body {
-        Body::Json(_) if let Some(typed) = typed.as_mut() => {
+    let cut_once = |allowance: usize, continuation: &Continuation<'_>| match &body {
+        Body::Json(_) if let Some(typed) = typed.as_ref() => {
             match typed.cut(totals, allowance, continuation) {
                 Some((text, figures)) => (Cow::Owned(text), Some(figures)),
                 None => (
@@ -736,6 +749,8 @@ fn cut_body(
             (Cow::Owned(trimmed.into_owned()), cut)
         }
     };
+    // A typed structure sent beside its text shares the cap in tokens with it.
+    let shared = typed.as_ref().filter(|typed| typed.shared);
     let (content, cut, sent_tokens) = match tokens {
         Some((cap, over)) => {
             // The notes after the body count against the cap too.
@@ -744,29 +759,32 @@ fn cut_body(
             } else {
                 cap.counter().count(notes) + 1
             };
-            let body_cap = TokenCap::new(
-                cap.max().saturating_sub(notes_tokens),
-                Arc::clone(cap.counter()),
-            );
-            let held = body_cap.hold(allowance, over, continuation, &mut cut_once);
-            (
-                held.text.into_owned(),
-                held.cut,
-                Some((cap, held.tokens, held.by_tokens)),
-            )
+            let limit = cap.max().saturating_sub(notes_tokens);
+            // The text's part of the cap: half of it beside its structure, then smaller by
+            // what the two are over.
+            let mut max = if shared.is_some() { limit / 2 } else { limit };
+            let mut tries = 0;
+            loop {
+                let body_cap = TokenCap::new(max, Arc::clone(cap.counter()));
+                let held = body_cap.hold(allowance, over, continuation, cut_once);
+                let text = held.text.into_owned();
+                let structure_tokens = shared
+                    .and_then(|typed| typed.cut_of(&text))
+                    .map_or(0, |cut| cap.counter().count(&cut.value.to_string()));
+                let total = held.tokens + structure_tokens;
+                tries += 1;
+                if total <= limit || max == 0 || tries == 6 {
+                    break (text, held.cut, Some((cap, total, held.by_tokens)));
+                }
+                max = max.saturating_sub(total - limit).min(max - 1);
+            }
         }
         None => {
             let (content, cut) = cut_once(allowance, continuation);
             (content.into_owned(), cut, None)
         }
     };
-    let structure_cut = typed.map(|typed| {
-        typed
-            .cuts
-            .into_iter()
-            .find(|(text, _)| *text == content)
-            .map(|(_, cut)| cut)
-    });
+    let structure_cut = typed.map(|typed| typed.cut_of(&content));
     // An untouched body is its text as it came (no copy was made but the one cut returned).
     BodyCut {
         content,

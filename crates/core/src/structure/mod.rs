@@ -236,7 +236,8 @@ pub(crate) fn fit_with_copies(
     let mut allowance = (room as u128 * whole as u128 / parts.max(1) as u128) as usize;
     allowance = allowance.min(whole.saturating_sub(1));
     for _ in 0..TRIES {
-        let cut = match fit_typed(value, schema, allowance) {
+        let fitted = fit_typed(value, schema, allowance);
+        let cut = match fitted {
             Typed::Cut(cut) => cut,
             Typed::Whole => {
                 allowance = whole.saturating_sub(1);
@@ -251,9 +252,10 @@ pub(crate) fn fit_with_copies(
         if used <= room && cut.chars <= room {
             return Some((cut, texts, note));
         }
-        // Smaller by what is over, in proportion; at least a char.
+        // Smaller by what is over, in proportion; and smaller than this cut, which whole items
+        // may have left well under its allowance.
         let scaled = (allowance as u128 * room as u128 / used.max(1) as u128) as usize;
-        allowance = scaled.min(allowance.saturating_sub(1));
+        allowance = scaled.min(cut.chars.saturating_sub(1));
         if allowance == 0 {
             return None;
         }
