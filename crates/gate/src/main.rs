@@ -135,7 +135,7 @@ fn measured(input: Input, runtime: &tokio::runtime::Runtime) -> usize {
             runtime.block_on(async { registry.turn().execute(calls).await.len() })
         }
         Input::Relay(line, tokens) => runtime.block_on(async {
-            toolsmith::mcp::__relay_tool_answer(line, ALLOWANCE, tokens)
+            toolsmith::mcp::__relay_tool_answer(line, ALLOWANCE, tokens, None)
                 .await
                 .len()
         }),

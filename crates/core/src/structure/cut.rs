@@ -320,13 +320,15 @@ fn priority(items: &[Node<'_>], prefix: usize) -> (Vec<usize>, Vec<bool>) {
     }
     if n > 0 {
         take(prefix.min(n - 1), &mut order, &mut taken);
-        take(n - 1, &mut order, &mut taken);
     }
     for (i, item) in items.iter().enumerate().skip(prefix) {
         if !taken[i] && super::salient::carries_error(item.value) {
             salient[i] = true;
             take(i, &mut order, &mut taken);
         }
+    }
+    if n > 0 {
+        take(n - 1, &mut order, &mut taken);
     }
     let (mut head, mut tail) = (prefix, n);
     while head < tail {
@@ -462,12 +464,32 @@ fn fit_members(members: &[Member<'_>], keep_all: bool, room: usize, ops: Ops) ->
         })
         .collect();
     let mut shares = share(&wants, room.saturating_sub(1));
-    // Members left out come back whole, first to last, while room remains.
+    // Members left out come back whole while room remains, as items of a list do: the first,
+    // those that carry an error (a map's failing entry), the last, then the head and the tail.
     let mut used: usize = 1 + shares.iter().sum::<usize>();
-    for (want, share) in wants.iter().zip(shares.iter_mut()) {
-        if *share == 0 && used + want.whole <= room {
-            *share = want.whole;
-            used += want.whole;
+    let left_out: Vec<usize> = (0..members.len()).filter(|&i| shares[i] == 0).collect();
+    let (failing, routine): (Vec<usize>, Vec<usize>) = left_out
+        .into_iter()
+        .partition(|&i| super::salient::carries_error(members[i].node.value));
+    let mut ends = Vec::with_capacity(routine.len());
+    let (mut head, mut tail) = (0, routine.len());
+    while head < tail {
+        ends.push(routine[head]);
+        head += 1;
+        if head < tail {
+            tail -= 1;
+            ends.push(routine[tail]);
+        }
+    }
+    let first = ends.first().copied();
+    let order = first
+        .into_iter()
+        .chain(failing)
+        .chain(ends.into_iter().skip(1));
+    for i in order {
+        if used + wants[i].whole <= room {
+            shares[i] = wants[i].whole;
+            used += wants[i].whole;
         }
     }
     let mut size = 1;

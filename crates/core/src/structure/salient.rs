@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 /// How deep into an item its members are looked at.
-const DEPTH: usize = 3;
+const DEPTH: usize = 6;
 
 /// Members whose presence with a value says something went wrong.
 const ERROR_KEYS: &[&str] = &[
@@ -24,6 +24,7 @@ const ERROR_KEYS: &[&str] = &[
 /// Members whose word says how something went.
 const STATUS_KEYS: &[&str] = &[
     "status",
+    "phase",
     "state",
     "level",
     "severity",

@@ -18,6 +18,12 @@
 //! - `escapes`: ANSI escapes and carriage returns shown (the model reads neither);
 //! - `json`: the outputs that are one JSON document, and how many of them the result still is.
 //!
+//! The typed results (`tests/corpus/typed`: a structure, its output schema, the records a
+//! developer must see) go through the registry (`typed`: a tool's `Json<T>`) and the proxy
+//! (`proxy_typed`: the structure and its pretty JSON as text, sharing the cap), at each budget:
+//! `must` counts the records kept whole, `fill` the chars sent over the allowance, `json` the
+//! structures valid against their schema.
+//!
 //! With `--verbose`, every must-see line missed and every output's fill go to standard error.
 //! `scripts/signal-gate.sh` holds the lines to the committed baseline. Run by hand:
 //! `cargo run --profile gate -p toolsmith-gate --bin signal -- tests/corpus`.
@@ -39,6 +45,9 @@ const BUDGETS: [usize; 3] = [2_000, 4_000, 10_000];
 const TOKEN_BUDGETS: [usize; 3] = [1_000, 2_000, 3_000];
 /// The paths, in the order they are printed.
 const PATHS: [&str; 5] = ["registry", "stream", "run_command", "proxy", "proxy_tokens"];
+/// The paths of the typed results (`tests/corpus/typed`): the registry's (a tool's `Json<T>`
+/// with its output schema) and the proxy's (a structure and its JSON as text, sharing the cap).
+const TYPED_PATHS: [&str; 2] = ["typed", "proxy_typed"];
 
 // The corpus's one reader, shared with the tests and the keep bench.
 #[path = "../../../../tests/common/corpus.rs"]
@@ -217,7 +226,8 @@ async fn through_proxy(text: &str, cap: usize, tokens: Option<TokenCap>) -> Stri
         "result": { "content": [{ "type": "text", "text": text }] },
     });
     let line =
-        toolsmith::mcp::__relay_tool_answer(answer.to_string().into_bytes(), cap, tokens).await;
+        toolsmith::mcp::__relay_tool_answer(answer.to_string().into_bytes(), cap, tokens, None)
+            .await;
     let answer: Value = serde_json::from_str(&line).unwrap_or_default();
     answer["result"]["content"]
         .as_array()
@@ -289,6 +299,200 @@ async fn run(dir: PathBuf, verbose: bool) -> Result<(), String> {
     Ok(())
 }
 
+/// A typed result of the corpus: its structure, its output schema, and the records a developer
+/// must see in it (each an item of one of its lists, or a member's value of one of its maps).
+struct TypedCase {
+    name: String,
+    value: Value,
+    schema: Value,
+    must: Vec<Value>,
+}
+
+fn typed_cases(dir: &Path) -> Result<Vec<TypedCase>, String> {
+    let dir = dir.join("typed");
+    let read = |path: &Path| {
+        std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+    };
+    let parse = |path: &Path, text: &str| {
+        serde_json::from_str::<Value>(text).map_err(|e| format!("{}: {e}", path.display()))
+    };
+    let mut cases = Vec::new();
+    let entries =
+        std::fs::read_dir(&dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+    for entry in entries {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        let Some(name) = name
+            .strip_suffix(".json")
+            .filter(|n| !n.ends_with(".schema"))
+        else {
+            continue;
+        };
+        let name = name.to_owned();
+        let schema_path = dir.join(format!("{name}.schema.json"));
+        let must_path = dir.join(format!("{name}.must"));
+        let must = read(&must_path)?
+            .lines()
+            .map(|line| parse(&must_path, line))
+            .collect::<Result<_, _>>()?;
+        cases.push(TypedCase {
+            value: parse(&path, &read(&path)?)?,
+            schema: parse(&schema_path, &read(&schema_path)?)?,
+            must,
+            name,
+        });
+    }
+    cases.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(cases)
+}
+
+/// A typed tool returning one case's structure, stating its schema.
+struct TypedTool {
+    name: String,
+    value: Value,
+    schema: Value,
+}
+
+#[async_trait]
+impl Tool for TypedTool {
+    type Args = serde_json::Map<String, Value>;
+
+    fn name(&self) -> std::borrow::Cow<'static, str> {
+        self.name.clone().into()
+    }
+
+    fn description(&self) -> std::borrow::Cow<'static, str> {
+        "Returns a typed result of the corpus.".into()
+    }
+
+    fn output_schema(&self) -> Option<Value> {
+        Some(self.schema.clone())
+    }
+
+    async fn call(&self, _: Self::Args, _cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        ToolOutput::json(&self.value)
+    }
+}
+
+/// How many of `must` `value` holds, as an item of a list or a member's value of a map.
+fn records_kept(value: &Value, must: &[Value]) -> usize {
+    fn holds(value: &Value, record: &Value) -> bool {
+        match value {
+            Value::Array(items) => items
+                .iter()
+                .any(|item| item == record || holds(item, record)),
+            Value::Object(members) => members
+                .values()
+                .any(|member| member == record || holds(member, record)),
+            _ => false,
+        }
+    }
+    must.iter().filter(|record| holds(value, record)).count()
+}
+
+/// The typed paths' figures: per path and budget, the must-see records kept, the fill (the
+/// chars sent over the allowance, per mille, over the cases that were cut), escapes shown, and
+/// the structures valid against their schema.
+async fn run_typed(dir: &Path, verbose: bool) -> Result<(), String> {
+    let cases = typed_cases(dir)?;
+    let validators = cases
+        .iter()
+        .map(|case| {
+            jsonschema::validator_for(&case.schema)
+                .map_err(|e| format!("{}: the schema does not compile: {e}", case.name))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    for path in TYPED_PATHS {
+        for budget in BUDGETS {
+            let mut builder = Registry::builder()
+                .artifacts(MemoryStore::new())
+                .budget(BudgetPolicy::default().with_batch_budget_chars(budget));
+            for (i, case) in cases.iter().enumerate() {
+                builder = builder.tool(TypedTool {
+                    name: format!("typed_{i}"),
+                    value: case.value.clone(),
+                    schema: case.schema.clone(),
+                });
+            }
+            let registry = builder.build().map_err(|e| e.to_string())?;
+            let (mut kept, mut total, mut valid, mut escapes) = (0, 0, 0, 0);
+            let (mut fill_sum, mut cut) = (0.0, 0);
+            for (i, case) in cases.iter().enumerate() {
+                let (structure, text) = if path == "typed" {
+                    let call = ToolCall::new("c", format!("typed_{i}"), json!({}));
+                    let result = registry.turn().execute([call]).await.remove(0);
+                    let structure = match &result.structure {
+                        Some(structure) => Some(structure.clone()),
+                        None if result.meta.structured => {
+                            serde_json::from_str(&result.content).ok()
+                        }
+                        None => None,
+                    };
+                    (structure, result.content)
+                } else {
+                    let text = serde_json::to_string_pretty(&case.value).unwrap_or_default();
+                    let answer = json!({ "jsonrpc": "2.0", "id": 1, "result": {
+                        "content": [{ "type": "text", "text": text }],
+                        "structuredContent": case.value } });
+                    let line = toolsmith::mcp::__relay_tool_answer(
+                        answer.to_string().into_bytes(),
+                        budget,
+                        None,
+                        Some(&case.schema),
+                    )
+                    .await;
+                    let answer: Value = serde_json::from_str(&line).unwrap_or_default();
+                    let text = answer["result"]["content"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|block| block["text"].as_str())
+                        .collect::<Vec<_>>()
+                        .join("\n");
+                    (answer["result"].get("structuredContent").cloned(), text)
+                };
+                total += case.must.len();
+                escapes += text.chars().filter(|&c| c == '\x1b' || c == '\r').count();
+                let Some(structure) = structure else { continue };
+                let here = records_kept(&structure, &case.must);
+                if verbose && here < case.must.len() {
+                    eprintln!(
+                        "  typed: {path} {budget} {}: {here} of {} records kept",
+                        case.name,
+                        case.must.len()
+                    );
+                }
+                kept += here;
+                if validators[i].is_valid(&structure) {
+                    valid += 1;
+                }
+                let structure_chars = structure.to_string().chars().count();
+                if case.value.to_string().chars().count() > budget {
+                    // The registry's text and structure are one selection each within the
+                    // allowance; the proxy's share the cap.
+                    let sent = if path == "typed" {
+                        structure_chars
+                    } else {
+                        structure_chars + text.chars().count()
+                    };
+                    fill_sum += sent as f64 / budget as f64;
+                    cut += 1;
+                }
+            }
+            let fill = if cut == 0 {
+                1000
+            } else {
+                (fill_sum / f64::from(cut) * 1000.0).round() as usize
+            };
+            println!(
+                "{path} {budget} must={kept}/{total} fill={fill} escapes={escapes} json={valid}/{}",
+                cases.len()
+            );
+        }
+    }
+    Ok(())
+}
+
 fn main() -> std::process::ExitCode {
     let mut args = std::env::args().skip(1);
     let mut dir = None;
@@ -318,7 +522,11 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
-    match runtime.block_on(run(dir, verbose)) {
+    let typed = dir.clone();
+    match runtime.block_on(async move {
+        run(dir, verbose).await?;
+        run_typed(&typed, verbose).await
+    }) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(why) => {
             eprintln!("signal: {why}");

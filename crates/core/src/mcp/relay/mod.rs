@@ -397,15 +397,18 @@ pub enum ProxyError {
 }
 
 /// What the proxy does with one `tools/call` answer an upstream sends: the line read as a
-/// message, its result fitted to `cap` chars and to `tokens`, if given (the full output kept in
-/// memory), and the answer written for the client as one line. The instruction-count gate
-/// measures it; not public API.
+/// message, its result fitted to `cap` chars and to `tokens`, if given, for a tool with
+/// `output_schema`, if given (the full output kept in memory), and the answer written for the
+/// client as one line. The instruction-count gate and the signal gate measure it; not public
+/// API.
 #[doc(hidden)]
 pub async fn relay_tool_answer(
     line: Vec<u8>,
     cap: usize,
     tokens: Option<crate::tokens::TokenCap>,
+    output_schema: Option<&serde_json::Value>,
 ) -> String {
+    let schema = output_schema.map(crate::structure::OutputSchema::new);
     let wire::Received::Message(message) = wire::parse_owned(line) else {
         return String::new();
     };
@@ -423,8 +426,8 @@ pub async fn relay_tool_answer(
     };
     let call = fit_answer::Call {
         tool: "tool",
-        schema: None,
-        send: upstream::Copies::Both,
+        schema: schema.as_ref(),
+        send: upstream::Copies::Auto,
     };
     match fit_answer::tool_result(&result, &call, &fitting).await {
         Ok((fitted, _)) => wire::answer(&id, Ok(wire::raw(&fitted))),
