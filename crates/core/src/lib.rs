@@ -217,6 +217,8 @@
 mod copies;
 mod fair;
 mod names;
+#[cfg(any(feature = "mcp-http", feature = "testing"))]
+mod net;
 mod sync;
 
 pub mod trim;

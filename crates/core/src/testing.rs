@@ -159,6 +159,7 @@ impl ScriptedModel {
                     tokio::time::sleep(std::time::Duration::from_millis(10)).await;
                     continue;
                 };
+                let stream = crate::net::accepted(stream);
                 let shared = Arc::clone(&serving);
                 tokio::spawn(async move {
                     let service = hyper::service::service_fn(move |request| {

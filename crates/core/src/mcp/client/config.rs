@@ -43,8 +43,9 @@ pub struct ServerConfig {
     /// error result naming its size, the cap and the artifact holding it, none of it sent.
     #[serde(default)]
     pub over_cap: Option<String>,
-    /// Which copy of a result with a structure the proxy sends: `"both"` (when absent),
-    /// `"text-only"` or `"structured-only"`.
+    /// Which copy of a result with a structure the proxy sends: `"auto"` (when absent: both,
+    /// but the text alone for a tool whose structure only wraps it), `"both"`, `"text-only"`
+    /// or `"structured-only"`.
     #[serde(default)]
     pub send: Option<String>,
 }
@@ -129,8 +130,8 @@ pub enum ConfigError {
     },
     /// A server's `send` is not one of the settings.
     #[error(
-        "server `{server}`: `\"send\": \"{given}\"` is not a setting; write \"both\" (the \
-         default), \"text-only\" or \"structured-only\""
+        "server `{server}`: `\"send\": \"{given}\"` is not a setting; write \"auto\" (the \
+         default), \"both\", \"text-only\" or \"structured-only\""
     )]
     Send {
         /// The server's name.

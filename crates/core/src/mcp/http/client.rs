@@ -102,6 +102,8 @@ pub(crate) fn connect(
     }
     let client = reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(30))
+        // A request's small writes go at once (the `net` module's rule for every socket).
+        .tcp_nodelay(true)
         .build()
         .map_err(|error| format!("no HTTP client could be made ({error})"))?;
     let (to, incoming) = mpsc::channel(QUEUE);

@@ -188,6 +188,7 @@ async fn accept(listener: TcpListener, endpoint: Arc<Endpoint>, stop: Cancellati
                 Err(_) => continue,
             },
         };
+        let stream = crate::net::accepted(stream);
         if exhausted {
             tracing::warn!("accepting connections again");
             exhausted = false;
