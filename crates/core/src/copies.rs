@@ -99,14 +99,14 @@ pub(crate) fn repeat(structure: &Value, texts: &[&str]) -> Option<Repeat> {
     };
     let pointer = pointer_to(key);
     // `{"entities": […]}` and the list's JSON.
-    if member.is_array() || member.is_object() {
-        if let Some(text) = texts.iter().position(|text| is_json_of(member, text)) {
-            return Some(Repeat::Json {
-                text,
-                pointer,
-                layout: Layout::of(texts[text], member),
-            });
-        }
+    if (member.is_array() || member.is_object())
+        && let Some(text) = texts.iter().position(|text| is_json_of(member, text))
+    {
+        return Some(Repeat::Json {
+            text,
+            pointer,
+            layout: Layout::of(texts[text], member),
+        });
     }
     // `{"result": [item, …]}` and a text per item.
     let Value::Array(items) = member else {

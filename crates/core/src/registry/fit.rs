@@ -509,7 +509,7 @@ fn cut(
     };
     // The tool's JSON, as it wrote it: no cut, no note after it.
     let structured = !is_typed
-        && matches!(cut, None)
+        && cut.is_none()
         && kept.was_json
         && notes.is_empty()
         && error_kind.is_none();

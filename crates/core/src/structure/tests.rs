@@ -104,7 +104,7 @@ fn next(sizes: &mut impl Iterator<Item = usize>) -> usize {
 fn instance(t: &Type, sizes: &mut impl Iterator<Item = usize>) -> Value {
     match t {
         Type::Int => json!(next(sizes) * 1_000),
-        Type::Bool => json!(next(sizes) % 2 == 0),
+        Type::Bool => json!(next(sizes).is_multiple_of(2)),
         Type::Str { min, .. } => {
             let words = "error in row\n".len();
             let text = "error in row\n".repeat(next(sizes) * 3 / words + 1);
@@ -122,14 +122,14 @@ fn instance(t: &Type, sizes: &mut impl Iterator<Item = usize>) -> Value {
         Type::Object { members } => {
             let mut map = Map::new();
             for (name, t, required) in members {
-                if *required || next(sizes) % 3 != 0 {
+                if *required || !next(sizes).is_multiple_of(3) {
                     map.insert(name.clone(), instance(t, sizes));
                 }
             }
             Value::Object(map)
         }
         Type::Nullable(t) => {
-            if next(sizes) % 4 == 0 {
+            if next(sizes).is_multiple_of(4) {
                 Value::Null
             } else {
                 instance(t, sizes)
