@@ -405,9 +405,10 @@ fn cut(
     };
     let allowance = record.allowance;
     let notes = fit_notes(notes, allowance, tokens.as_ref().map(|(cap, _)| cap));
-    let schema = registry
-        .output_schema(&record.name)
-        .filter(|_| error_kind.is_none());
+    // Only a JSON result or a structure beside the text is cut by a schema.
+    let schema = (error_kind.is_none() && (matches!(body, Body::Json(_)) || beside.is_some()))
+        .then(|| registry.output_schema(&record.name))
+        .flatten();
     let sharing = registry.inner.sending.structure_shares;
     // A typed JSON result over its allowance is cut by its schema: its text the cut's JSON and
     // a note, its structure the cut (the same selection).
@@ -508,11 +509,8 @@ fn cut(
         },
     };
     // The tool's JSON, as it wrote it: no cut, no note after it.
-    let structured = !is_typed
-        && cut.is_none()
-        && kept.was_json
-        && notes.is_empty()
-        && error_kind.is_none();
+    let structured =
+        !is_typed && cut.is_none() && kept.was_json && notes.is_empty() && error_kind.is_none();
     if !notes.is_empty() {
         if !content.is_empty() && !content.ends_with('\n') {
             content.push('\n');
@@ -741,8 +739,7 @@ fn cut_body(
             (Cow::Owned(fit.text), Some(cut))
         }
         Body::Text(text) | Body::Json(text) => {
-            let (text, cut) = trim::fit_with(text, allowance, style, continuation).into_parts();
-            (Cow::Owned(text.into_owned()), cut)
+            trim::fit_with(text, allowance, style, continuation).into_parts()
         }
         Body::Parts(parts) => {
             let (trimmed, cut) = parts.0.fit(allowance, style, continuation).into_parts();
@@ -767,24 +764,38 @@ fn cut_body(
             loop {
                 let body_cap = TokenCap::new(max, Arc::clone(cap.counter()));
                 let held = body_cap.hold(allowance, over, continuation, cut_once);
-                let text = held.text.into_owned();
                 let structure_tokens = shared
-                    .and_then(|typed| typed.cut_of(&text))
+                    .and_then(|typed| typed.cut_of(&held.text))
                     .map_or(0, |cut| cap.counter().count(&cut.value.to_string()));
                 let total = held.tokens + structure_tokens;
                 tries += 1;
                 if total <= limit || max == 0 || tries == 6 {
-                    break (text, held.cut, Some((cap, total, held.by_tokens)));
+                    break (held.text, held.cut, Some((cap, total, held.by_tokens)));
                 }
                 max = max.saturating_sub(total - limit).min(max - 1);
             }
         }
         None => {
             let (content, cut) = cut_once(allowance, continuation);
-            (content.into_owned(), cut, None)
+            (content, cut, None)
         }
     };
-    let structure_cut = typed.map(|typed| typed.cut_of(&content));
+    let structure_cut = typed.as_ref().map(|typed| typed.cut_of(&content));
+    // An untouched body is its text as it came: moved, not copied (a cut borrows only what it
+    // leaves whole).
+    let cut_text = match content {
+        Cow::Owned(content) => Some(content),
+        Cow::Borrowed(_) => None,
+    };
+    let content = match (cut_text, body) {
+        (Some(content), _) => content,
+        (None, Body::Text(text) | Body::Json(text)) => text,
+        (None, Body::Parts(parts)) => parts
+            .0
+            .fit(usize::MAX, style, continuation)
+            .into_text()
+            .into_owned(),
+    };
     // An untouched body is its text as it came (no copy was made but the one cut returned).
     BodyCut {
         content,
