@@ -4,8 +4,11 @@ Its tools are typed functions: the SDK lists each with an `outputSchema` made fr
 type and answers with the text and `structuredContent` (`{"result": ...}` for a `str`), and its
 client raises when a tool with a schema answers a success without a structure.
 
-    python sdk_server.py
+    python sdk_server.py              (stdio)
+    python sdk_server.py --http PORT  (the SDK's own streamable HTTP server on 127.0.0.1:PORT/mcp)
 """
+
+import sys
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -26,4 +29,7 @@ def refuse(name: str) -> str:
 
 
 if __name__ == "__main__":
-    app.run()
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+        app.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        app.run()
