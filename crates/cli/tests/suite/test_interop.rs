@@ -3126,3 +3126,222 @@ async fn typed_results_hold_a_cap_in_tokens_by_an_independent_count() {
         );
     }
 }
+
+/// What one official SDK client in `mode` got of `calls` against `target` (a URL, or `--stdio`
+/// and a command line): the version it settled on, the tools, the results.
+async fn era_calls(sdk: &str, mode: &str, target: &[&str], calls: &[(&str, Value)]) -> Value {
+    let (program, script) = match sdk {
+        "Python" => (interop().join(".venv/bin/python"), "modern_call.py"),
+        _ => (node(), "modern-call.mjs"),
+    };
+    let mut command = Command::new(program);
+    command
+        .arg(interop().join(script))
+        .arg(mode)
+        .args(target)
+        .env("PROXY_TOKEN", TOKEN);
+    for (name, arguments) in calls {
+        command.arg(name).arg(arguments.to_string());
+    }
+    report_of(command).await
+}
+
+/// Both official clients, in each of their modes — `legacy` (the handshake), `auto` (discover,
+/// else the handshake), `2026-07-28` (no handshake) — against `serve` and `proxy`, over stdio
+/// and HTTP: each lists, calls (a result over the cap, cut, its artifact named) and reads the
+/// artifact back as a resource; the version each settled on is the one its mode asks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn both_official_clients_in_every_mode_on_every_front() {
+    let dir = tempfile::tempdir().unwrap();
+    let python = interop().join(".venv/bin/python").display().to_string();
+    let server = interop().join("sdk_server.py").display().to_string();
+    let toolsmith = env!("CARGO_BIN_EXE_toolsmith");
+    std::fs::write(
+        dir.path().join("big.txt"),
+        "a line of the file\n".repeat(3_000),
+    )
+    .unwrap();
+    let root = dir.path().display().to_string();
+    let (_proxy, proxy_url) = {
+        let mut proxy = gateway("proxy", TOKEN);
+        proxy.arg("--").arg(&python).arg(&server);
+        listening(proxy, true).await
+    };
+    let (_serve, serve_url) = {
+        let mut serve = gateway("serve", TOKEN);
+        serve.args(["--root", &root]);
+        listening(serve, true).await
+    };
+    let proxy_stdio = format!("{toolsmith} proxy -- {python} {server}");
+    let serve_stdio = format!("{toolsmith} serve --root {root}");
+    let greet = ("hello", json!({ "name": "ada", "times": 3_000 }));
+    let read_file = ("read_file", json!({ "path": "big.txt", "limit": 3_000 }));
+    let page = (
+        "@read",
+        json!({ "uri": "toolsmith://artifact/{{artifact}}?offset=10&limit=3" }),
+    );
+    let fronts: [(&str, Vec<&str>, (&str, Value)); 4] = [
+        (
+            "proxy over stdio",
+            vec!["--stdio", &proxy_stdio],
+            greet.clone(),
+        ),
+        ("proxy over HTTP", vec![&proxy_url], greet),
+        (
+            "serve over stdio",
+            vec!["--stdio", &serve_stdio],
+            read_file.clone(),
+        ),
+        ("serve over HTTP", vec![&serve_url], read_file),
+    ];
+    for (front, target, call) in &fronts {
+        for sdk in ["TypeScript", "Python"] {
+            for mode in ["legacy", "auto", "2026-07-28"] {
+                let calls = [call.clone(), page.clone()];
+                let report = era_calls(sdk, mode, target, &calls).await;
+                let said = format!("{sdk} in {mode} against {front}");
+                let want = if mode == "legacy" {
+                    "2025-11-25"
+                } else {
+                    "2026-07-28"
+                };
+                assert_eq!(report["version"], want, "{said}");
+                assert!(!report["tools"].as_array().unwrap().is_empty(), "{said}");
+                let results = report["results"].as_array().unwrap();
+                for result in results {
+                    assert!(result.get("raised").is_none(), "{said}: {result:.400}");
+                }
+                let text = results[0]["content"][0]["text"].as_str().unwrap();
+                assert!(text.contains("[toolsmith: output"), "{said}: {text:.300}");
+                assert!(text.contains("artifact "), "{said}: {text:.300}");
+                let read = results[1]["contents"][0]["text"]
+                    .as_str()
+                    .unwrap_or_default();
+                assert!(!read.is_empty(), "{said}: {:.300}", results[1]);
+            }
+        }
+    }
+}
+
+/// Over HTTP, a 2026-07-28 request gets the statuses the version writes: a GET 405 with
+/// `Allow: POST`, a notification 202, a missing `MCP-Protocol-Version` 400 (-32020), a version
+/// not served 400 (-32022, naming those that are), an unknown method 404 (-32601), an `Mcp-Name`
+/// that disagrees with the body 400 (-32020) — from `proxy` and `serve` alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_modern_request_over_http_gets_the_statuses_the_version_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let python = interop().join(".venv/bin/python");
+    let (_proxy, proxy_url) = {
+        let mut proxy = gateway("proxy", TOKEN);
+        proxy
+            .arg("--")
+            .arg(&python)
+            .arg(interop().join("sdk_server.py"));
+        listening(proxy, true).await
+    };
+    let (_serve, serve_url) = {
+        let mut serve = gateway("serve", TOKEN);
+        serve.arg("--root").arg(dir.path());
+        listening(serve, true).await
+    };
+    let http = reqwest::Client::new();
+    let envelope = |version: &str| {
+        json!({ "io.modelcontextprotocol/protocolVersion": version,
+                "io.modelcontextprotocol/clientCapabilities": {} })
+    };
+    for url in [&proxy_url, &serve_url] {
+        let get = http
+            .get(url.as_str())
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(get.status(), 405, "{url}");
+        assert_eq!(get.headers()["allow"], "POST", "{url}");
+        let post = |headers: Vec<(&'static str, String)>, body: Value| {
+            let mut request = http
+                .post(url.as_str())
+                .bearer_auth(TOKEN)
+                .header("Accept", "application/json, text/event-stream")
+                .header("Content-Type", "application/json")
+                .body(body.to_string());
+            for (name, value) in headers {
+                request = request.header(name, value);
+            }
+            async move {
+                let response = request.send().await.unwrap();
+                let status = response.status().as_u16();
+                let body: Value = response.json().await.unwrap_or(Value::Null);
+                (status, body)
+            }
+        };
+        let modern = |method: &str| {
+            vec![
+                ("MCP-Protocol-Version", "2026-07-28".to_owned()),
+                ("Mcp-Method", method.to_owned()),
+            ]
+        };
+        let (status, _) = post(
+            modern("notifications/cancelled"),
+            json!({ "jsonrpc": "2.0", "method": "notifications/cancelled",
+                    "params": { "_meta": envelope("2026-07-28") } }),
+        )
+        .await;
+        assert_eq!(status, 202, "{url}");
+        let request = |method: &str, params: Value| json!({ "jsonrpc": "2.0", "id": 7, "method": method, "params": params });
+        let listing = request("tools/list", json!({ "_meta": envelope("2026-07-28") }));
+        let (status, body) = post(vec![("Mcp-Method", "tools/list".into())], listing.clone()).await;
+        assert_eq!(
+            (status, body["error"]["code"].as_i64()),
+            (400, Some(-32_020)),
+            "{url}: {body}"
+        );
+        let (status, body) = post(modern("tools/list"), listing).await;
+        assert_eq!(status, 200, "{url}: {body}");
+        assert_eq!(body["id"], 7, "{url}");
+        assert_eq!(body["result"]["resultType"], "complete", "{url}: {body}");
+        let mut later = modern("tools/list");
+        later[0].1 = "2030-01-01".into();
+        let (status, body) = post(
+            later,
+            request("tools/list", json!({ "_meta": envelope("2030-01-01") })),
+        )
+        .await;
+        assert_eq!(
+            (status, body["error"]["code"].as_i64()),
+            (400, Some(-32_022)),
+            "{url}: {body}"
+        );
+        assert!(
+            body["error"]["data"]["supported"]
+                .to_string()
+                .contains("2026-07-28"),
+            "{body}"
+        );
+        let (status, body) = post(
+            modern("no/such"),
+            request("no/such", json!({ "_meta": envelope("2026-07-28") })),
+        )
+        .await;
+        assert_eq!(
+            (status, body["error"]["code"].as_i64()),
+            (404, Some(-32_601)),
+            "{url}: {body}"
+        );
+        let mut named = modern("tools/call");
+        named.push(("Mcp-Name", "other".into()));
+        let (status, body) = post(
+            named,
+            request(
+                "tools/call",
+                json!({ "name": "hello", "_meta": envelope("2026-07-28") }),
+            ),
+        )
+        .await;
+        assert_eq!(
+            (status, body["error"]["code"].as_i64()),
+            (400, Some(-32_020)),
+            "{url}: {body}"
+        );
+    }
+}

@@ -61,6 +61,7 @@ impl HttpServer {
                 options.max_body_bytes_in_flight.min(Semaphore::MAX_PERMITS),
             )),
             shed: Notify::new(),
+            modern_ids: std::sync::atomic::AtomicU64::new(1),
             options,
             addr,
             sessions,
@@ -122,6 +123,8 @@ pub(super) struct Endpoint {
     pub(super) bodies: Arc<Semaphore>,
     /// Told when descriptors ran out: every connection closes once its response is done.
     pub(super) shed: Notify,
+    /// Numbers the 2026-07-28 requests sent on to sessions, so no two share an id.
+    pub(super) modern_ids: std::sync::atomic::AtomicU64,
 }
 
 /// Ends idle sessions until the endpoint stops.

@@ -21,7 +21,7 @@ use crate::artifacts::Owner;
 use crate::figures::DisplayDuration;
 use crate::mcp::link::QUEUE;
 use crate::mcp::metrics::Telemetry;
-use crate::mcp::wire::{self, MAX_MESSAGE_BYTES, Received};
+use crate::mcp::wire::{self, MAX_MESSAGE_BYTES, Received, era};
 
 /// Why a body was not read.
 enum Unread {
@@ -66,6 +66,20 @@ impl Endpoint {
             .map(str::to_owned);
         match *request.method() {
             Method::POST => self.post(request, session, credential).await,
+            // 2026-07-28 has no stream of the server's own: only a session of the handshake
+            // era GETs one.
+            Method::GET if session.is_none() => {
+                let mut response = json_error(
+                    StatusCode::METHOD_NOT_ALLOWED,
+                    wire::INVALID_REQUEST,
+                    "POST a request; a GET stream belongs to a session of the handshake era \
+                     (its Mcp-Session-Id)",
+                );
+                response
+                    .headers_mut()
+                    .insert(header::ALLOW, header::HeaderValue::from_static("POST"));
+                response
+            }
             Method::GET => self.get(session, credential),
             Method::DELETE => match session.filter(|id| self.table.remove(id, credential)) {
                 Some(_) => full(StatusCode::OK, ""),
@@ -153,6 +167,18 @@ impl Endpoint {
         session: Option<String>,
         credential: Credential,
     ) -> Response<Body> {
+        let header = |name: &str| {
+            request
+                .headers()
+                .get(name)
+                .and_then(|value| value.to_str().ok())
+                .map(str::to_owned)
+        };
+        let era_headers = era::Headers {
+            version: header(era::VERSION_HEADER),
+            method: header(era::METHOD_HEADER),
+            name: header(era::NAME_HEADER),
+        };
         let (body, _held) = match self.body(request).await {
             Ok(read) => read,
             Err(Unread::TooLarge) => {
@@ -206,6 +232,21 @@ impl Endpoint {
                 return too_many(refused);
             }
         }
+        // No session named and no handshake: a request of 2026-07-28, on its own.
+        if session.is_none() && !is_initialize {
+            let modern = match &received {
+                Received::Message(message) => {
+                    era_headers.version.is_some()
+                        || era::has_envelope(Some(&message.params_value()))
+                }
+                Received::Unreadable { .. } => era_headers.version.is_some(),
+            };
+            if modern {
+                return self
+                    .post_modern(received, era_headers, credential, held)
+                    .await;
+            }
+        }
         let (id, live) = match (session, is_initialize) {
             (None, true) => match self.open(credential) {
                 Ok(opened) => opened,
@@ -256,6 +297,116 @@ impl Endpoint {
         response
     }
 
+    /// A 2026-07-28 request: checked as the version asks (its envelope, its headers), then
+    /// served by the credential's session under an id of the endpoint's own (two clients of one
+    /// principal may use the same ids), its answer given back with the client's id — as JSON,
+    /// its status the one its error code takes, or as a stream of events when the server sends
+    /// something first (progress). A notification is accepted and dropped: 2026-07-28 defines
+    /// none a client sends (a cancellation is the response's stream closing).
+    async fn post_modern(
+        &self,
+        received: Received,
+        headers: era::Headers,
+        credential: Credential,
+        held: limits::Held,
+    ) -> Response<Body> {
+        let Received::Message(mut message) = received else {
+            return json_error(
+                StatusCode::BAD_REQUEST,
+                wire::PARSE_ERROR,
+                "the body is not JSON",
+            );
+        };
+        let Some(method) = message.method.clone() else {
+            return json_error(
+                StatusCode::BAD_REQUEST,
+                wire::INVALID_REQUEST,
+                "a 2026-07-28 client sends requests; there is nothing to answer here",
+            );
+        };
+        let Some(client_id) = message.id.take() else {
+            return full(StatusCode::ACCEPTED, "");
+        };
+        let params = message.params_value();
+        if let Err(refusal) = era::check(&method, Some(&params), Some(&headers)) {
+            let line = wire::answer(&client_id, Err(wire::raw(&refusal.error())));
+            return json_response(era::http_status(Some(refusal.code)), line);
+        }
+        let live = match self.modern_session(credential) {
+            Ok(live) => live,
+            Err(refused) => return *refused,
+        };
+        let own_id = format!(
+            "modern-{}",
+            self.modern_ids
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
+        let token = params["_meta"]["progressToken"].to_string();
+        message.id = Some(Value::String(own_id.clone()));
+        let (stream, mut answers) = mpsc::channel(QUEUE);
+        crate::sync::lock(&live.router).wait(Value::String(own_id).to_string(), token, stream);
+        let _ = live.to_session.send(Received::Message(message)).await;
+        // The client's id back on every line that carries the endpoint's.
+        let restore = move |line: String| -> String {
+            match wire::parse(line.as_bytes()) {
+                Received::Message(mut answer) if answer.method.is_none() => {
+                    answer.id = Some(client_id.clone());
+                    answer.line()
+                }
+                _ => line,
+            }
+        };
+        let Some(first) = answers.recv().await else {
+            return json_error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                wire::INTERNAL_ERROR,
+                "the session ended before it answered",
+            );
+        };
+        if let Received::Message(answer) = wire::parse(first.as_bytes())
+            && answer.method.is_none()
+        {
+            let code = answer
+                .error
+                .as_ref()
+                .and_then(|error| serde_json::from_str::<Value>(error.get()).ok())
+                .and_then(|error| error["code"].as_i64());
+            return json_response(era::http_status(code), restore(first));
+        }
+        // Something before the answer (progress): the rest as a stream of events.
+        let (relay, events) = mpsc::channel(QUEUE);
+        let _ = relay.send(first).await;
+        tokio::spawn(async move {
+            while let Some(line) = answers.recv().await {
+                if relay.send(restore(line)).await.is_err() {
+                    return;
+                }
+            }
+        });
+        sse(events, held)
+    }
+
+    /// The credential's session for its 2026-07-28 requests.
+    fn modern_session(
+        &self,
+        credential: Credential,
+    ) -> Result<Arc<table::LiveSession>, Box<Response<Body>>> {
+        let principal = self.credentials.principal(credential);
+        let telemetry = Telemetry {
+            metrics: self.metrics.clone(),
+            principal: principal.map(Arc::from),
+        };
+        let owner_of = |id: &str| {
+            principal
+                .and_then(|name| Owner::principal(name).ok())
+                .or_else(|| Owner::session(id).ok())
+                .expect("a session id of hex digits names an owner")
+        };
+        self.table
+            .modern(&self.sessions, credential, owner_of, telemetry)
+            .map_err(|refused| Box::new(refusal(refused)))
+    }
+
     /// A new session of `credential`, running; its artifacts its principal's, or its own.
     fn open(
         &self,
@@ -274,27 +425,7 @@ impl Endpoint {
         };
         self.table
             .open(&self.sessions, credential, owner_of, telemetry)
-            .map_err(|refused| {
-                Box::new(match refused {
-                    Refused::Full(open) => {
-                        let mut response = full(
-                            StatusCode::SERVICE_UNAVAILABLE,
-                            format!(
-                                "{open} sessions are open and busy, the most this server takes; \
-                                 retry shortly"
-                            ),
-                        );
-                        response
-                            .headers_mut()
-                            .insert(header::RETRY_AFTER, header::HeaderValue::from_static("5"));
-                        response
-                    }
-                    Refused::NoId(why) => full(
-                        StatusCode::INTERNAL_SERVER_ERROR,
-                        format!("no session id ({why})"),
-                    ),
-                })
-            })
+            .map_err(|refused| Box::new(refusal(refused)))
     }
 
     /// The client's stream of what the session sends outside any request.
@@ -308,6 +439,38 @@ impl Endpoint {
         }
         sse(messages, limits::Held::default())
     }
+}
+
+/// Why no session could be opened, as the client reads it.
+fn refusal(refused: Refused) -> Response<Body> {
+    match refused {
+        Refused::Full(open) => {
+            let mut response = full(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!(
+                    "{open} sessions are open and busy, the most this server takes; retry shortly"
+                ),
+            );
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, header::HeaderValue::from_static("5"));
+            response
+        }
+        Refused::NoId(why) => full(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("no session id ({why})"),
+        ),
+    }
+}
+
+/// One JSON-RPC answer as a JSON body, with `status`.
+fn json_response(status: u16, line: String) -> Response<Body> {
+    let mut response = full(StatusCode::from_u16(status).unwrap_or(StatusCode::OK), line);
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    response
 }
 
 /// 429: a limit refused the request; when to try again.

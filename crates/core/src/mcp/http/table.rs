@@ -170,6 +170,8 @@ pub(super) enum Refused {
 /// The sessions of one endpoint.
 pub(super) struct Table {
     live: Mutex<HashMap<String, Arc<LiveSession>>>,
+    /// The session each credential's 2026-07-28 requests go to (they name none).
+    modern: Mutex<HashMap<Credential, String>>,
     max: usize,
     idle_timeout: Duration,
     metrics: Metrics,
@@ -179,6 +181,7 @@ impl Table {
     pub(super) fn new(max: usize, idle_timeout: Duration, metrics: Metrics) -> Self {
         Table {
             live: Mutex::default(),
+            modern: Mutex::default(),
             max: max.max(1),
             idle_timeout,
             metrics,
@@ -192,6 +195,25 @@ impl Table {
             .get(id)
             .filter(|live| live.credential == credential)
             .cloned()
+    }
+
+    /// The session the 2026-07-28 requests of `credential` go to: open while it lives, a new
+    /// one (by [`open`](Self::open)) when it ended. Those requests name no session: any
+    /// replica's session of the principal answers them alike.
+    pub(super) fn modern(
+        &self,
+        sessions: &Sessions,
+        credential: Credential,
+        owner_of: impl FnOnce(&str) -> Owner,
+        telemetry: Telemetry,
+    ) -> Result<Arc<LiveSession>, Refused> {
+        let known = lock(&self.modern).get(&credential).cloned();
+        if let Some(live) = known.and_then(|id| self.get(&id, credential)) {
+            return Ok(live);
+        }
+        let (id, live) = self.open(sessions, credential, owner_of, telemetry)?;
+        lock(&self.modern).insert(credential, id);
+        Ok(live)
     }
 
     /// Ends the session `id` of `credential`; `false` when there is none.

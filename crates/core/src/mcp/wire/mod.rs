@@ -5,6 +5,7 @@
 //! request before it is routed ([`missing_params`]). Nothing here knows a session or a tool.
 
 pub(crate) mod bounded;
+pub(crate) mod era;
 mod lines;
 mod message;
 
@@ -40,6 +41,12 @@ pub(crate) const RESOURCE_NOT_FOUND: i64 = -32002;
 /// The request could not be served for a reason of the server's (a server that did not start,
 /// an upstream that failed).
 pub(crate) const INTERNAL_ERROR: i64 = -32603;
+/// A 2026-07-28 request's HTTP headers do not say what its body says.
+pub(crate) const HEADER_MISMATCH: i64 = -32_020;
+/// A 2026-07-28 request needs a capability its client did not declare.
+pub(crate) const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32_021;
+/// The protocol version a request (or `initialize`) asks for is not one served.
+pub(crate) const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32_022;
 /// A request to an upstream over HTTP failed at the HTTP level (the first code of JSON-RPC's
 /// "server error" range).
 #[cfg(feature = "mcp-http")]

@@ -24,7 +24,7 @@ use super::upstream::{Connecting, Copies, Live, Upstream};
 use crate::mcp::caps;
 use crate::mcp::link::Link;
 use crate::mcp::structure::OutputSchema;
-use crate::mcp::wire::{self, Raw};
+use crate::mcp::wire::{self, Raw, era};
 use crate::mcp::wire::{INTERNAL_ERROR, METHOD_NOT_FOUND};
 use crate::mcp::wire::{INVALID_PARAMS, INVALID_REQUEST, missing_params};
 use crate::registry::Registry;
@@ -184,6 +184,14 @@ struct Session {
     none_started: Mutex<Option<String>>,
     /// Whether the client sent `notifications/initialized`.
     initialized: AtomicBool,
+    /// Whether the client speaks 2026-07-28 (no handshake: every request carries its envelope,
+    /// the first one started the servers).
+    modern: AtomicBool,
+    /// The answer the servers' start made (what `initialize` answers, and `server/discover`
+    /// is made from).
+    started_answer: OnceLock<Result<Value, Value>>,
+    /// The log levels the client's requests in flight opted in to (2026-07-28), by request.
+    log_levels: Mutex<HashMap<String, String>>,
     routes: Mutex<Routes>,
     in_flight: Mutex<HashMap<String, InFlight>>,
     /// A server's request relayed to the client: `(server, its id)` → the id the client saw.
@@ -256,6 +264,9 @@ pub(crate) async fn run(settings: Arc<Settings>, link: Link) -> Result<(), Strin
         working: Mutex::new(Some(working)),
         none_started: Mutex::new(None),
         initialized: AtomicBool::new(false),
+        modern: AtomicBool::new(false),
+        started_answer: OnceLock::new(),
+        log_levels: Mutex::default(),
         routes: Mutex::default(),
         in_flight: Mutex::default(),
         relayed: Mutex::default(),
@@ -329,10 +340,36 @@ impl Session {
                     self.client.answer(&id, ok(&json!({}))).await;
                     return;
                 }
-                if method == "initialize" {
+                // The first message decides the era: `initialize`, or a request carrying the
+                // 2026-07-28 envelope (which then every request of the session carries).
+                let modern = self.modern.load(Ordering::SeqCst)
+                    || (method != "initialize"
+                        && !self.initialize_read.load(Ordering::SeqCst)
+                        && (era::has_envelope(params.as_ref()) || method == "server/discover"));
+                let mut params = params;
+                if modern {
+                    match era::check(&method, params.as_ref(), None) {
+                        Ok(envelope) => {
+                            if let Some(level) = &envelope.log_level {
+                                lock(&self.log_levels).insert(key(&id), level.clone());
+                            }
+                            self.start_modern(&envelope);
+                        }
+                        Err(refusal) => {
+                            let error = wire::raw(&refusal.error());
+                            self.client.answer(&id, Err(error)).await;
+                            return;
+                        }
+                    }
+                    if let Some(params) = params.as_mut() {
+                        era::without_envelope(params);
+                    }
+                } else if method == "initialize" {
                     self.initialize_read.store(true, Ordering::SeqCst);
                 } else if !self.initialize_read.load(Ordering::SeqCst) {
-                    let why = "the session is not initialized; send `initialize` first";
+                    let why = "the session is not initialized; send `initialize` first, or \
+                               speak protocol 2026-07-28 (its envelope in every request's \
+                               params._meta)";
                     self.client.answer(&id, failed(INVALID_REQUEST, why)).await;
                     return;
                 }
@@ -351,7 +388,11 @@ impl Session {
                         // Read after `initialize`: it goes on once `initialize` is answered.
                         let _ = session.ready.subscribe().wait_for(|ready| *ready).await;
                     }
-                    let outcome = session.request(&method, params, &task_sent).await;
+                    let mut outcome = session.request(&method, params, &task_sent).await;
+                    if modern {
+                        outcome = session.stamped(&method, outcome);
+                        lock(&session.log_levels).remove(&key(&task_id));
+                    }
                     lock(&session.in_flight).remove(&key(&task_id));
                     session.client.answer(&task_id, outcome).await;
                 });
@@ -372,6 +413,82 @@ impl Session {
                 _ => self.broadcast(&method, params).await,
             },
         }
+    }
+
+    /// Starts the session's servers for a client of 2026-07-28, once: with the capabilities
+    /// and the name its first request's envelope states, at the newest version of the
+    /// handshake a server speaks.
+    fn start_modern(&self, envelope: &era::Envelope) {
+        if self.initialize_read.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        self.modern.store(true, Ordering::SeqCst);
+        let client_info = envelope
+            .client_info
+            .clone()
+            .unwrap_or_else(|| json!({ "name": "a 2026-07-28 client", "version": "0" }));
+        let params = json!({
+            "protocolVersion": era::LATEST_HANDSHAKE,
+            "capabilities": envelope.capabilities,
+            "clientInfo": client_info,
+        });
+        let session = self.arc();
+        tokio::spawn(async move {
+            let _ = session.initialize(params).await;
+            // No `notifications/initialized` comes from such a client: the servers are told.
+            session.initialized.store(true, Ordering::SeqCst);
+            for slot in &session.slots {
+                let live = slot.live.lock().await.clone();
+                if let Some(live) = live {
+                    live.peer.notify("notifications/initialized", None).await;
+                }
+            }
+        });
+    }
+
+    /// The answer to a 2026-07-28 client's request of `method`: a result stamped (its type,
+    /// a listing's caching, the server's name), an error as it was.
+    fn stamped(&self, method: &str, outcome: Outcome) -> Outcome {
+        let Ok(raw) = outcome else {
+            return outcome;
+        };
+        let mut result = value(&raw);
+        let started = self
+            .started_answer
+            .get()
+            .and_then(|answer| answer.as_ref().ok());
+        let server_info = started
+            .map(|answer| answer["serverInfo"].clone())
+            .unwrap_or_else(
+                || json!({ "name": "toolsmith-proxy", "version": env!("CARGO_PKG_VERSION") }),
+            );
+        era::stamp(method, &mut result, &server_info);
+        ok(&result)
+    }
+
+    /// `server/discover`: the versions served, and what the servers' start made of their
+    /// capabilities and instructions (as `initialize` answers them).
+    fn discover(&self) -> Result<Value, Value> {
+        match self.started_answer.get() {
+            Some(Ok(answer)) => Ok(era::discover(
+                &answer["capabilities"],
+                answer["instructions"].as_str(),
+            )),
+            Some(Err(error)) => Err(error.clone()),
+            None => Err(wire::error(INTERNAL_ERROR, "the servers have not started")),
+        }
+    }
+
+    /// Whether a log message at `level` goes to the client: a client of the handshake era gets
+    /// every one (its level set by `logging/setLevel` at the servers); a 2026-07-28 client only
+    /// one at or above a level a request of it in flight opted in to.
+    fn wants_log(&self, level: &str) -> bool {
+        if !self.modern.load(Ordering::SeqCst) {
+            return true;
+        }
+        lock(&self.log_levels)
+            .values()
+            .any(|wanted| era::log_wanted(level, Some(wanted)))
     }
 
     /// The client cancelled a request: its task stops, and the server working on it is told.
@@ -459,6 +576,7 @@ impl Session {
         };
         match method {
             "initialize" => made(self.initialize(params_or_empty()).await),
+            "server/discover" => made(self.discover()),
             "tools/list" => made(self.list_tools(params.as_ref()).await),
             "tools/call" => self.call_tool(params_or_empty(), sent).await,
             "prompts/list" => made(self.list("prompts/list", "prompts", "prompts").await),

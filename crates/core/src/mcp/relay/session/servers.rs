@@ -9,6 +9,7 @@ use super::{Session, key, ok, raw_error, value};
 use crate::mcp::wire;
 use crate::mcp::wire::INTERNAL_ERROR;
 use crate::mcp::wire::INVALID_REQUEST;
+use crate::mcp::wire::METHOD_NOT_FOUND;
 use crate::sync::lock;
 use futures_util::future::BoxFuture;
 use futures_util::future::join_all;
@@ -66,6 +67,7 @@ impl Session {
                 }
             }
         }
+        let _ = self.started_answer.set(answer.clone());
         self.ready.send_replace(true);
         answer
     }
@@ -274,6 +276,15 @@ impl Session {
                                 .await;
                         }
                     }
+                    "notifications/message"
+                        if !self.wants_log(
+                            params
+                                .as_deref()
+                                .map(value)
+                                .as_ref()
+                                .and_then(|params| params["level"].as_str())
+                                .unwrap_or("info"),
+                        ) => {}
                     _ => {
                         if method == "notifications/tools/list_changed" {
                             lock(&self.routes).tools_listed = false;
@@ -286,6 +297,17 @@ impl Session {
             Incoming::Request { id, method, params } => {
                 if method == "ping" {
                     peer.answer(&id, ok(&json!({}))).await;
+                    return;
+                }
+                if self.modern.load(Ordering::SeqCst) {
+                    // 2026-07-28 has no requests from server to client.
+                    let why = format!(
+                        "this proxy's client speaks MCP {}, which has no requests from a \
+                         server to its client: `{method}` cannot be asked",
+                        wire::era::MODERN
+                    );
+                    peer.answer(&id, Err(wire::raw(&wire::error(METHOD_NOT_FOUND, why))))
+                        .await;
                     return;
                 }
                 let session = self.arc();

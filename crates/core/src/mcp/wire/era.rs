@@ -1,0 +1,402 @@
+//! The two eras of MCP a message may belong to, and what 2026-07-28 asks of one.
+//!
+//! Before 2026-07-28 a client opens a session with `initialize` and the session holds the
+//! protocol version and the client's capabilities. From 2026-07-28 there is no handshake and no
+//! session: every request carries its version and the client's capabilities in `params._meta`
+//! (the envelope), a server answers `server/discover`, results carry `resultType`, and over HTTP
+//! every request carries `MCP-Protocol-Version`, `Mcp-Method` and (for a call, a prompt, a read)
+//! `Mcp-Name`. A server serves both: the first message decides which era a peer speaks.
+//!
+//! This is the one owner of the envelope's keys, of the checks a 2026-07-28 request passes (in
+//! the order the specification's reference SDKs run them), and of how a result is stamped for
+//! a 2026-07-28 client.
+
+use serde_json::{Map, Value, json};
+
+use super::{HEADER_MISMATCH, INVALID_PARAMS, METHOD_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION};
+
+/// The protocol version without a handshake.
+pub(crate) const MODERN: &str = "2026-07-28";
+/// The versions of the handshake era the proxy and `serve` speak.
+pub(crate) const HANDSHAKE: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+/// The version the proxy asks of a server of the handshake era.
+pub(crate) const LATEST_HANDSHAKE: &str = "2025-11-25";
+
+/// The envelope's key of the request's protocol version.
+pub(crate) const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+/// The envelope's key of the client's capabilities.
+pub(crate) const CLIENT_CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
+/// The envelope's key of the client's name and version (optional).
+pub(crate) const CLIENT_INFO_KEY: &str = "io.modelcontextprotocol/clientInfo";
+/// The envelope's key of the least severe log level the request wants sent (absent: none).
+pub(crate) const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
+/// A result's `_meta` key naming the server.
+pub(crate) const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
+
+/// The HTTP header of the protocol version.
+pub(crate) const VERSION_HEADER: &str = "mcp-protocol-version";
+/// The HTTP header of the request's method.
+pub(crate) const METHOD_HEADER: &str = "mcp-method";
+/// The HTTP header of the tool, prompt or resource a request names.
+pub(crate) const NAME_HEADER: &str = "mcp-name";
+
+/// What a request's envelope says, once checked.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Envelope {
+    pub(crate) version: String,
+    pub(crate) capabilities: Value,
+    pub(crate) client_info: Option<Value>,
+    /// The log level the request opted in to, if any.
+    pub(crate) log_level: Option<String>,
+}
+
+/// Why a 2026-07-28 request is refused before it is served: its JSON-RPC error code, words and
+/// data.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Refusal {
+    pub(crate) code: i64,
+    pub(crate) message: String,
+    pub(crate) data: Option<Value>,
+}
+
+impl Refusal {
+    /// The JSON-RPC error object.
+    pub(crate) fn error(&self) -> Value {
+        let mut error = json!({ "code": self.code, "message": self.message });
+        if let Some(data) = &self.data {
+            error["data"] = data.clone();
+        }
+        error
+    }
+}
+
+/// The HTTP headers of a 2026-07-28 request, as they came (lowercase names; `None` when absent).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Headers {
+    pub(crate) version: Option<String>,
+    pub(crate) method: Option<String>,
+    pub(crate) name: Option<String>,
+}
+
+/// Whether `params` carry a 2026-07-28 envelope (its protocol version, whatever it says).
+pub(crate) fn has_envelope(params: Option<&Value>) -> bool {
+    params
+        .and_then(|params| params.get("_meta"))
+        .is_some_and(|meta| meta.get(PROTOCOL_VERSION_KEY).is_some())
+}
+
+/// The param that names what a request is for (mirrored by `Mcp-Name`), by its method.
+fn named_param(method: &str) -> Option<&'static str> {
+    match method {
+        "tools/call" | "prompts/get" => Some("name"),
+        "resources/read" => Some("uri"),
+        _ => None,
+    }
+}
+
+/// Checks a 2026-07-28 request: its envelope (the version and the client's capabilities, in
+/// `params._meta`); over HTTP (`headers`), that `MCP-Protocol-Version`, `Mcp-Method` and
+/// `Mcp-Name` say what the body says; then that its version is one served. The first failure
+/// is the refusal.
+pub(crate) fn check(
+    method: &str,
+    params: Option<&Value>,
+    headers: Option<&Headers>,
+) -> Result<Envelope, Refusal> {
+    let refuse = |code, message: String| Refusal {
+        code,
+        message,
+        data: None,
+    };
+    let Some(meta) = params
+        .and_then(|params| params.get("_meta"))
+        .and_then(Value::as_object)
+    else {
+        return Err(refuse(
+            INVALID_PARAMS,
+            format!(
+                "params._meta must be an object carrying `{PROTOCOL_VERSION_KEY}` and \
+                 `{CLIENT_CAPABILITIES_KEY}` (protocol {MODERN} has no handshake: every request \
+                 says them)"
+            ),
+        ));
+    };
+    let missing: Vec<&str> = [PROTOCOL_VERSION_KEY, CLIENT_CAPABILITIES_KEY]
+        .into_iter()
+        .filter(|key| !meta.contains_key(*key))
+        .collect();
+    if !missing.is_empty() {
+        return Err(refuse(
+            INVALID_PARAMS,
+            format!("params._meta is missing `{}`", missing.join("` and `")),
+        ));
+    }
+    let version = &meta[PROTOCOL_VERSION_KEY];
+    if let Some(headers) = headers {
+        if headers.version.as_deref() != version.as_str() || headers.version.is_none() {
+            return Err(refuse(
+                HEADER_MISMATCH,
+                format!(
+                    "the MCP-Protocol-Version header ({}) does not say the version of the \
+                     request's params._meta ({version})",
+                    headers.version.as_deref().unwrap_or("absent")
+                ),
+            ));
+        }
+        if headers.method.as_deref() != Some(method) {
+            return Err(refuse(
+                HEADER_MISMATCH,
+                format!(
+                    "the Mcp-Method header ({}) does not say the request's method (`{method}`)",
+                    headers.method.as_deref().unwrap_or("absent")
+                ),
+            ));
+        }
+        if let Some(key) = named_param(method)
+            && let Some(named) = params
+                .and_then(|params| params.get(key))
+                .and_then(Value::as_str)
+            && headers.name.as_deref().map(decode_header) != Some(Some(named.to_owned()))
+        {
+            return Err(refuse(
+                HEADER_MISMATCH,
+                format!(
+                    "the Mcp-Name header ({}) does not say the request's `{key}` ({named})",
+                    headers.name.as_deref().unwrap_or("absent")
+                ),
+            ));
+        }
+    }
+    let Some(version) = version.as_str() else {
+        return Err(refuse(
+            INVALID_PARAMS,
+            "the protocol version in params._meta must be a string".to_owned(),
+        ));
+    };
+    if version != MODERN {
+        return Err(unsupported(version));
+    }
+    Ok(Envelope {
+        version: version.to_owned(),
+        capabilities: meta[CLIENT_CAPABILITIES_KEY].clone(),
+        client_info: meta.get(CLIENT_INFO_KEY).cloned(),
+        log_level: meta
+            .get(LOG_LEVEL_KEY)
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+    })
+}
+
+/// The refusal of a version not served, naming those that are.
+pub(crate) fn unsupported(requested: &str) -> Refusal {
+    let mut supported = vec![MODERN];
+    supported.extend(HANDSHAKE);
+    Refusal {
+        code: UNSUPPORTED_PROTOCOL_VERSION,
+        message: format!(
+            "unsupported protocol version `{requested}`; supported: {}",
+            supported.join(", ")
+        ),
+        data: Some(json!({ "supported": supported, "requested": requested })),
+    }
+}
+
+/// `Mcp-Name`'s value as the body writes it: verbatim, or decoded from `=?base64?…?=` (a name
+/// a header cannot carry as it is). `None` for a malformed one.
+fn decode_header(value: &str) -> Option<String> {
+    use base64::Engine as _;
+    let Some(payload) = value
+        .strip_prefix("=?base64?")
+        .and_then(|rest| rest.strip_suffix("?="))
+    else {
+        return Some(value.to_owned());
+    };
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(payload)
+        .ok()?;
+    String::from_utf8(bytes).ok()
+}
+
+/// The HTTP status of an answer to a 2026-07-28 request carrying error `code` (200 for a
+/// result, and for codes the specification gives no status).
+pub(crate) fn http_status(code: Option<i64>) -> u16 {
+    match code {
+        Some(super::PARSE_ERROR | super::INVALID_REQUEST | INVALID_PARAMS) => 400,
+        Some(HEADER_MISMATCH | UNSUPPORTED_PROTOCOL_VERSION) => 400,
+        Some(super::MISSING_REQUIRED_CLIENT_CAPABILITY) => 400,
+        Some(METHOD_NOT_FOUND) => 404,
+        _ => 200,
+    }
+}
+
+/// `params` without the envelope's keys: what a server of the handshake era is sent (its
+/// session holds what they said).
+pub(crate) fn without_envelope(params: &mut Value) {
+    let Some(meta) = params.get_mut("_meta").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for key in [
+        PROTOCOL_VERSION_KEY,
+        CLIENT_CAPABILITIES_KEY,
+        CLIENT_INFO_KEY,
+        LOG_LEVEL_KEY,
+    ] {
+        meta.remove(key);
+    }
+    if meta.is_empty()
+        && let Some(params) = params.as_object_mut()
+    {
+        params.remove("_meta");
+    }
+}
+
+/// The methods whose results a client may cache (the listings, a resource's read, discovery):
+/// they carry `ttlMs` and `cacheScope`.
+fn is_cacheable(method: &str) -> bool {
+    matches!(
+        method,
+        "tools/list"
+            | "prompts/list"
+            | "resources/list"
+            | "resources/templates/list"
+            | "resources/read"
+            | "server/discover"
+    )
+}
+
+/// A result of `method` stamped for a 2026-07-28 client: `resultType` (`complete` unless it
+/// says otherwise), a cacheable result's caching (`ttlMs` 0 and `cacheScope` `private` unless
+/// it says otherwise: what one client is served is not another's), and the server's name in
+/// `_meta`.
+pub(crate) fn stamp(method: &str, result: &mut Value, server_info: &Value) {
+    let Some(result) = result.as_object_mut() else {
+        return;
+    };
+    result
+        .entry("resultType")
+        .or_insert_with(|| Value::String("complete".to_owned()));
+    if is_cacheable(method) {
+        result.entry("ttlMs").or_insert_with(|| json!(0));
+        result
+            .entry("cacheScope")
+            .or_insert_with(|| Value::String("private".to_owned()));
+    }
+    let meta = result
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Value::Object(meta) = meta {
+        meta.entry(SERVER_INFO_KEY)
+            .or_insert_with(|| server_info.clone());
+    }
+}
+
+/// The answer to `server/discover`: the versions served, the capabilities, the instructions.
+pub(crate) fn discover(capabilities: &Value, instructions: Option<&str>) -> Value {
+    let mut supported = vec![MODERN];
+    supported.extend(HANDSHAKE);
+    let mut result = json!({ "supportedVersions": supported, "capabilities": capabilities });
+    if let Some(instructions) = instructions {
+        result["instructions"] = Value::String(instructions.to_owned());
+    }
+    result
+}
+
+/// Whether a log message at `level` goes to a request that opted in at `wanted` (none: not
+/// sent). Levels as syslog orders them.
+pub(crate) fn log_wanted(level: &str, wanted: Option<&str>) -> bool {
+    const LEVELS: &[&str] = &[
+        "debug",
+        "info",
+        "notice",
+        "warning",
+        "error",
+        "critical",
+        "alert",
+        "emergency",
+    ];
+    let rank = |level: &str| LEVELS.iter().position(|known| *known == level);
+    match (wanted.and_then(rank), rank(level)) {
+        (Some(wanted), Some(level)) => level >= wanted,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(meta: Value) -> Value {
+        json!({ "name": "echo", "_meta": meta })
+    }
+
+    #[test]
+    fn the_checks_run_in_order_and_name_what_is_wrong() {
+        let good = params(json!({ PROTOCOL_VERSION_KEY: MODERN, CLIENT_CAPABILITIES_KEY: {} }));
+        let headers = Headers {
+            version: Some(MODERN.into()),
+            method: Some("tools/call".into()),
+            name: Some("echo".into()),
+        };
+        let envelope = check("tools/call", Some(&good), Some(&headers)).unwrap();
+        assert_eq!(envelope.version, MODERN);
+        // No envelope.
+        let refused = check("tools/call", Some(&json!({ "name": "echo" })), None).unwrap_err();
+        assert_eq!(refused.code, INVALID_PARAMS);
+        // A header that disagrees, before the version is looked at.
+        let mut other = headers.clone();
+        other.name = Some("other".into());
+        let refused = check("tools/call", Some(&good), Some(&other)).unwrap_err();
+        assert_eq!(refused.code, HEADER_MISMATCH);
+        assert!(refused.message.contains("Mcp-Name"), "{}", refused.message);
+        let mut absent = headers.clone();
+        absent.version = None;
+        assert_eq!(
+            check("tools/call", Some(&good), Some(&absent))
+                .unwrap_err()
+                .code,
+            HEADER_MISMATCH
+        );
+        // A version not served: its data lists those that are.
+        let old =
+            params(json!({ PROTOCOL_VERSION_KEY: "2030-01-01", CLIENT_CAPABILITIES_KEY: {} }));
+        let refused = check("tools/call", Some(&old), None).unwrap_err();
+        assert_eq!(refused.code, UNSUPPORTED_PROTOCOL_VERSION);
+        assert_eq!(refused.data.unwrap()["supported"][0], MODERN);
+        // A name no header can carry as it is comes base64'd.
+        let unicode = json!({ "name": "écho", "_meta": { PROTOCOL_VERSION_KEY: MODERN, CLIENT_CAPABILITIES_KEY: {} } });
+        let encoded = Headers {
+            name: Some("=?base64?w6ljaG8=?=".into()),
+            ..headers
+        };
+        assert!(check("tools/call", Some(&unicode), Some(&encoded)).is_ok());
+    }
+
+    #[test]
+    fn results_are_stamped_and_envelopes_stripped() {
+        let mut listed = json!({ "tools": [] });
+        stamp("tools/list", &mut listed, &json!({ "name": "toolsmith" }));
+        assert_eq!(listed["resultType"], "complete");
+        assert_eq!(listed["ttlMs"], 0);
+        assert_eq!(listed["cacheScope"], "private");
+        assert_eq!(listed["_meta"][SERVER_INFO_KEY]["name"], "toolsmith");
+        let mut asked = json!({ "resultType": "input_required" });
+        stamp("tools/call", &mut asked, &json!({}));
+        assert_eq!(asked["resultType"], "input_required");
+        assert!(asked.get("ttlMs").is_none());
+        let mut params =
+            json!({ "name": "x", "_meta": { PROTOCOL_VERSION_KEY: MODERN, "progressToken": 1 } });
+        without_envelope(&mut params);
+        assert_eq!(
+            params,
+            json!({ "name": "x", "_meta": { "progressToken": 1 } })
+        );
+        let mut bare = json!({ "_meta": { PROTOCOL_VERSION_KEY: MODERN } });
+        without_envelope(&mut bare);
+        assert_eq!(bare, json!({}));
+        assert!(log_wanted("error", Some("warning")));
+        assert!(!log_wanted("info", Some("warning")));
+        assert!(!log_wanted("error", None));
+        assert_eq!(http_status(Some(METHOD_NOT_FOUND)), 404);
+        assert_eq!(http_status(None), 200);
+    }
+}
