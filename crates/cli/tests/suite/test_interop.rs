@@ -3148,8 +3148,9 @@ async fn era_calls(sdk: &str, mode: &str, target: &[&str], calls: &[(&str, Value
 
 /// Both official clients, in each of their modes — `legacy` (the handshake), `auto` (discover,
 /// else the handshake), `2026-07-28` (no handshake) — against `serve` and `proxy`, over stdio
-/// and HTTP: each lists, calls (a result over the cap, cut, its artifact named) and reads the
-/// artifact back as a resource; the version each settled on is the one its mode asks.
+/// and HTTP, and the proxy in front of a server of 2026-07-28 only: each lists, calls (a result
+/// over the cap, cut, its artifact named) and reads the artifact back as a resource; the
+/// version each settled on is the one its mode asks.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn both_official_clients_in_every_mode_on_every_front() {
     let dir = tempfile::tempdir().unwrap();
@@ -3174,13 +3175,33 @@ async fn both_official_clients_in_every_mode_on_every_front() {
     };
     let proxy_stdio = format!("{toolsmith} proxy -- {python} {server}");
     let serve_stdio = format!("{toolsmith} serve --root {root}");
+    // A server of 2026-07-28 only (the Python SDK's own modern serving loop): it refuses the
+    // handshake, so the proxy speaks to it without one, whatever its client speaks.
+    let modern_only = interop().join("modern_server.py").display().to_string();
+    let (_modern, modern_url) = {
+        let mut proxy = gateway("proxy", TOKEN);
+        proxy.arg("--").arg(&python).arg(&modern_only);
+        listening(proxy, true).await
+    };
+    let modern_stdio = format!("{toolsmith} proxy -- {python} {modern_only}");
+    let big = ("big", json!({ "lines": 3_000 }));
     let greet = ("hello", json!({ "name": "ada", "times": 3_000 }));
     let read_file = ("read_file", json!({ "path": "big.txt", "limit": 3_000 }));
     let page = (
         "@read",
         json!({ "uri": "toolsmith://artifact/{{artifact}}?offset=10&limit=3" }),
     );
-    let fronts: [(&str, Vec<&str>, (&str, Value)); 4] = [
+    let fronts: [(&str, Vec<&str>, (&str, Value)); 6] = [
+        (
+            "proxy over stdio before a 2026-07-28-only server",
+            vec!["--stdio", &modern_stdio],
+            big.clone(),
+        ),
+        (
+            "proxy over HTTP before a 2026-07-28-only server",
+            vec![&modern_url],
+            big,
+        ),
         (
             "proxy over stdio",
             vec!["--stdio", &proxy_stdio],

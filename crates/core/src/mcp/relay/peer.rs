@@ -49,6 +49,9 @@ pub(crate) struct Peer {
     next_id: AtomicU64,
     /// Cancelled when the link ends.
     pub(crate) closed: CancellationToken,
+    /// For a peer that speaks MCP 2026-07-28 (no handshake): the envelope every request sent
+    /// to it carries in `params._meta`.
+    envelope: std::sync::OnceLock<serde_json::Map<String, Value>>,
 }
 
 /// A request sent and its answer to come.
@@ -102,6 +105,7 @@ impl Peer {
             pending: std::sync::Mutex::default(),
             next_id: AtomicU64::new(1),
             closed: CancellationToken::new(),
+            envelope: std::sync::OnceLock::new(),
         });
         (peer, link.incoming)
     }
@@ -117,7 +121,22 @@ impl Peer {
     }
 
     /// Sends a request with an id of the relay's own.
+    /// Makes every later request to the peer carry `envelope` in its `params._meta`: the peer
+    /// speaks MCP 2026-07-28.
+    pub(crate) fn speak_modern(&self, envelope: serde_json::Map<String, Value>) {
+        let _ = self.envelope.set(envelope);
+    }
+
+    /// Whether the peer speaks MCP 2026-07-28.
+    pub(crate) fn is_modern(&self) -> bool {
+        self.envelope.get().is_some()
+    }
+
     pub(crate) async fn request(self: &Arc<Self>, method: &str, params: Option<Raw>) -> Pending {
+        let params = match self.envelope.get() {
+            Some(envelope) => Some(with_envelope(params, envelope)),
+            None => params,
+        };
         let id = Value::from(self.next_id.fetch_add(1, Ordering::Relaxed));
         let (tx, rx) = oneshot::channel();
         self.lock().insert(key(&id), tx);
@@ -142,8 +161,12 @@ impl Peer {
         self.take(id);
     }
 
-    /// Sends a notification; a peer that is gone is not an error.
+    /// Sends a notification; a peer that is gone is not an error. A peer of 2026-07-28 is not
+    /// told of a handshake it does not have (`notifications/initialized`).
     pub(crate) async fn notify(&self, method: &str, params: Option<Raw>) {
+        if self.is_modern() && method == "notifications/initialized" {
+            return;
+        }
         let _ = self.out.send(wire::notification(method, params)).await;
     }
 
@@ -239,3 +262,23 @@ async fn dispatch(
     // Every request still waiting learns the peer ended (its sender dropped).
     peer.lock().clear();
 }
+
+/// `params` with `envelope`'s keys in its `_meta` (the request's own `_meta` keys kept).
+fn with_envelope(params: Option<Raw>, envelope: &serde_json::Map<String, Value>) -> Raw {
+    let mut params = params
+        .and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok())
+        .filter(Value::is_object)
+        .unwrap_or_else(|| Value::Object(serde_json::Map::new()));
+    if let Some(params) = params.as_object_mut() {
+        let meta = params
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(serde_json::Map::new()));
+        if let Some(meta) = meta.as_object_mut() {
+            for (key, value) in envelope {
+                meta.insert(key.clone(), value.clone());
+            }
+        }
+    }
+    wire::raw(&params)
+}
+

@@ -520,6 +520,16 @@ async fn start_with(
         Ok(Ok(result)) => serde_json::from_str(result.get()).unwrap_or(Value::Null),
         Ok(Err(error)) => {
             let error = serde_json::from_str(error.get()).unwrap_or(Value::Null);
+            // A server of 2026-07-28 only refuses the handshake naming the version it speaks:
+            // it is spoken to without one, every request carrying the client's envelope.
+            if speaks_modern_only(&error) {
+                let initialized = discover(&peer, params, limits, name).await?;
+                return Ok(Live {
+                    peer,
+                    initialized,
+                    _process: process,
+                });
+            }
             if peer.is_closed()
                 && let Some(process) = process.as_mut()
             {
@@ -545,6 +555,77 @@ async fn start_with(
         initialized: answer,
         _process: process,
     })
+}
+
+/// Whether an answer to `initialize` refuses the handshake for MCP 2026-07-28 (-32022 naming
+/// it among the versions the server speaks).
+fn speaks_modern_only(error: &Value) -> bool {
+    error["code"].as_i64() == Some(wire::UNSUPPORTED_PROTOCOL_VERSION)
+        && error["data"]["supported"]
+            .as_array()
+            .is_some_and(|supported| supported.iter().any(|v| v == wire::era::MODERN))
+}
+
+/// Speaks MCP 2026-07-28 to a server that refused the handshake: every request to it carries
+/// the client's capabilities and name (`params`, as `initialize` would have said them), and
+/// `server/discover` stands in for `initialize`'s answer (its capabilities, instructions and
+/// name, as the session merges answers). The server's refusal reaches the user in its words.
+async fn discover(
+    peer: &Arc<Peer>,
+    params: &Value,
+    limits: Connecting,
+    name: &str,
+) -> Result<Value, String> {
+    let mut envelope = serde_json::Map::new();
+    envelope.insert(
+        wire::era::PROTOCOL_VERSION_KEY.to_owned(),
+        Value::String(wire::era::MODERN.to_owned()),
+    );
+    envelope.insert(
+        wire::era::CLIENT_CAPABILITIES_KEY.to_owned(),
+        params["capabilities"].clone(),
+    );
+    if !params["clientInfo"].is_null() {
+        envelope.insert(
+            wire::era::CLIENT_INFO_KEY.to_owned(),
+            params["clientInfo"].clone(),
+        );
+    }
+    peer.speak_modern(envelope);
+    let pending = peer.request("server/discover", None).await;
+    let discovered: Value = match tokio::time::timeout(limits.init_timeout, pending.answer()).await
+    {
+        Ok(Ok(result)) => serde_json::from_str(result.get()).unwrap_or(Value::Null),
+        Ok(Err(error)) => {
+            let error = serde_json::from_str(error.get()).unwrap_or(Value::Null);
+            return Err(format!(
+                "MCP server `{name}` speaks 2026-07-28 only and refused `server/discover`: {}",
+                error_text(&error)
+            ));
+        }
+        Err(_) => {
+            return Err(format!(
+                "MCP server `{name}` did not answer `server/discover` within {}",
+                DisplayDuration(limits.init_timeout)
+            ));
+        }
+    };
+    let server_info = discovered["_meta"][wire::era::SERVER_INFO_KEY].clone();
+    // What a client of the handshake era is answered: the version it asked for (the proxy
+    // speaks both eras to it); the server's own era is the proxy's business.
+    let asked = params["protocolVersion"]
+        .as_str()
+        .filter(|asked| wire::era::HANDSHAKE.contains(asked))
+        .unwrap_or(wire::era::LATEST_HANDSHAKE);
+    let mut initialized = serde_json::json!({
+        "protocolVersion": asked,
+        "capabilities": discovered["capabilities"],
+        "serverInfo": if server_info.is_object() { server_info } else { serde_json::json!({ "name": name, "version": "" }) },
+    });
+    if let Some(instructions) = discovered["instructions"].as_str() {
+        initialized["instructions"] = Value::String(instructions.to_owned());
+    }
+    Ok(initialized)
 }
 
 /// The servers starting at once, at most: twice the cores (4 at least).
