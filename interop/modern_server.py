@@ -4,8 +4,14 @@ servers use once a client's first request carries the envelope), so `initialize`
 with -32022 naming 2026-07-28. Its `echo` tool returns its text, `big` returns `lines` numbered
 lines.
 
-    python modern_server.py
+    python modern_server.py              (stdio)
+    python modern_server.py --http PORT  (streamable HTTP on 127.0.0.1:PORT/mcp, every request
+                                          served by the SDK's own single-exchange modern entry;
+                                          `initialize` answered 400, -32022)
 """
+
+import json
+import sys
 
 import anyio
 
@@ -35,5 +41,47 @@ async def main():
             await _serve_modern_stream(server, read_stream, write_stream, lifespan_state=state, raise_exceptions=False)
 
 
+async def serve_http(port: int):
+    import uvicorn
+    from mcp.server._streamable_http_modern import handle_modern_request
+
+    server = app._lowlevel_server
+    async with server.lifespan(server) as state:
+
+        async def asgi(scope, receive, send):
+            if scope["type"] != "http":
+                return
+            body = b""
+            more = True
+            while more:
+                message = await receive()
+                body += message.get("body", b"")
+                more = message.get("more_body", False)
+            try:
+                request = json.loads(body)
+            except ValueError:
+                request = {}
+            if isinstance(request, dict) and request.get("method") == "initialize":
+                error = {"jsonrpc": "2.0", "id": request.get("id"), "error": {
+                    "code": -32022, "message": "this server speaks 2026-07-28 only: no initialize handshake",
+                    "data": {"supported": ["2026-07-28"], "requested": request.get("params", {}).get("protocolVersion")}}}
+                payload = json.dumps(error).encode()
+                await send({"type": "http.response.start", "status": 400,
+                            "headers": [(b"content-type", b"application/json")]})
+                await send({"type": "http.response.body", "body": payload})
+                return
+
+            async def replay():
+                return {"type": "http.request", "body": body, "more_body": False}
+
+            await handle_modern_request(server, None, True, state, scope, replay, send)
+
+        config = uvicorn.Config(asgi, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
+        await uvicorn.Server(config).serve()
+
+
 if __name__ == "__main__":
-    anyio.run(main)
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+        anyio.run(serve_http, int(sys.argv[2]))
+    else:
+        anyio.run(main)

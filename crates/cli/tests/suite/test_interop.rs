@@ -3184,6 +3184,41 @@ async fn both_official_clients_in_every_mode_on_every_front() {
         listening(proxy, true).await
     };
     let modern_stdio = format!("{toolsmith} proxy -- {python} {modern_only}");
+    // And one over HTTP (its every request served by the SDK's single-exchange modern entry),
+    // reached by its URL.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let _modern_http = Command::new(&python)
+        .arg(&modern_only)
+        .args(["--http", &port.to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let waited = std::time::Instant::now();
+    while tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .is_err()
+    {
+        assert!(
+            waited.elapsed() < PATIENCE,
+            "the modern server never listened"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let config = dir.path().join("modern.json");
+    std::fs::write(
+        &config,
+        json!({ "mcpServers": { "modern": { "url": format!("http://127.0.0.1:{port}/mcp") } } })
+            .to_string(),
+    )
+    .unwrap();
+    let modern_by_url = format!("{toolsmith} proxy --config {}", config.display());
     let big = ("big", json!({ "lines": 3_000 }));
     let greet = ("hello", json!({ "name": "ada", "times": 3_000 }));
     let read_file = ("read_file", json!({ "path": "big.txt", "limit": 3_000 }));
@@ -3191,7 +3226,12 @@ async fn both_official_clients_in_every_mode_on_every_front() {
         "@read",
         json!({ "uri": "toolsmith://artifact/{{artifact}}?offset=10&limit=3" }),
     );
-    let fronts: [(&str, Vec<&str>, (&str, Value)); 6] = [
+    let fronts: [(&str, Vec<&str>, (&str, Value)); 7] = [
+        (
+            "proxy over stdio before a 2026-07-28-only server reached by its URL",
+            vec!["--stdio", &modern_by_url],
+            big.clone(),
+        ),
         (
             "proxy over stdio before a 2026-07-28-only server",
             vec!["--stdio", &modern_stdio],

@@ -130,13 +130,22 @@ pub(crate) fn connect(
 async fn send_all(shared: Arc<Shared>, mut from: mpsc::Receiver<String>) {
     let mut listening = None;
     while let Some(message) = from.recv().await {
-        let (method, id) = match wire::parse(message.as_bytes()) {
+        let (method, id, era_headers) = match wire::parse(message.as_bytes()) {
             Received::Message(parsed) => {
+                let headers = modern_headers(&parsed);
                 let id = parsed.id.filter(|_| parsed.method.is_some());
-                (parsed.method, id)
+                (parsed.method, id, headers)
             }
-            Received::Unreadable { .. } => (None, None),
+            Received::Unreadable { .. } => (None, None, Vec::new()),
         };
+        if !era_headers.is_empty() {
+            // MCP 2026-07-28: each request on its own, its headers saying what its body says.
+            let shared = Arc::clone(&shared);
+            tokio::spawn(
+                async move { post_with(&shared, &message, id.as_ref(), &era_headers).await },
+            );
+            continue;
+        }
         if method.as_deref() == Some("initialize") {
             *crate::sync::lock(&shared.initialize) = id.clone();
             // The session id comes with the answer: nothing else goes out before it.
@@ -162,19 +171,55 @@ async fn send_all(shared: Arc<Shared>, mut from: mpsc::Receiver<String>) {
     }
 }
 
+/// The HTTP headers a request of MCP 2026-07-28 carries (`MCP-Protocol-Version`, `Mcp-Method`,
+/// and `Mcp-Name` for a call, a prompt, a read): none for a message without the envelope.
+fn modern_headers(message: &wire::Message) -> Vec<(&'static str, String)> {
+    let params = message.params_value();
+    let Some(method) = message.method.as_deref() else {
+        return Vec::new();
+    };
+    let Some(version) = params["_meta"][wire::era::PROTOCOL_VERSION_KEY].as_str() else {
+        return Vec::new();
+    };
+    let mut headers = vec![
+        ("MCP-Protocol-Version", version.to_owned()),
+        ("Mcp-Method", method.to_owned()),
+    ];
+    let named = match method {
+        "tools/call" | "prompts/get" => params["name"].as_str(),
+        "resources/read" => params["uri"].as_str(),
+        _ => None,
+    };
+    if let Some(named) = named {
+        headers.push(("Mcp-Name", wire::era::encode_header(named)));
+    }
+    headers
+}
+
 /// POSTs one message; what comes back (an answer, events) is delivered. A request whose POST
 /// fails gets an error answer saying why.
 async fn post(shared: &Shared, message: &str, id: Option<&Value>) {
-    let response = shared
+    post_with(shared, message, id, &[]).await;
+}
+
+/// [`post`], with `headers` besides the session's.
+async fn post_with(
+    shared: &Shared,
+    message: &str,
+    id: Option<&Value>,
+    headers: &[(&'static str, String)],
+) {
+    let mut request = shared
         .request(reqwest::Method::POST)
         .header(
             reqwest::header::ACCEPT,
             "application/json, text/event-stream",
         )
-        .header(reqwest::header::CONTENT_TYPE, "application/json")
-        .body(message.to_owned())
-        .send()
-        .await;
+        .header(reqwest::header::CONTENT_TYPE, "application/json");
+    for (name, value) in headers {
+        request = request.header(*name, value);
+    }
+    let response = request.body(message.to_owned()).send().await;
     let response = match response {
         Ok(response) => response,
         Err(error) => {
@@ -200,6 +245,16 @@ async fn post(shared: &Shared, message: &str, id: Option<&Value>) {
     if !status.is_success() {
         if let Some(id) = id {
             let body = response.text().await.unwrap_or_default();
+            // The server's own answer (2026-07-28 answers its refusals with an HTTP status):
+            // delivered as it said it.
+            if let Received::Message(answer) = wire::parse(body.as_bytes())
+                && answer.method.is_none()
+                && answer.error.is_some()
+                && answer.id.as_ref() == Some(id)
+            {
+                shared.deliver(Received::Message(answer)).await;
+                return;
+            }
             let quoted: String = body.chars().take(MAX_QUOTED).collect();
             let why = if quoted.trim().is_empty() {
                 format!("the server answered HTTP {status}")

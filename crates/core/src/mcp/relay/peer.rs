@@ -281,4 +281,3 @@ fn with_envelope(params: Option<Raw>, envelope: &serde_json::Map<String, Value>)
     }
     wire::raw(&params)
 }
-

@@ -201,6 +201,23 @@ pub(crate) fn unsupported(requested: &str) -> Refusal {
     }
 }
 
+/// A name as `Mcp-Name` carries it: as it is when a header can carry it (printable ASCII, no
+/// space at either end), else `=?base64?…?=`.
+#[cfg(feature = "mcp-http")]
+pub(crate) fn encode_header(value: &str) -> String {
+    use base64::Engine as _;
+    let plain = value.bytes().all(|b| (0x20..0x7f).contains(&b))
+        && value.trim() == value
+        && !(value.starts_with("=?base64?") && value.ends_with("?="));
+    if plain {
+        return value.to_owned();
+    }
+    format!(
+        "=?base64?{}?=",
+        base64::engine::general_purpose::STANDARD.encode(value)
+    )
+}
+
 /// `Mcp-Name`'s value as the body writes it: verbatim, or decoded from `=?base64?…?=` (a name
 /// a header cannot carry as it is). `None` for a malformed one.
 fn decode_header(value: &str) -> Option<String> {
