@@ -3219,6 +3219,26 @@ async fn both_official_clients_in_every_mode_on_every_front() {
     )
     .unwrap();
     let modern_by_url = format!("{toolsmith} proxy --config {}", config.display());
+    // `serve --config` fronts both too (its MCP client: the handshake refused, then discover).
+    let by_command = dir.path().join("modern-command.json");
+    std::fs::write(
+        &by_command,
+        json!({ "mcpServers": { "modern": { "command": python, "args": [modern_only] } } })
+            .to_string(),
+    )
+    .unwrap();
+    let serve_modern = format!(
+        "{toolsmith} serve --root {root} --config {}",
+        by_command.display()
+    );
+    let serve_modern_url = format!(
+        "{toolsmith} serve --root {root} --config {}",
+        config.display()
+    );
+    let echoed = (
+        "echo",
+        json!({ "text": "a line of the echo\n".repeat(6_000) }),
+    );
     let big = ("big", json!({ "lines": 3_000 }));
     let greet = ("hello", json!({ "name": "ada", "times": 3_000 }));
     let read_file = ("read_file", json!({ "path": "big.txt", "limit": 3_000 }));
@@ -3226,7 +3246,17 @@ async fn both_official_clients_in_every_mode_on_every_front() {
         "@read",
         json!({ "uri": "toolsmith://artifact/{{artifact}}?offset=10&limit=3" }),
     );
-    let fronts: [(&str, Vec<&str>, (&str, Value)); 7] = [
+    let fronts: [(&str, Vec<&str>, (&str, Value)); 9] = [
+        (
+            "serve over stdio before a 2026-07-28-only server",
+            vec!["--stdio", &serve_modern],
+            echoed.clone(),
+        ),
+        (
+            "serve over stdio before a 2026-07-28-only server reached by its URL",
+            vec!["--stdio", &serve_modern_url],
+            echoed,
+        ),
         (
             "proxy over stdio before a 2026-07-28-only server reached by its URL",
             vec!["--stdio", &modern_by_url],

@@ -37,6 +37,22 @@ pub(super) struct Session {
     pub(super) _process: Option<Process>,
 }
 
+/// Whether an answer to `initialize` refuses the handshake for MCP 2026-07-28 (-32022 naming it
+/// among the versions the server speaks).
+fn speaks_modern_only(error: &rmcp::ErrorData) -> bool {
+    i64::from(error.code.0) == crate::mcp::wire::UNSUPPORTED_PROTOCOL_VERSION
+        && error
+            .data
+            .as_ref()
+            .and_then(|data| data.get("supported"))
+            .and_then(serde_json::Value::as_array)
+            .is_some_and(|supported| {
+                supported
+                    .iter()
+                    .any(|version| version == crate::mcp::wire::era::MODERN)
+            })
+}
+
 impl Inner {
     pub(super) fn handshake(&self, what: String) -> McpClientError {
         McpClientError::Handshake {
@@ -64,22 +80,60 @@ impl Inner {
                 env,
                 cwd,
             } => {
-                let (mut process, stdout, stdin) = child::spawn(command, args, env, cwd.as_deref())
-                    .map_err(|source| McpClientError::Spawn {
-                        server: self.name.clone(),
-                        command: command.clone(),
-                        source,
-                    })?;
-                let transport = Routed {
-                    inner: LineTransport::new(stdout, stdin, CancellationToken::new())
-                        .with_max_line(self.max_message_bytes),
-                    progress: Arc::clone(&handler.progress),
+                let spawn = || {
+                    let (process, stdout, stdin) = child::spawn(command, args, env, cwd.as_deref())
+                        .map_err(|source| McpClientError::Spawn {
+                            server: self.name.clone(),
+                            command: command.clone(),
+                            source,
+                        })?;
+                    let transport = Routed {
+                        inner: LineTransport::new(stdout, stdin, CancellationToken::new())
+                            .with_max_line(self.max_message_bytes),
+                        progress: Arc::clone(&handler.progress),
+                    };
+                    Ok::<_, McpClientError>((process, transport))
                 };
-                let service = match tokio::time::timeout(timeout, handler.serve(transport)).await {
+                let (mut process, transport) = spawn()?;
+                let service = match tokio::time::timeout(timeout, handler.clone().serve(transport))
+                    .await
+                {
                     Ok(Ok(service)) => service,
+                    // A server of MCP 2026-07-28 only refuses the handshake naming that version:
+                    // it is started again and spoken to without one.
+                    Ok(Err(rmcp::service::ClientInitializeError::JsonRpcError(error)))
+                        if speaks_modern_only(&error) =>
+                    {
+                        drop(process);
+                        let (process, transport) = spawn()?;
+                        let modern = rmcp::service::ClientLifecycleMode::Discover {
+                            preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+                        };
+                        let serving = rmcp::service::ClientServiceExt::serve_with_lifecycle(
+                            handler, transport, modern,
+                        );
+                        return match tokio::time::timeout(timeout, serving).await {
+                            Ok(Ok(service)) => Ok(Session {
+                                service,
+                                _process: Some(process),
+                            }),
+                            Ok(Err(error)) => Err(self.handshake(format!(
+                                "speaks MCP 2026-07-28 only, and refused `server/discover`: {error}"
+                            ))),
+                            Err(_) => Err(late()),
+                        };
+                    }
                     Ok(Err(error)) => {
-                        // rmcp's error names its transport's types; the process says why.
+                        // rmcp's error names its transport's types; the process says why, and a
+                        // refusal is the server's own words.
                         tracing::debug!(server = %self.name, "initialize failed: {error}");
+                        if let rmcp::service::ClientInitializeError::JsonRpcError(refusal) = &error
+                        {
+                            return Err(self.handshake(format!(
+                                "refused `initialize`: {} ({})",
+                                refusal.message, refusal.code.0
+                            )));
+                        }
                         let why = process.why_it_ended().await;
                         return Err(
                             self.handshake(format!("ended before it was initialized: {why}"))
@@ -108,17 +162,41 @@ impl Inner {
                     })?;
                     custom.insert(name, value);
                 }
-                let config = rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(url.as_str())
-                    .custom_headers(custom);
-                let transport = Routed {
-                    inner: rmcp::transport::StreamableHttpClientTransport::from_config(config),
-                    progress: Arc::clone(&handler.progress),
+                let progress = Arc::clone(&handler.progress);
+                let transport = || {
+                    let config = rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                        .custom_headers(custom.clone());
+                    Routed {
+                        inner: rmcp::transport::StreamableHttpClientTransport::from_config(config),
+                        progress: Arc::clone(&progress),
+                    }
                 };
-                match tokio::time::timeout(timeout, handler.serve(transport)).await {
-                    Ok(Ok(service)) => Ok(Session {
-                        service,
-                        _process: None,
-                    }),
+                let session = |service| Session {
+                    service,
+                    _process: None,
+                };
+                match tokio::time::timeout(timeout, handler.clone().serve(transport())).await {
+                    Ok(Ok(service)) => Ok(session(service)),
+                    // A server of MCP 2026-07-28 only: spoken to without the handshake.
+                    Ok(Err(rmcp::service::ClientInitializeError::JsonRpcError(error)))
+                        if speaks_modern_only(&error) =>
+                    {
+                        let modern = rmcp::service::ClientLifecycleMode::Discover {
+                            preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+                        };
+                        let serving = rmcp::service::ClientServiceExt::serve_with_lifecycle(
+                            handler,
+                            transport(),
+                            modern,
+                        );
+                        match tokio::time::timeout(timeout, serving).await {
+                            Ok(Ok(service)) => Ok(session(service)),
+                            Ok(Err(error)) => Err(self.handshake(format!(
+                                "speaks MCP 2026-07-28 only, and refused `server/discover`: {error}"
+                            ))),
+                            Err(_) => Err(late()),
+                        }
+                    }
                     Ok(Err(error)) => {
                         Err(self.handshake(format!("ended before it was initialized ({error})")))
                     }
