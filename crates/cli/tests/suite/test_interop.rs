@@ -3436,3 +3436,114 @@ async fn a_modern_request_over_http_gets_the_statuses_the_version_writes() {
         );
     }
 }
+
+/// `serve --approve ask` asks a 2026-07-28 client without a request to it: the call answers the
+/// question (`InputRequiredResult`), its `requestState` sealed — authenticated, bound to the
+/// principal and the call, expiring, redeemed once. Both official clients' retries carrying an
+/// answer run the call or decline it; a state another principal echoes, one altered, one for
+/// other arguments, and one echoed twice are each refused, and nothing runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_asked_of_a_modern_client_cannot_be_forged_or_replayed() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    let tokens = dir.path().join("tokens.json");
+    let (alice, bob) = ("alice-token-0000000001", "bob-token-000000000002");
+    std::fs::write(&tokens, json!({ alice: "alice", bob: "bob" }).to_string()).unwrap();
+    std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+    serve
+        .args(["serve", "--http", "127.0.0.1:0", "--approve", "ask", "--tokens"])
+        .arg(&tokens)
+        .arg("--root")
+        .arg(&root);
+    let (_serve, url) = listening(serve, true).await;
+    let http = reqwest::Client::new();
+    let envelope = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": { "elicitation": { "form": {} } },
+    });
+    let call = |token: &'static str, path: &str, extra: Value| {
+        let mut params = json!({ "name": "write_file", "_meta": envelope.clone(),
+                                 "arguments": { "path": path, "content": "hello" } });
+        for (key, value) in extra.as_object().unwrap() {
+            params[key] = value.clone();
+        }
+        let request = http
+            .post(url.as_str())
+            .bearer_auth(token)
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .header("Mcp-Method", "tools/call")
+            .header("Mcp-Name", "write_file")
+            .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params }));
+        async move { request.send().await.unwrap().json::<Value>().await.unwrap()["result"].clone() }
+    };
+    let accepted = json!({ "approve": { "action": "accept", "content": { "approve": true } } });
+    let asked = call(alice, "a.txt", json!({})).await;
+    assert_eq!(asked["resultType"], "input_required", "{asked}");
+    assert_eq!(asked["inputRequests"]["approve"]["method"], "elicitation/create", "{asked}");
+    let state = asked["requestState"].as_str().unwrap().to_owned();
+    let retry = |state: &str| json!({ "requestState": state, "inputResponses": accepted });
+    let refused = |result: &Value, why: &str| {
+        assert_eq!(result["isError"], true, "{result}");
+        let text = result["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains(why), "{why}: {text}");
+    };
+    // Another principal, an altered state, other arguments: not verified, nothing written.
+    refused(&call(bob, "a.txt", retry(&state)).await, "could not be verified");
+    let mut altered = state.clone().into_bytes();
+    let last = altered.len() - 2;
+    altered[last] = if altered[last] == b'A' { b'B' } else { b'A' };
+    let altered = String::from_utf8(altered).unwrap();
+    refused(&call(alice, "a.txt", retry(&altered)).await, "could not be verified");
+    refused(&call(alice, "b.txt", retry(&state)).await, "could not be verified");
+    assert!(!root.join("a.txt").exists() && !root.join("b.txt").exists());
+    // Alice's own answer runs her call, once.
+    let done = call(alice, "a.txt", retry(&state)).await;
+    assert_ne!(done["isError"], true, "{done}");
+    assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "hello");
+    refused(&call(alice, "a.txt", retry(&state)).await, "used already");
+    // A declined question runs nothing.
+    let asked = call(alice, "c.txt", json!({})).await;
+    let declined = json!({ "requestState": asked["requestState"],
+                           "inputResponses": { "approve": { "action": "decline" } } });
+    refused(&call(alice, "c.txt", declined).await, "declined");
+    assert!(!root.join("c.txt").exists());
+
+    // Both official clients, answering through their own elicitation handling, in each era.
+    for sdk in ["Python", "TypeScript"] {
+        for mode in ["legacy", "2026-07-28"] {
+            for (answer, written) in [("accept", true), ("decline", false)] {
+                let file = format!("{sdk}-{mode}-{answer}.txt");
+                let report = approving_client(sdk, mode, &url, alice, answer, &file).await;
+                let said = format!("{sdk} in {mode}, {answer}");
+                assert!(report.get("raised").is_none(), "{said}: {report}");
+                assert_eq!(root.join(&file).exists(), written, "{said}: {report}");
+            }
+        }
+    }
+}
+
+/// One official client in `mode` calling `write_file` of `file` at `url` as the holder of
+/// `token`, answering the approval's question with `answer` (`accept` or `decline`).
+async fn approving_client(
+    sdk: &str,
+    mode: &str,
+    url: &str,
+    token: &str,
+    answer: &str,
+    file: &str,
+) -> Value {
+    let (program, script) = match sdk {
+        "Python" => (interop().join(".venv/bin/python"), "approve_call.py"),
+        _ => (node(), "approve-call.mjs"),
+    };
+    let mut command = Command::new(program);
+    command
+        .arg(interop().join(script))
+        .args([mode, url, answer, file])
+        .env("PROXY_TOKEN", token);
+    report_of(command).await
+}

@@ -25,6 +25,9 @@ const FIELD: &str = "approve";
 pub struct ClientApprover {
     /// The client of each call being served, by call id.
     peers: Arc<Mutex<HashMap<String, Peer<RoleServer>>>>,
+    /// What a 2026-07-28 client answered before its call ran (its retry carried the answer),
+    /// by call id.
+    decided: Arc<Mutex<HashMap<String, Approval>>>,
     otherwise: Rule,
 }
 
@@ -41,6 +44,7 @@ impl ClientApprover {
     pub fn new(otherwise: Rule) -> Self {
         ClientApprover {
             peers: Arc::default(),
+            decided: Arc::default(),
             otherwise,
         }
     }
@@ -50,6 +54,16 @@ impl ClientApprover {
         crate::sync::lock(&self.peers).insert(call_id.to_owned(), peer);
         Registered {
             peers: Arc::clone(&self.peers),
+            call_id: call_id.to_owned(),
+        }
+    }
+
+    /// Records the user's answer for `call_id`, given before the call runs (a 2026-07-28
+    /// client answers in its retry), until the returned guard is dropped.
+    pub(crate) fn decide(&self, call_id: &str, approval: Approval) -> Decided {
+        crate::sync::lock(&self.decided).insert(call_id.to_owned(), approval);
+        Decided {
+            decided: Arc::clone(&self.decided),
             call_id: call_id.to_owned(),
         }
     }
@@ -71,6 +85,43 @@ impl Drop for Registered {
     }
 }
 
+/// Forgets a call's answer when the call ends.
+pub(crate) struct Decided {
+    decided: Arc<Mutex<HashMap<String, Approval>>>,
+    call_id: String,
+}
+
+impl Drop for Decided {
+    fn drop(&mut self) {
+        crate::sync::lock(&self.decided).remove(&self.call_id);
+    }
+}
+
+/// The form that asks the user about a call of `tool` with `arguments`: a checkbox, on.
+pub(crate) fn question(
+    tool: &str,
+    arguments: &serde_json::Value,
+) -> Result<(String, ElicitationSchema), Box<dyn std::error::Error + Send + Sync>> {
+    let arguments: String = arguments.to_string().chars().take(1_000).collect();
+    let schema = ElicitationSchema::builder()
+        .optional_bool(FIELD, true)
+        .description(format!("Allow this `{tool}` call"))
+        .build()?;
+    Ok((format!("Allow the agent to run `{tool}` with {arguments}?"), schema))
+}
+
+/// What the user's answer to [`question`] says: accepted with the box left on, or declined.
+pub(crate) fn answered(tool: &str, action: &ElicitationAction, content: Option<&serde_json::Value>) -> Approval {
+    let unchecked = content
+        .and_then(|content| content.get(FIELD))
+        .and_then(serde_json::Value::as_bool)
+        == Some(false);
+    match action {
+        ElicitationAction::Accept if !unchecked => Approval::Allow,
+        _ => Approval::Deny(format!("the user declined this `{tool}` call")),
+    }
+}
+
 #[async_trait]
 impl Approver for ClientApprover {
     async fn approve(
@@ -78,6 +129,9 @@ impl Approver for ClientApprover {
         request: ApprovalRequest<'_>,
     ) -> Result<Approval, Box<dyn std::error::Error + Send + Sync>> {
         let tool = request.tool;
+        if let Some(decided) = crate::sync::lock(&self.decided).get(request.call_id) {
+            return Ok(decided.clone());
+        }
         let peer = self.peer_of(request.call_id).filter(|peer| {
             peer.supported_elicitation_modes()
                 .contains(&ElicitationMode::Form)
@@ -91,34 +145,14 @@ impl Approver for ClientApprover {
                 )),
             });
         };
-        let arguments: String = request.arguments.to_string().chars().take(1_000).collect();
-        let schema = ElicitationSchema::builder()
-            .optional_bool(FIELD, true)
-            .description(format!("Allow this `{tool}` call"))
-            .build()?;
+        let (message, schema) = question(tool, request.arguments)?;
         let answer = peer
             .create_elicitation(ElicitRequestParams::FormElicitationParams {
                 meta: None,
-                message: format!("Allow the agent to run `{tool}` with {arguments}?"),
+                message,
                 requested_schema: schema,
             })
             .await?;
-        let declined = || Approval::Deny(format!("the user declined this `{tool}` call"));
-        Ok(match answer.action {
-            ElicitationAction::Accept => {
-                let unchecked = answer
-                    .content
-                    .as_ref()
-                    .and_then(|content| content.get(FIELD))
-                    .and_then(serde_json::Value::as_bool)
-                    == Some(false);
-                if unchecked {
-                    declined()
-                } else {
-                    Approval::Allow
-                }
-            }
-            _ => declined(),
-        })
+        Ok(answered(tool, &answer.action, answer.content.as_ref()))
     }
 }

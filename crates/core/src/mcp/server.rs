@@ -5,6 +5,7 @@
 //! other call. A cancelled request cancels its turn (a running command is killed); progress the
 //! tool reports is forwarded as progress notifications when the client asked for them.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
@@ -69,7 +70,17 @@ pub struct McpServer {
     log_level: Arc<AtomicU8>,
     /// Where the session's calls are counted, when it is served over HTTP.
     telemetry: Option<super::metrics::Telemetry>,
+    /// Seals the state a 2026-07-28 client echoes when it answers a question (an approval):
+    /// authenticated, bound to the principal and the call, expiring.
+    request_states: Arc<rmcp::model::RequestStateCodec>,
+    /// The sealed states already redeemed, until they expire: each answers one call.
+    redeemed: Arc<std::sync::Mutex<HashMap<String, std::time::Instant>>>,
 }
+
+/// How long a 2026-07-28 client has to answer a question before its sealed state expires.
+const ANSWER_WITHIN: std::time::Duration = std::time::Duration::from_secs(600);
+/// The key of the approval's form among a 2026-07-28 result's input requests.
+const APPROVAL_INPUT: &str = "approve";
 
 /// Numbers the calls of all servers of the process, so every call id is unique.
 static CALLS: AtomicU64 = AtomicU64::new(1);
@@ -131,7 +142,27 @@ impl McpServer {
             structure_shares: true,
             link_room: link_chars(),
         });
+        // A key of the process's own: a state sealed here is redeemed here.
+        let mut key = [0u8; 32];
+        getrandom::fill(&mut key).map_err(|error| DialectError {
+            tool: String::new(),
+            dialect: Dialect::Mcp,
+            keyword: String::new(),
+            path: String::new(),
+            why: format!("no random key for sealing request states ({error})"),
+        })?;
+        let request_states = rmcp::model::RequestStateCodec::try_new(key.to_vec()).map_err(|error| {
+            DialectError {
+                tool: String::new(),
+                dialect: Dialect::Mcp,
+                keyword: String::new(),
+                path: String::new(),
+                why: format!("no codec for request states ({error})"),
+            }
+        })?;
         Ok(McpServer {
+            request_states: Arc::new(request_states),
+            redeemed: Arc::default(),
             registry,
             tools: Arc::new(tools),
             shutdown: CancellationToken::new(),
@@ -358,6 +389,31 @@ impl ServerHandler for McpServer {
         let arguments = request
             .arguments
             .map_or_else(|| Value::Object(serde_json::Map::new()), Value::Object);
+        // A 2026-07-28 client is asked without a request to it: the call answers the question
+        // (`InputRequiredResult`, its state sealed), and the client's retry carries the answer.
+        let mut _decided = None;
+        let modern = context
+            .protocol_version()
+            .is_some_and(|version| version >= rmcp::model::ProtocolVersion::V_2026_07_28);
+        if modern
+            && let Some(approver) = &self.approver
+            && self.registry.asks(&request.name)
+        {
+            let bound = self.binding(&request.name, &arguments);
+            match &request.request_state {
+                None => {
+                    let asked = self.ask(&request.name, &arguments, &bound).map_err(|why| {
+                        McpError::internal_error(format!("the question could not be made ({why})"), None)
+                    })?;
+                    return Ok(CallToolResponse::InputRequired(asked));
+                }
+                Some(state) => {
+                    let approval =
+                        self.redeem(&request.name, state, &bound, request.input_responses.as_ref());
+                    _decided = Some(approver.decide(&call_id, approval));
+                }
+            }
+        }
         let call = ToolCall::new(call_id.clone(), request.name.to_string(), arguments);
         let started = std::time::Instant::now();
 
@@ -450,6 +506,98 @@ impl ServerHandler for McpServer {
         };
         answer.structured_content = structured;
         Ok(answer.with_meta(meta).into())
+    }
+}
+
+impl McpServer {
+    /// What a sealed state is bound to: the principal (over HTTP; the one client over stdio),
+    /// the tool and the call's arguments. A state is redeemed only for the same call of the same
+    /// principal.
+    fn binding(&self, tool: &str, arguments: &Value) -> Vec<u8> {
+        let principal = self
+            .telemetry
+            .as_ref()
+            .and_then(|telemetry| telemetry.principal.as_deref())
+            .unwrap_or_default();
+        format!("toolsmith approval\n{principal}\n{tool}\n{arguments}").into_bytes()
+    }
+
+    /// The question for a 2026-07-28 client: the approval's form, and a sealed state holding a
+    /// one-time nonce, bound to the call, expiring in [`ANSWER_WITHIN`].
+    fn ask(
+        &self,
+        tool: &str,
+        arguments: &Value,
+        bound: &[u8],
+    ) -> Result<rmcp::model::InputRequiredResult, Box<dyn std::error::Error + Send + Sync>> {
+        let (message, schema) = super::approve::question(tool, arguments)?;
+        let ask = rmcp::model::ElicitRequest::new(
+            rmcp::model::ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message,
+                requested_schema: schema,
+            },
+        );
+        let mut requests = rmcp::model::InputRequests::new();
+        requests.insert(
+            APPROVAL_INPUT.to_owned(),
+            rmcp::model::InputRequest::Elicitation(ask),
+        );
+        let nonce = crate::artifacts::ArtifactId::generate()?.to_string();
+        let options = rmcp::model::SealOptions::new()
+            .associated_data(bound)
+            .ttl(ANSWER_WITHIN);
+        let sealed = self.request_states.seal_with(nonce.as_bytes(), &options);
+        Ok(rmcp::model::InputRequiredResult::new(
+            Some(requests),
+            Some(sealed),
+        ))
+    }
+
+    /// The user's answer a 2026-07-28 client's retry carries, if its sealed state is one this
+    /// server made, for this call and principal, unexpired and not redeemed before; a denial
+    /// saying why otherwise.
+    fn redeem(
+        &self,
+        tool: &str,
+        state: &str,
+        bound: &[u8],
+        answers: Option<&rmcp::model::InputResponses>,
+    ) -> crate::approval::Approval {
+        use crate::approval::Approval;
+        let ask_again = "call again to be asked anew";
+        let nonce = match self.request_states.open_with(state, bound) {
+            Ok(nonce) => String::from_utf8_lossy(&nonce).into_owned(),
+            Err(rmcp::model::RequestStateError::Expired) => {
+                return Approval::Deny(format!("the approval of this `{tool}` call expired; {ask_again}"));
+            }
+            Err(_) => {
+                return Approval::Deny(format!(
+                    "the approval of this `{tool}` call could not be verified (it was made for \
+                     another call or principal, or altered); {ask_again}"
+                ));
+            }
+        };
+        {
+            let now = std::time::Instant::now();
+            let mut redeemed = crate::sync::lock(&self.redeemed);
+            redeemed.retain(|_, until| *until > now);
+            if redeemed.contains_key(&nonce) {
+                return Approval::Deny(format!(
+                    "this approval of `{tool}` was used already; {ask_again}"
+                ));
+            }
+            redeemed.insert(nonce, now + ANSWER_WITHIN);
+        }
+        let Some(answer) = answers.and_then(|answers| answers.get(APPROVAL_INPUT)) else {
+            return Approval::Deny(format!("the user's answer about this `{tool}` call is missing; {ask_again}"));
+        };
+        let action = answer
+            .get("action")
+            .cloned()
+            .and_then(|action| serde_json::from_value::<rmcp::model::ElicitationAction>(action).ok())
+            .unwrap_or(rmcp::model::ElicitationAction::Decline);
+        super::approve::answered(tool, &action, answer.get("content"))
     }
 }
 

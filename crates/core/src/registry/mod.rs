@@ -176,6 +176,15 @@ impl Registry {
         self.inner.by_name.get(name).map(|&i| &self.inner.tools[i])
     }
 
+    /// Whether the registry's approval policy asks the user about calls of the tool `name`.
+    #[cfg(feature = "mcp")]
+    pub(crate) fn asks(&self, name: &str) -> bool {
+        let (Some(policy), Some(tool)) = (&self.inner.approval, self.get(name)) else {
+            return false;
+        };
+        policy.rule_for(name, &tool.spec().annotations) == crate::approval::Rule::Ask
+    }
+
     /// The output schema of the tool named `name`, compiled, when it states one.
     pub(crate) fn output_schema(&self, name: &str) -> Option<&crate::structure::OutputSchema> {
         let &i = self.inner.by_name.get(name)?;
