@@ -3454,7 +3454,14 @@ async fn an_approval_asked_of_a_modern_client_cannot_be_forged_or_replayed() {
     std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).unwrap();
     let mut serve = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
     serve
-        .args(["serve", "--http", "127.0.0.1:0", "--approve", "ask", "--tokens"])
+        .args([
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--approve",
+            "ask",
+            "--tokens",
+        ])
         .arg(&tokens)
         .arg("--root")
         .arg(&root);
@@ -3483,7 +3490,10 @@ async fn an_approval_asked_of_a_modern_client_cannot_be_forged_or_replayed() {
     let accepted = json!({ "approve": { "action": "accept", "content": { "approve": true } } });
     let asked = call(alice, "a.txt", json!({})).await;
     assert_eq!(asked["resultType"], "input_required", "{asked}");
-    assert_eq!(asked["inputRequests"]["approve"]["method"], "elicitation/create", "{asked}");
+    assert_eq!(
+        asked["inputRequests"]["approve"]["method"], "elicitation/create",
+        "{asked}"
+    );
     let state = asked["requestState"].as_str().unwrap().to_owned();
     let retry = |state: &str| json!({ "requestState": state, "inputResponses": accepted });
     let refused = |result: &Value, why: &str| {
@@ -3492,18 +3502,30 @@ async fn an_approval_asked_of_a_modern_client_cannot_be_forged_or_replayed() {
         assert!(text.contains(why), "{why}: {text}");
     };
     // Another principal, an altered state, other arguments: not verified, nothing written.
-    refused(&call(bob, "a.txt", retry(&state)).await, "could not be verified");
+    refused(
+        &call(bob, "a.txt", retry(&state)).await,
+        "could not be verified",
+    );
     let mut altered = state.clone().into_bytes();
     let last = altered.len() - 2;
     altered[last] = if altered[last] == b'A' { b'B' } else { b'A' };
     let altered = String::from_utf8(altered).unwrap();
-    refused(&call(alice, "a.txt", retry(&altered)).await, "could not be verified");
-    refused(&call(alice, "b.txt", retry(&state)).await, "could not be verified");
+    refused(
+        &call(alice, "a.txt", retry(&altered)).await,
+        "could not be verified",
+    );
+    refused(
+        &call(alice, "b.txt", retry(&state)).await,
+        "could not be verified",
+    );
     assert!(!root.join("a.txt").exists() && !root.join("b.txt").exists());
     // Alice's own answer runs her call, once.
     let done = call(alice, "a.txt", retry(&state)).await;
     assert_ne!(done["isError"], true, "{done}");
-    assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "hello");
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.txt")).unwrap(),
+        "hello"
+    );
     refused(&call(alice, "a.txt", retry(&state)).await, "used already");
     // A declined question runs nothing.
     let asked = call(alice, "c.txt", json!({})).await;
@@ -3546,4 +3568,54 @@ async fn approving_client(
         .args([mode, url, answer, file])
         .env("PROXY_TOKEN", token);
     report_of(command).await
+}
+
+/// A 2026-07-28 client gets a server's log messages only for a request that opted in
+/// (`io.modelcontextprotocol/logLevel`), at or above its level, through the proxy (the
+/// server's messages relayed). (`serve` follows the same rule for its tools' own messages.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn log_messages_reach_a_modern_client_only_where_a_request_opted_in() {
+    let mut proxy = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+    proxy.arg("proxy").arg("--").args(fixture());
+    proxy
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true);
+    let mut child = proxy.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut logs_of = async |id: u64, level: Option<&str>| -> usize {
+        let mut meta = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        });
+        if let Some(level) = level {
+            meta["io.modelcontextprotocol/logLevel"] = json!(level);
+        }
+        let request = json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": { "name": "test_tool_with_logging", "arguments": {}, "_meta": meta } });
+        stdin
+            .write_all(format!("{request}\n").as_bytes())
+            .await
+            .unwrap();
+        let mut logs = 0;
+        loop {
+            let line = tokio::time::timeout(PATIENCE, lines.next_line())
+                .await
+                .expect("the proxy answers in time")
+                .unwrap()
+                .expect("the proxy is still there");
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message["method"] == "notifications/message" {
+                logs += 1;
+            } else if message["id"] == id {
+                assert_eq!(message["result"]["resultType"], "complete", "{message}");
+                return logs;
+            }
+        }
+    };
+    assert_eq!(logs_of(1, None).await, 0, "no opt-in, no log message");
+    assert_eq!(logs_of(2, Some("error")).await, 0, "info is below error");
+    assert_eq!(logs_of(3, Some("info")).await, 3, "opted in at info");
 }

@@ -107,11 +107,18 @@ pub(crate) fn question(
         .optional_bool(FIELD, true)
         .description(format!("Allow this `{tool}` call"))
         .build()?;
-    Ok((format!("Allow the agent to run `{tool}` with {arguments}?"), schema))
+    Ok((
+        format!("Allow the agent to run `{tool}` with {arguments}?"),
+        schema,
+    ))
 }
 
 /// What the user's answer to [`question`] says: accepted with the box left on, or declined.
-pub(crate) fn answered(tool: &str, action: &ElicitationAction, content: Option<&serde_json::Value>) -> Approval {
+pub(crate) fn answered(
+    tool: &str,
+    action: &ElicitationAction,
+    content: Option<&serde_json::Value>,
+) -> Approval {
     let unchecked = content
         .and_then(|content| content.get(FIELD))
         .and_then(serde_json::Value::as_bool)

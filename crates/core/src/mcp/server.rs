@@ -151,15 +151,16 @@ impl McpServer {
             path: String::new(),
             why: format!("no random key for sealing request states ({error})"),
         })?;
-        let request_states = rmcp::model::RequestStateCodec::try_new(key.to_vec()).map_err(|error| {
-            DialectError {
-                tool: String::new(),
-                dialect: Dialect::Mcp,
-                keyword: String::new(),
-                path: String::new(),
-                why: format!("no codec for request states ({error})"),
-            }
-        })?;
+        let request_states =
+            rmcp::model::RequestStateCodec::try_new(key.to_vec()).map_err(|error| {
+                DialectError {
+                    tool: String::new(),
+                    dialect: Dialect::Mcp,
+                    keyword: String::new(),
+                    path: String::new(),
+                    why: format!("no codec for request states ({error})"),
+                }
+            })?;
         Ok(McpServer {
             request_states: Arc::new(request_states),
             redeemed: Arc::default(),
@@ -403,13 +404,20 @@ impl ServerHandler for McpServer {
             match &request.request_state {
                 None => {
                     let asked = self.ask(&request.name, &arguments, &bound).map_err(|why| {
-                        McpError::internal_error(format!("the question could not be made ({why})"), None)
+                        McpError::internal_error(
+                            format!("the question could not be made ({why})"),
+                            None,
+                        )
                     })?;
                     return Ok(CallToolResponse::InputRequired(asked));
                 }
                 Some(state) => {
-                    let approval =
-                        self.redeem(&request.name, state, &bound, request.input_responses.as_ref());
+                    let approval = self.redeem(
+                        &request.name,
+                        state,
+                        &bound,
+                        request.input_responses.as_ref(),
+                    );
                     _decided = Some(approver.decide(&call_id, approval));
                 }
             }
@@ -433,7 +441,23 @@ impl ServerHandler for McpServer {
         let forwarding = Forwarding {
             call_id: call_id.clone(),
             token: context.meta.get_progress_token(),
-            level: Arc::clone(&self.log_level),
+            // A 2026-07-28 request opts in to log messages itself (`logLevel` in its `_meta`);
+            // without it, none are sent.
+            level: if modern {
+                let wanted = context
+                    .meta
+                    .get(crate::mcp::wire::era::LOG_LEVEL_KEY)
+                    .and_then(Value::as_str)
+                    .and_then(|name| {
+                        LogLevel::ALL
+                            .iter()
+                            .position(|level| level.as_str() == name)
+                    })
+                    .unwrap_or(LogLevel::ALL.len());
+                Arc::new(AtomicU8::new(u8::try_from(wanted).unwrap_or(u8::MAX)))
+            } else {
+                Arc::clone(&self.log_level)
+            },
             peer: context.peer.clone(),
         };
         let finished = CancellationToken::new();
@@ -569,7 +593,9 @@ impl McpServer {
         let nonce = match self.request_states.open_with(state, bound) {
             Ok(nonce) => String::from_utf8_lossy(&nonce).into_owned(),
             Err(rmcp::model::RequestStateError::Expired) => {
-                return Approval::Deny(format!("the approval of this `{tool}` call expired; {ask_again}"));
+                return Approval::Deny(format!(
+                    "the approval of this `{tool}` call expired; {ask_again}"
+                ));
             }
             Err(_) => {
                 return Approval::Deny(format!(
@@ -590,12 +616,16 @@ impl McpServer {
             redeemed.insert(nonce, now + ANSWER_WITHIN);
         }
         let Some(answer) = answers.and_then(|answers| answers.get(APPROVAL_INPUT)) else {
-            return Approval::Deny(format!("the user's answer about this `{tool}` call is missing; {ask_again}"));
+            return Approval::Deny(format!(
+                "the user's answer about this `{tool}` call is missing; {ask_again}"
+            ));
         };
         let action = answer
             .get("action")
             .cloned()
-            .and_then(|action| serde_json::from_value::<rmcp::model::ElicitationAction>(action).ok())
+            .and_then(|action| {
+                serde_json::from_value::<rmcp::model::ElicitationAction>(action).ok()
+            })
             .unwrap_or(rmcp::model::ElicitationAction::Decline);
         super::approve::answered(tool, &action, answer.get("content"))
     }
@@ -714,8 +744,12 @@ impl Forwarding {
                 data,
                 ..
             } if *call_id == *self.call_id => {
-                let wanted = LogLevel::ALL[usize::from(self.level.load(Ordering::Relaxed))];
-                if level >= wanted {
+                // An index past the levels: no message is wanted (a 2026-07-28 request that
+                // did not opt in).
+                let wanted = LogLevel::ALL
+                    .get(usize::from(self.level.load(Ordering::Relaxed)))
+                    .copied();
+                if wanted.is_some_and(|wanted| level >= wanted) {
                     let _ = self
                         .peer
                         .notify_logging_message(log_param(level, logger, data))
