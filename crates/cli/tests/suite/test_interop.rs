@@ -3619,3 +3619,88 @@ async fn log_messages_reach_a_modern_client_only_where_a_request_opted_in() {
     assert_eq!(logs_of(2, Some("error")).await, 0, "info is below error");
     assert_eq!(logs_of(3, Some("info")).await, 3, "opted in at info");
 }
+
+/// With tool search, a 2026-07-28 client's `tools/list` is the same whatever it searched (a list
+/// must not vary per connection): search_tools, call_tool and read_artifact; what a search finds
+/// it calls with call_tool, and no `list_changed` is sent. A client of the handshake era still
+/// gets the tools it found listed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_modern_clients_tool_list_does_not_vary_with_its_searches() {
+    let mut proxy = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+    proxy.args(["proxy", "--tool-search", "--"]).args(fixture());
+    proxy
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true);
+    let mut child = proxy.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut notified = Vec::new();
+    let mut ask = async |id: u64, method: &str, mut params: Value| -> Value {
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        });
+        let request = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        stdin
+            .write_all(format!("{request}\n").as_bytes())
+            .await
+            .unwrap();
+        loop {
+            let line = tokio::time::timeout(PATIENCE, lines.next_line())
+                .await
+                .expect("the proxy answers in time")
+                .unwrap()
+                .expect("the proxy is still there");
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == id {
+                return message["result"].clone();
+            }
+            notified.push(message["method"].clone());
+        }
+    };
+    let names = |listed: &Value| -> Vec<String> {
+        listed["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|tool| tool["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let before = names(&ask(1, "tools/list", json!({})).await);
+    assert_eq!(before, ["search_tools", "call_tool", "read_artifact"]);
+    let found = ask(
+        2,
+        "tools/call",
+        json!({ "name": "search_tools", "arguments": { "query": "a simple text" } }),
+    )
+    .await;
+    let text = found["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("test_simple_text") && text.contains("call them with call_tool"),
+        "{text}"
+    );
+    assert_eq!(names(&ask(3, "tools/list", json!({})).await), before);
+    let called = ask(
+        4,
+        "tools/call",
+        json!({ "name": "call_tool",
+        "arguments": { "name": "test_simple_text", "arguments": {} } }),
+    )
+    .await;
+    assert_ne!(called["isError"], true, "{called}");
+    assert!(
+        called["content"][0]["text"]
+            .as_str()
+            .is_some_and(|text| !text.is_empty()),
+        "{called}"
+    );
+    drop(ask);
+    assert!(
+        !notified
+            .iter()
+            .any(|method| method == "notifications/tools/list_changed"),
+        "{notified:?}"
+    );
+}

@@ -145,13 +145,17 @@ impl Session {
             call_listing(),
             self.settings.reader_listing.clone(),
         ];
-        offered.extend(
-            loaded
-                .names()
-                .iter()
-                .filter_map(|name| searchable.tools.iter().find(|t| t["name"] == name.as_str()))
-                .cloned(),
-        );
+        // A 2026-07-28 client's listing is the same whatever it searched (a list must not vary
+        // per connection): the tools it found are called with call_tool.
+        if !self.modern.load(std::sync::atomic::Ordering::SeqCst) {
+            offered.extend(
+                loaded
+                    .names()
+                    .iter()
+                    .filter_map(|name| searchable.tools.iter().find(|t| t["name"] == name.as_str()))
+                    .cloned(),
+            );
+        }
         Ok(json!({ "tools": offered }))
     }
 

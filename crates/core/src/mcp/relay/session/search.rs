@@ -78,9 +78,16 @@ impl Session {
                 named_only.push(name);
             }
         }
+        // A 2026-07-28 client's listing does not vary with its searches: what a search finds
+        // is called with call_tool.
+        let modern = self.modern.load(std::sync::atomic::Ordering::SeqCst);
+        let how = if modern {
+            "call them with call_tool (`{\"name\": …, \"arguments\": {…}}`)"
+        } else {
+            "they are loaded: call them by name, or with call_tool"
+        };
         let mut text = format!(
-            "[{} of the tools that match `{query}`, best first; they are loaded: call them by \
-             name, or with call_tool]\n{body}",
+            "[{} of the tools that match `{query}`, best first; {how}]\n{body}",
             found.len()
         );
         if !named_only.is_empty() {
@@ -97,7 +104,7 @@ impl Session {
             }
             loaded.names().len() > before
         };
-        if grew {
+        if grew && !modern {
             self.client
                 .notify("notifications/tools/list_changed", None)
                 .await;
