@@ -3696,7 +3696,6 @@ async fn a_modern_clients_tool_list_does_not_vary_with_its_searches() {
             .is_some_and(|text| !text.is_empty()),
         "{called}"
     );
-    drop(ask);
     assert!(
         !notified
             .iter()
