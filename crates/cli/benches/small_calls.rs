@@ -17,7 +17,10 @@
 //! - **200 KB**: one session, 20 calls whose result is about 200 KB (`hello` 11,000 times):
 //!   p50 (toolsmith cuts it to its cap, 20,000 chars, and keeps the whole as an artifact: what
 //!   a client gets of it; the others pass it whole);
-//! - **peak memory**: the peak resident memory (VmHWM) of the front's process tree.
+//! - **peak memory**: the peak resident memory (VmHWM) of the front's process tree;
+//! - **2026-07-28**: the SDK serving HTTP itself and toolsmith (`--share-upstreams`), 50 and
+//!   200 clients at once (each its own connection), 20 calls each, every request on its own (no
+//!   session: the envelope and the headers): calls per second, p50 and p99.
 //!
 //! Before TCP_NODELAY was set on every accepted socket, toolsmith's p50 was 44 ms here: an
 //! answer's two small writes waited for the client's delayed acknowledgement.
@@ -212,6 +215,63 @@ impl Session {
     }
 }
 
+/// One MCP 2026-07-28 call of `hello` (no session: the envelope and the headers), its answer's
+/// time in ms.
+async fn modern_call(http: &reqwest::Client, url: &str, id: u64) -> f64 {
+    let body = json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": "hello", "arguments": { "name": "ada", "times": 1 },
+        "_meta": { "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                   "io.modelcontextprotocol/clientCapabilities": {} } } });
+    let started = Instant::now();
+    let response = http
+        .post(url)
+        .header("Accept", "application/json, text/event-stream")
+        .header("Content-Type", "application/json")
+        .header("Authorization", format!("Bearer {TOKEN}"))
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", "tools/call")
+        .header("Mcp-Name", "hello")
+        .body(body.to_string())
+        .send()
+        .await
+        .expect("the front answers");
+    let text = response.text().await.expect("a body");
+    assert!(text.contains("hello, ada"), "{text:.300}");
+    started.elapsed().as_secs_f64() * 1_000.0
+}
+
+/// `clients` 2026-07-28 clients at once (each its own connection), `MODERN_CALLS` calls each:
+/// calls per second, p50 and p99 of a call.
+async fn modern_load(url: &str, clients: usize) -> (f64, f64, f64) {
+    const MODERN_CALLS: usize = 20;
+    let started = Instant::now();
+    let runs = (0..clients).map(|client| {
+        let url = url.to_owned();
+        async move {
+            let http = reqwest::Client::builder()
+                .tcp_nodelay(true)
+                .build()
+                .unwrap();
+            let mut times = Vec::with_capacity(MODERN_CALLS);
+            for call in 0..MODERN_CALLS {
+                times.push(modern_call(&http, &url, (client * MODERN_CALLS + call) as u64).await);
+            }
+            times
+        }
+    });
+    let mut times: Vec<f64> = futures_util::future::join_all(runs)
+        .await
+        .into_iter()
+        .flatten()
+        .collect();
+    let per_second = times.len() as f64 / started.elapsed().as_secs_f64();
+    (
+        per_second,
+        quantile(&mut times, 0.5),
+        quantile(&mut times, 0.99),
+    )
+}
+
 fn quantile(times: &mut [f64], q: f64) -> f64 {
     times.sort_by(f64::total_cmp);
     times[((times.len() as f64 * q).ceil() as usize).saturating_sub(1)]
@@ -278,6 +338,22 @@ async fn main() {
         eprintln!("{name}: p50 {:.2} ms", row.p50);
         rows.push((name, row));
     }
+    // MCP 2026-07-28: no session, each request on its own.
+    let mut modern_rows = Vec::new();
+    for name in ["sdk", "toolsmith"] {
+        let (front, url) = start(name).await;
+        // Warm: the gateway's principal session and its server start on the first request.
+        let http = reqwest::Client::new();
+        for id in 0..5 {
+            modern_call(&http, &url, id).await;
+        }
+        for clients in [50, 200] {
+            let (per_second, p50, p99) = modern_load(&url, clients).await;
+            eprintln!("{name} 2026-07-28, {clients} clients: {per_second:.0}/s");
+            modern_rows.push((name, clients, per_second, p50, p99));
+        }
+        drop(front);
+    }
     let sdk_p50 = rows[0].1.p50;
     println!(
         "| front | small call p50 | p99 | × the SDK's p50 | {SESSIONS} sessions, calls/s | 200 KB p50 | peak memory |"
@@ -293,5 +369,11 @@ async fn main() {
             row.big_p50,
             row.peak_mib
         );
+    }
+    println!();
+    println!("| front, MCP 2026-07-28 | clients | calls/s | p50 | p99 |");
+    println!("|---|---|---|---|---|");
+    for (name, clients, per_second, p50, p99) in modern_rows {
+        println!("| {name} | {clients} | {per_second:.0} | {p50:.2} ms | {p99:.2} ms |");
     }
 }

@@ -195,3 +195,98 @@ async fn a_location_of_no_known_scheme_is_refused_naming_those_there_are() {
         "no directory named after a scheme"
     );
 }
+
+/// One MCP 2026-07-28 request (no session: the envelope and the headers say everything) to the
+/// replica at `url`, as `token`'s principal; the answer.
+async fn modern(
+    url: &str,
+    token: &str,
+    method: &str,
+    mut params: serde_json::Value,
+) -> serde_json::Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .bearer_auth(token)
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", method);
+    for key in ["name", "uri"] {
+        if let Some(named) = params[key].as_str() {
+            request = request.header("Mcp-Name", named);
+        }
+    }
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
+    let answer = tokio::time::timeout(PATIENCE, request.json(&body).send())
+        .await
+        .expect("the replica answers in time")
+        .unwrap();
+    answer.json().await.unwrap()
+}
+
+/// With MCP 2026-07-28 there is no session to be affine to: requests of one principal alternate
+/// between two replicas on one bucket, and each answers — a call cut on one, its artifact read
+/// on the other (by `resources/read` and by `read_artifact`), and another principal refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_modern_client_needs_no_affinity_between_replicas() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let server = S3Server::start();
+    server.create_bucket("replicas");
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.json");
+    std::fs::write(&tokens, json!({ ALICE: "alice", BOB: "bob" }).to_string()).unwrap();
+    std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let (_a, url_a) = replica(&server, dir.path()).await;
+    let (_b, url_b) = replica(&server, dir.path()).await;
+
+    let listed = modern(&url_a, ALICE, "tools/list", json!({})).await;
+    assert_eq!(listed["result"]["resultType"], "complete", "{listed}");
+    let cut = modern(
+        &url_b,
+        ALICE,
+        "tools/call",
+        json!({ "name": "run_command", "arguments": { "command": RANDOM_LINES } }),
+    )
+    .await;
+    let text = cut["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    let marker = toolsmith::trim::find_marker(text).unwrap_or_else(|| panic!("cut: {cut}"));
+    let toolsmith::trim::MarkedFull::Stored { id, .. } = marker.full else {
+        panic!("kept as an artifact: {text}");
+    };
+    let uri = format!("toolsmith://artifact/{id}?offset=995");
+    let read = modern(&url_a, ALICE, "resources/read", json!({ "uri": uri })).await;
+    let page = read["result"]["contents"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(page.contains("line 1000\n"), "{read}");
+    let again = modern(
+        &url_b,
+        ALICE,
+        "tools/call",
+        json!({ "name": "read_artifact", "arguments": { "id": id, "offset": 995 } }),
+    )
+    .await;
+    let page = again["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(page.contains("line 1000\n"), "{again}");
+
+    // Bob, on either replica: no such artifact.
+    let other = modern(&url_a, BOB, "resources/read", json!({ "uri": uri })).await;
+    assert!(other.get("result").is_none(), "{other}");
+    assert!(!other.to_string().contains("line 1000"), "{other}");
+    let other = modern(
+        &url_b,
+        BOB,
+        "tools/call",
+        json!({ "name": "read_artifact", "arguments": { "id": id, "offset": 995 } }),
+    )
+    .await;
+    assert_eq!(other["result"]["isError"], true, "{other}");
+    assert!(!other.to_string().contains("line 1000"), "{other}");
+}
