@@ -232,8 +232,10 @@ impl Endpoint {
                 return too_many(refused);
             }
         }
-        // No session named and no handshake: a request of 2026-07-28, on its own.
-        if session.is_none() && !is_initialize {
+        // No session named and no handshake: a request of 2026-07-28, on its own (an
+        // `initialize` naming 2026-07-28 too: it is answered that there is no handshake).
+        let modern_header = era_headers.version.as_deref() == Some(era::MODERN);
+        if session.is_none() && (!is_initialize || modern_header) {
             let modern = match &received {
                 Received::Message(message) => {
                     era_headers.version.is_some()
@@ -328,7 +330,11 @@ impl Endpoint {
             return full(StatusCode::ACCEPTED, "");
         };
         let params = message.params_value();
-        if let Err(refusal) = era::check(&method, Some(&params), Some(&headers)) {
+        let checked = match era::removed(&method) {
+            Some(refusal) => Err(refusal),
+            None => era::check(&method, Some(&params), Some(&headers)).map(|_| ()),
+        };
+        if let Err(refusal) = checked {
             let line = wire::answer(&client_id, Err(wire::raw(&refusal.error())));
             return json_response(era::http_status(Some(refusal.code)), line);
         }

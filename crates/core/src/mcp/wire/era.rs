@@ -187,6 +187,23 @@ pub(crate) fn check(
     })
 }
 
+/// The methods 2026-07-28 removed (the handshake, `ping`, the log level a session held, the
+/// subscriptions a session held): a 2026-07-28 request of one is answered as a method not found.
+pub(crate) fn removed(method: &str) -> Option<Refusal> {
+    const REMOVED: &[&str] = &[
+        "initialize",
+        "ping",
+        "logging/setLevel",
+        "resources/subscribe",
+        "resources/unsubscribe",
+    ];
+    REMOVED.contains(&method).then(|| Refusal {
+        code: METHOD_NOT_FOUND,
+        message: format!("method not found: `{method}` does not exist in MCP {MODERN}"),
+        data: None,
+    })
+}
+
 /// The refusal of a version not served, naming those that are.
 pub(crate) fn unsupported(requested: &str) -> Refusal {
     let mut supported = vec![MODERN];

@@ -336,10 +336,6 @@ impl Session {
                     self.client.answer(&id, failed(INVALID_PARAMS, why)).await;
                     return;
                 }
-                if method == "ping" {
-                    self.client.answer(&id, ok(&json!({}))).await;
-                    return;
-                }
                 // The first message decides the era: `initialize`, or a request carrying the
                 // 2026-07-28 envelope (which then every request of the session carries).
                 let modern = self.modern.load(Ordering::SeqCst)
@@ -348,6 +344,11 @@ impl Session {
                         && (era::has_envelope(params.as_ref()) || method == "server/discover"));
                 let mut params = params;
                 if modern {
+                    if let Some(refusal) = era::removed(&method) {
+                        let error = wire::raw(&refusal.error());
+                        self.client.answer(&id, Err(error)).await;
+                        return;
+                    }
                     match era::check(&method, params.as_ref(), None) {
                         Ok(envelope) => {
                             if let Some(level) = &envelope.log_level {
@@ -364,6 +365,9 @@ impl Session {
                     if let Some(params) = params.as_mut() {
                         era::without_envelope(params);
                     }
+                } else if method == "ping" {
+                    self.client.answer(&id, ok(&json!({}))).await;
+                    return;
                 } else if method == "initialize" {
                     self.initialize_read.store(true, Ordering::SeqCst);
                 } else if !self.initialize_read.load(Ordering::SeqCst) {
