@@ -2,7 +2,8 @@
 parts: its `MCPServer` tools served by the SDK's modern serving loop alone (the one its dual-era
 servers use once a client's first request carries the envelope), so `initialize` is refused
 with -32022 naming 2026-07-28. Its `echo` tool returns its text, `big` returns `lines` numbered
-lines.
+lines, `greet` asks the user who they are (an `InputRequiredResult`, the SDK's own multi-round
+flow) and greets them.
 
     python modern_server.py              (stdio)
     python modern_server.py --http PORT  (streamable HTTP on 127.0.0.1:PORT/mcp, every request
@@ -13,9 +14,12 @@ lines.
 import json
 import sys
 
-import anyio
+from typing import Annotated
 
-from mcp.server.mcpserver import MCPServer
+import anyio
+from pydantic import BaseModel
+
+from mcp.server.mcpserver import Elicit, MCPServer, Resolve
 from mcp.server.runner import _serve_modern_stream
 from mcp.server.stdio import stdio_server
 
@@ -32,6 +36,20 @@ def echo(text: str) -> str:
 def big(lines: int = 3000) -> str:
     """Returns `lines` numbered lines."""
     return "".join(f"line {i} of the output\n" for i in range(1, lines + 1))
+
+
+class Who(BaseModel):
+    username: str
+
+
+def ask_who() -> Elicit[Who]:
+    return Elicit("Who are you?", Who)
+
+
+@app.tool()
+def greet(who: Annotated[Who, Resolve(ask_who)]) -> str:
+    """Greets whoever the user says they are."""
+    return f"hello, {who.username}"
 
 
 async def main():

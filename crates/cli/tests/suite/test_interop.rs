@@ -3703,3 +3703,142 @@ async fn a_modern_clients_tool_list_does_not_vary_with_its_searches() {
         "{notified:?}"
     );
 }
+
+/// A server of the handshake era asks its client while it works on a call (elicitation,
+/// sampling); through the proxy a 2026-07-28 client, which has no requests from its server,
+/// gets the question as an `InputRequiredResult` whose sealed state parks the call, and its
+/// retry's answer goes to the server, which finishes the call. Both official clients, in each
+/// era; a forged or replayed state resumes nothing; a question the client cannot answer gets
+/// the server an error, and the server's own result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_servers_questions_reach_a_modern_client_in_its_calls_answer() {
+    let mut proxy = gateway("proxy", TOKEN);
+    proxy.arg("--").args(fixture());
+    let (_proxy, url) = listening(proxy, true).await;
+    let calls = [
+        (
+            "test_elicitation",
+            json!({ "message": "who are you?" }),
+            "elicitation/create",
+            "\"username\":\"ada\"",
+        ),
+        (
+            "test_sampling",
+            json!({ "prompt": "hello" }),
+            "sampling/createMessage",
+            "LLM response: sampled",
+        ),
+    ];
+    answered_in_every_era(&url, &calls).await;
+
+    // The state as a raw client sees it: bound to the call, once.
+    let http = reqwest::Client::new();
+    let call = |capabilities: Value, message: &str, extra: Value| {
+        let mut params = json!({
+            "name": "test_elicitation",
+            "arguments": { "message": message },
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": capabilities,
+            },
+        });
+        for (key, value) in extra.as_object().unwrap() {
+            params[key] = value.clone();
+        }
+        let request = http
+            .post(url.as_str())
+            .bearer_auth(TOKEN)
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .header("Mcp-Method", "tools/call")
+            .header("Mcp-Name", "test_elicitation")
+            .json(&json!({ "jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params }));
+        async move { request.send().await.unwrap().json::<Value>().await.unwrap() }
+    };
+    let can_elicit = json!({ "elicitation": { "form": {} } });
+    let asked = call(can_elicit.clone(), "who?", json!({})).await["result"].clone();
+    assert_eq!(asked["resultType"], "input_required", "{asked}");
+    let question = &asked["inputRequests"]["server_request"];
+    assert_eq!(question["method"], "elicitation/create", "{asked}");
+    assert_eq!(question["params"]["message"], "who?", "{asked}");
+    let state = asked["requestState"].as_str().unwrap().to_owned();
+    let answers = json!({ "server_request": { "action": "accept",
+        "content": { "username": "bob", "email": "bob@example.org" } } });
+    let retry = |state: &str| json!({ "requestState": state, "inputResponses": answers });
+    let refused = |result: &Value, why: &str| {
+        assert_eq!(result["isError"], true, "{result}");
+        let text = result["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains(why), "{why}: {text}");
+    };
+    // Other arguments: not this call's state; the call stays parked for its own retry.
+    refused(
+        &call(can_elicit.clone(), "someone else?", retry(&state)).await["result"],
+        "could not be verified",
+    );
+    let done = call(can_elicit.clone(), "who?", retry(&state)).await["result"].clone();
+    assert_eq!(done["resultType"], "complete", "{done}");
+    let text = done["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("action=accept") && text.contains("bob"),
+        "{done}"
+    );
+    // Replayed: the call it named is over.
+    refused(
+        &call(can_elicit, "who?", retry(&state)).await["result"],
+        "no `test_elicitation` call waits",
+    );
+    // A client that declared no elicitation is not asked: the server is told why (the
+    // capability it needs, as 2026-07-28 names it), and its answer — here, that error, passed on
+    // as it said it — is the client's.
+    let unasked = call(json!({}), "who?", json!({})).await;
+    assert!(unasked.get("result").is_none(), "{unasked}");
+    assert!(
+        unasked["error"]["data"]["requiredCapabilities"]
+            .get("elicitation")
+            .is_some(),
+        "{unasked}"
+    );
+}
+
+/// Both official clients, in each era, calling `calls` (tool, arguments, the method the server
+/// asks, what the result says once answered) at `url`, answering what they are asked.
+async fn answered_in_every_era(url: &str, calls: &[(&str, Value, &str, &str)]) {
+    for sdk in ["Python", "TypeScript"] {
+        for mode in ["legacy", "2026-07-28"] {
+            for (tool, arguments, method, answered) in calls {
+                let (program, script) = match sdk {
+                    "Python" => (interop().join(".venv/bin/python"), "cross_call.py"),
+                    _ => (node(), "cross-call.mjs"),
+                };
+                let mut command = Command::new(program);
+                command
+                    .arg(interop().join(script))
+                    .args([mode, url, tool, &arguments.to_string()])
+                    .env("PROXY_TOKEN", TOKEN);
+                let report = report_of(command).await;
+                let said = format!("{sdk} in {mode}, {tool}");
+                assert_eq!(report["asked"], json!([method]), "{said}: {report}");
+                let result = &report["result"];
+                assert_ne!(result["isError"], true, "{said}: {report}");
+                let text = result["content"][0]["text"].as_str().unwrap_or_default();
+                assert!(text.contains(answered), "{said}: {report}");
+            }
+        }
+    }
+}
+
+/// A server of 2026-07-28 asks in its call's answer (`InputRequiredResult`, here the Python
+/// SDK's own multi-round flow); through the proxy a client of the handshake era is asked by
+/// request and the call is made again with its answer, and a 2026-07-28 client gets the
+/// question as it came and retries with the server's own state. Both official clients.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_modern_servers_questions_reach_a_legacy_client_as_requests() {
+    let mut proxy = gateway("proxy", TOKEN);
+    proxy
+        .arg("--")
+        .arg(interop().join(".venv/bin/python"))
+        .arg(interop().join("modern_server.py"));
+    let (_proxy, url) = listening(proxy, true).await;
+    let calls = [("greet", json!({}), "elicitation/create", "hello, ada")];
+    answered_in_every_era(&url, &calls).await;
+}

@@ -2,7 +2,7 @@
 
 use super::super::fit_answer;
 use super::super::peer::Outcome;
-use super::{CALL_TOOL, SEARCH_TOOLS, Session, failed, ok};
+use super::{CALL_TOOL, SEARCH_TOOLS, Session, crossing, failed, ok};
 use crate::artifacts::ArtifactId;
 use crate::artifacts::READ_ARTIFACT;
 use crate::mcp::metrics;
@@ -15,6 +15,16 @@ use serde_json::Value;
 use serde_json::json;
 use std::sync::Arc;
 use std::sync::Mutex;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+use tokio::sync::mpsc;
+
+/// What ended a call's wait on its server.
+enum Waited {
+    Answer(Outcome),
+    Asked(crossing::Ask),
+    TimedOut,
+}
 
 /// What the metrics count of a call, filled in as it goes.
 #[derive(Debug, Default)]
@@ -107,6 +117,31 @@ impl Session {
         sent: &Arc<Mutex<Option<(usize, Value)>>>,
         counted: &mut Counted,
     ) -> Outcome {
+        // A 2026-07-28 client's call: what its envelope declares it can be asked, and, for a
+        // retry, the state it echoes and its answers; none of it goes to the server.
+        let modern = self.modern.load(Ordering::SeqCst);
+        let mut capabilities = Value::Null;
+        let mut retry = None;
+        if modern {
+            if let Some(declared) = params
+                .get_mut("_meta")
+                .and_then(|meta| meta.get_mut(wire::era::CLIENT_CAPABILITIES_KEY))
+            {
+                capabilities = declared.take();
+            }
+            wire::era::without_envelope(&mut params);
+            retry = crossing::Retry::take(&mut params);
+        }
+        let principal = self
+            .settings
+            .telemetry
+            .as_ref()
+            .and_then(|telemetry| telemetry.principal.as_deref());
+        let bound = crossing::binding(
+            principal,
+            params["name"].as_str().unwrap_or_default(),
+            &params["arguments"],
+        );
         let mut name = params["name"].as_str().unwrap_or_default().to_owned();
         if name == READ_ARTIFACT {
             counted.tool = name;
@@ -148,39 +183,102 @@ impl Session {
         // Every way out below but the server's fitted result is an error result.
         counted.is_error = true;
         params["name"] = Value::String(route.name.clone());
-        let live = match self.live(route.index).await {
-            Ok(live) => live,
-            Err(why) => {
-                return ok(&fit_answer::error_result(format!(
-                    "{why}; the next call tries to start it again"
-                )));
-            }
-        };
-        let _progress = self.route_progress(route.index, Some(&mut params));
-        let pending = live
-            .peer
-            .request("tools/call", Some(wire::raw(&params)))
-            .await;
-        let upstream_id = pending.id.clone();
-        *lock(sent) = Some((route.index, upstream_id.clone()));
         let server = &self.slots[route.index].upstream.name;
-        let answer = match tokio::time::timeout(self.settings.timeout, pending.answer()).await {
-            Ok(answer) => answer,
-            Err(_) => {
-                live.peer.forget(&upstream_id);
-                let reason = format!(
-                    "timed out after {}",
-                    crate::figures::DisplayDuration(self.settings.timeout)
-                );
-                let cancel = json!({ "requestId": upstream_id, "reason": reason });
-                live.peer
-                    .notify("notifications/cancelled", Some(wire::raw(&cancel)))
-                    .await;
-                return ok(&fit_answer::error_result(format!(
-                    "the call to `{name}` {reason}; the MCP server `{server}` was told to cancel it"
-                )));
+        let _progress;
+        let mut waiting = match retry {
+            // The client's answer to what a server of the handshake era asked: it goes to the
+            // server, and the call waits on.
+            Some(retry) if crossing::is_ours(&retry.state) => {
+                let parked = match self.unpark(&retry, &bound, &name) {
+                    Ok(parked) => parked,
+                    Err(why) => return ok(&fit_answer::error_result(why)),
+                };
+                let peer = &parked.waiting.live.peer;
+                peer.answer(&parked.asked.id, retry.answer()).await;
+                parked.waiting
+            }
+            retry => {
+                let live = match self.live(route.index).await {
+                    Ok(live) => live,
+                    Err(why) => {
+                        return ok(&fit_answer::error_result(format!(
+                            "{why}; the next call tries to start it again"
+                        )));
+                    }
+                };
+                if let Some(retry) = retry {
+                    // A state of the server's own: its to open, as it came.
+                    if !live.peer.is_modern() {
+                        return ok(&fit_answer::error_result(crossing::not_verified(&name)));
+                    }
+                    retry.put_back(&mut params);
+                }
+                _progress = self.route_progress(route.index, Some(&mut params));
+                self.send_call(live, route.index, &params).await
             }
         };
+        let mut rounds = 0;
+        let answer = loop {
+            *lock(sent) = Some((waiting.index, waiting.upstream_id.clone()));
+            let answer = match self.wait_on(&mut waiting, modern, &capabilities).await {
+                Waited::Answer(answer) => answer,
+                Waited::Asked(ask) => return self.park(waiting, ask, &bound),
+                Waited::TimedOut => {
+                    let live = &waiting.live;
+                    live.peer.forget(&waiting.upstream_id);
+                    let reason = format!(
+                        "timed out after {}",
+                        crate::figures::DisplayDuration(self.settings.timeout)
+                    );
+                    let cancel = json!({ "requestId": waiting.upstream_id, "reason": reason });
+                    live.peer
+                        .notify("notifications/cancelled", Some(wire::raw(&cancel)))
+                        .await;
+                    return ok(&fit_answer::error_result(format!(
+                        "the call to `{name}` {reason}; the MCP server `{server}` was told to cancel it"
+                    )));
+                }
+            };
+            // A 2026-07-28 server asks in its answer: a client of the handshake era is asked
+            // by request, and the call is made again with its answers. A 2026-07-28 client
+            // gets the question as it came.
+            let Some(question) = answer
+                .as_ref()
+                .ok()
+                .map(|raw| super::value(raw))
+                .filter(|result| !modern && crossing::asks(result))
+            else {
+                break answer;
+            };
+            rounds += 1;
+            if rounds > crossing::ROUNDS {
+                return ok(&fit_answer::error_result(format!(
+                    "the MCP server `{server}` asked the client {} times over for `{name}`; \
+                     the proxy stopped answering",
+                    crossing::ROUNDS
+                )));
+            }
+            let answers = match self.ask_client(&question).await {
+                Ok(answers) => answers,
+                Err(why) => return ok(&fit_answer::error_result(why)),
+            };
+            let mut again = params.clone();
+            again["requestState"] = question["requestState"].clone();
+            again["inputResponses"] = answers;
+            waiting = self
+                .send_call(Arc::clone(&waiting.live), waiting.index, &again)
+                .await;
+        };
+        let live = &waiting.live;
+        if modern
+            && let Ok(result) = &answer
+            && result.get().contains("input_required")
+            && crossing::asks(&super::value(result))
+        {
+            // A 2026-07-28 server's question to a 2026-07-28 client: as it came.
+            counted.is_error = false;
+            return answer;
+        }
         match answer {
             Ok(result) => {
                 let call = fit_answer::Call {
@@ -225,6 +323,191 @@ impl Session {
             Err(error) => Err(error),
         }
     }
+    /// Sends a call to server `index`.
+    async fn send_call(
+        &self,
+        live: Arc<super::super::upstream::Live>,
+        index: usize,
+        params: &Value,
+    ) -> crossing::Waiting {
+        let pending = live
+            .peer
+            .request("tools/call", Some(wire::raw(params)))
+            .await;
+        let (asking, asks) = mpsc::channel(crossing::ASKS_QUEUED);
+        crossing::Waiting {
+            upstream_id: pending.id.clone(),
+            answer: Box::pin(pending.answer()),
+            live,
+            index,
+            asks,
+            asking,
+        }
+    }
+
+    /// Waits for the server's answer to a call, within the timeout. For a 2026-07-28 client
+    /// (`modern`, declaring `capabilities`), a request the server sends meanwhile ends the wait
+    /// when the client can be asked it; one it cannot is answered here, with an error.
+    async fn wait_on(
+        &self,
+        waiting: &mut crossing::Waiting,
+        modern: bool,
+        capabilities: &Value,
+    ) -> Waited {
+        if modern {
+            // The server's requests while the call waits are its client's to answer.
+            lock(&self.asking).insert(waiting.index, waiting.asking.clone());
+        }
+        let deadline = tokio::time::Instant::now() + self.settings.timeout;
+        let waited = loop {
+            let waited = tokio::select! {
+                outcome = &mut waiting.answer => Waited::Answer(outcome),
+                Some(ask) = waiting.asks.recv() => Waited::Asked(ask),
+                () = tokio::time::sleep_until(deadline) => Waited::TimedOut,
+            };
+            let Waited::Asked(ask) = waited else {
+                break waited;
+            };
+            let Some(capability) = crossing::capability_of(&ask.method) else {
+                let why = format!(
+                    "the proxy's client cannot be asked `{}` while a call waits",
+                    ask.method
+                );
+                let error = wire::error(wire::METHOD_NOT_FOUND, why);
+                waiting
+                    .live
+                    .peer
+                    .answer(&ask.id, Err(wire::raw(&error)))
+                    .await;
+                continue;
+            };
+            if capabilities.get(capability).is_none_or(Value::is_null) {
+                // What a client without the capability answers; the server decides.
+                let error = crossing::missing_capability(&ask.method, capability);
+                waiting.live.peer.answer(&ask.id, Err(error)).await;
+                continue;
+            }
+            break Waited::Asked(ask);
+        };
+        self.stop_asking(waiting);
+        waited
+    }
+
+    /// Asks a client of the handshake era what a 2026-07-28 server's `InputRequiredResult`
+    /// asks, one request each; its answers by the server's keys, or why it gave none.
+    async fn ask_client(&self, question: &Value) -> Result<Value, String> {
+        let mut answers = serde_json::Map::new();
+        let requests = question["inputRequests"]
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        for (key, request) in requests {
+            let method = request["method"].as_str().unwrap_or_default();
+            let pending = self
+                .client
+                .request(method, request.get("params").map(wire::raw))
+                .await;
+            match pending.answer().await {
+                Ok(answer) => {
+                    answers.insert(key, super::value(&answer));
+                }
+                Err(error) => {
+                    let error = super::value(&error);
+                    return Err(format!(
+                        "the client could not answer the server's `{method}`: {}",
+                        error["message"].as_str().unwrap_or("no reason given")
+                    ));
+                }
+            }
+        }
+        Ok(Value::Object(answers))
+    }
+
+    /// The call no longer waits on its server: the server's requests are no longer its.
+    fn stop_asking(&self, waiting: &crossing::Waiting) {
+        let mut asking = lock(&self.asking);
+        if asking
+            .get(&waiting.index)
+            .is_some_and(|listed| listed.same_channel(&waiting.asking))
+        {
+            asking.remove(&waiting.index);
+        }
+    }
+
+    /// Parks a call whose server asked `ask`, and answers its client with the question, the
+    /// park's key sealed for this call into the state the client is to echo.
+    fn park(&self, waiting: crossing::Waiting, ask: crossing::Ask, bound: &[u8]) -> Outcome {
+        self.sweep_parked();
+        let sealed = ArtifactId::generate().ok().and_then(|nonce| {
+            let sealed = crossing::seal(nonce.as_str(), bound)?;
+            Some((nonce.to_string(), sealed))
+        });
+        let Some((nonce, sealed)) = sealed else {
+            return ok(&fit_answer::error_result(format!(
+                "the server asked `{}`, and the question could not be sealed for the client",
+                ask.method
+            )));
+        };
+        let question = crossing::input_required(&ask, sealed);
+        let parked = crossing::Parked {
+            waiting,
+            asked: ask,
+            until: Instant::now() + crossing::PARKED_FOR,
+        };
+        lock(&self.parked).insert(nonce, parked);
+        ok(&question)
+    }
+
+    /// The call a retry's state names, taken from the parked ones: only with a state this
+    /// process sealed for this call and principal, unexpired, once.
+    fn unpark(
+        &self,
+        retry: &crossing::Retry,
+        bound: &[u8],
+        tool: &str,
+    ) -> Result<crossing::Parked, String> {
+        self.sweep_parked();
+        let again = "call the tool again without it";
+        let Some(nonce) = crossing::open(&retry.state, bound) else {
+            return Err(crossing::not_verified(tool));
+        };
+        lock(&self.parked).remove(&nonce).ok_or_else(|| {
+            format!(
+                "no `{tool}` call waits on this requestState (it was answered already, or                  waited too long); {again}"
+            )
+        })
+    }
+
+    /// Parked calls their clients did not come back to: their questions answered with an
+    /// error, their servers told to cancel them.
+    fn sweep_parked(&self) {
+        let now = Instant::now();
+        let expired: Vec<crossing::Parked> = {
+            let mut parked = lock(&self.parked);
+            let nonces: Vec<String> = parked
+                .iter()
+                .filter(|(_, parked)| parked.until <= now)
+                .map(|(nonce, _)| nonce.clone())
+                .collect();
+            nonces
+                .iter()
+                .filter_map(|nonce| parked.remove(nonce))
+                .collect()
+        };
+        for parked in expired {
+            tokio::spawn(async move {
+                let peer = &parked.waiting.live.peer;
+                let why = "the client did not answer in time";
+                let error = wire::error(wire::INTERNAL_ERROR, why);
+                peer.answer(&parked.asked.id, Err(wire::raw(&error))).await;
+                peer.forget(&parked.waiting.upstream_id);
+                let cancel = json!({ "requestId": parked.waiting.upstream_id, "reason": why });
+                peer.notify("notifications/cancelled", Some(wire::raw(&cancel)))
+                    .await;
+            });
+        }
+    }
+
     /// `resources/read` of an artifact's URI: the page `read_artifact` gives for the same
     /// arguments (the URI's query), as a resource's contents; the session's own artifacts
     /// only, as `read_artifact` reads them. An unranged read of a large artifact is its first

@@ -30,6 +30,7 @@ use crate::mcp::wire::{INVALID_PARAMS, INVALID_REQUEST, missing_params};
 use crate::registry::Registry;
 
 mod calls;
+mod crossing;
 mod listing;
 mod progress;
 mod search;
@@ -192,6 +193,12 @@ struct Session {
     started_answer: OnceLock<Result<Value, Value>>,
     /// The log levels the client's requests in flight opted in to (2026-07-28), by request.
     log_levels: Mutex<HashMap<String, String>>,
+    /// For a 2026-07-28 client: where a server's requests go while a call waits on it (the
+    /// call that waits last), by the server's place.
+    asking: Mutex<HashMap<usize, tokio::sync::mpsc::Sender<crossing::Ask>>>,
+    /// Calls parked until their client answers a server's question, by the nonce sealed into
+    /// the client's `requestState`.
+    parked: Mutex<HashMap<String, crossing::Parked>>,
     routes: Mutex<Routes>,
     in_flight: Mutex<HashMap<String, InFlight>>,
     /// A server's request relayed to the client: `(server, its id)` → the id the client saw.
@@ -267,6 +274,8 @@ pub(crate) async fn run(settings: Arc<Settings>, link: Link) -> Result<(), Strin
         modern: AtomicBool::new(false),
         started_answer: OnceLock::new(),
         log_levels: Mutex::default(),
+        asking: Mutex::default(),
+        parked: Mutex::default(),
         routes: Mutex::default(),
         in_flight: Mutex::default(),
         relayed: Mutex::default(),
@@ -362,7 +371,8 @@ impl Session {
                             return;
                         }
                     }
-                    if let Some(params) = params.as_mut() {
+                    // A call reads what its client declares it can be asked, and strips it.
+                    if let Some(params) = params.as_mut().filter(|_| method != "tools/call") {
                         era::without_envelope(params);
                     }
                 } else if method == "ping" {

@@ -300,6 +300,19 @@ impl Session {
                     return;
                 }
                 if self.modern.load(Ordering::SeqCst) {
+                    // A call waits on this server: its client is asked in the call's answer.
+                    let waiting = lock(&self.asking).get(&index).cloned();
+                    if let Some(waiting) = waiting {
+                        let ask = super::crossing::Ask {
+                            id: id.clone(),
+                            method: method.clone(),
+                            params: params.clone(),
+                        };
+                        // Never waits here: this loop reads the server's every message.
+                        if waiting.try_send(ask).is_ok() {
+                            return;
+                        }
+                    }
                     // 2026-07-28 has no requests from server to client.
                     let why = format!(
                         "this proxy's client speaks MCP {}, which has no requests from a \
