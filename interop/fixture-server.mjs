@@ -54,6 +54,11 @@ const TOOLS = [
   { name: "test_tool_with_logging", description: "Logs three messages while it runs.", inputSchema: empty },
   { name: "test_tool_with_progress", description: "Reports progress 0, 50 and 100 of 100.", inputSchema: empty },
   { name: "test_error_handling", description: "Always fails.", inputSchema: empty },
+  {
+    name: "test_change",
+    description: "Announces that its tool list changed, and that every resource subscribed to was updated.",
+    inputSchema: empty,
+  },
   { name: "whoami", description: "Returns the server process's id and how long it has run, in seconds.", inputSchema: empty },
   {
     name: "test_sampling",
@@ -256,6 +261,11 @@ function newServer() {
         return text("Tool with progress executed successfully");
       case "whoami":
         return text(JSON.stringify({ pid: process.pid, uptime: process.uptime() }));
+      case "test_change": {
+        await server.sendToolListChanged();
+        for (const uri of subscriptions) await server.sendResourceUpdated({ uri });
+        return text(`changed; updated: ${[...subscriptions].join(", ") || "none"}`);
+      }
       case "test_error_handling":
         return { content: [{ type: "text", text: "This tool intentionally returns an error for testing" }], isError: true };
       case "test_sampling": {

@@ -3842,3 +3842,131 @@ async fn a_modern_servers_questions_reach_a_legacy_client_as_requests() {
     let calls = [("greet", json!({}), "elicitation/create", "hello, ada")];
     answered_in_every_era(&url, &calls).await;
 }
+
+/// A 2026-07-28 client gets a server's change notifications only on a `subscriptions/listen`
+/// of its own: acknowledged first, each frame tagged with the listen's id, only the kinds it
+/// asked for, and none once it is cancelled. Over stdio raw, and over HTTP with the Python SDK's
+/// own `Client.listen` (a tool list change and a subscribed resource's update, in front of a
+/// server of the handshake era).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_modern_client_hears_of_changes_only_on_its_listen() {
+    let mut proxy = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+    proxy.arg("proxy").arg("--").args(fixture());
+    proxy
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true);
+    let mut child = proxy.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let envelope = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let mut send = async |message: Value| {
+        stdin
+            .write_all(format!("{message}\n").as_bytes())
+            .await
+            .unwrap();
+    };
+    let mut read_until = async |done: &dyn Fn(&Value) -> bool| -> Vec<Value> {
+        let mut read = Vec::new();
+        loop {
+            let line = tokio::time::timeout(PATIENCE, lines.next_line())
+                .await
+                .expect("the proxy answers in time")
+                .unwrap()
+                .expect("the proxy is still there");
+            let message: Value = serde_json::from_str(&line).unwrap();
+            let finished = done(&message);
+            read.push(message);
+            if finished {
+                return read;
+            }
+        }
+    };
+    let change = |id: u64| {
+        json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": { "name": "test_change", "arguments": {}, "_meta": envelope } })
+    };
+    let changes = |read: &[Value]| -> Vec<Value> {
+        read.iter()
+            .filter(|message| {
+                message["method"].as_str().is_some_and(|method| {
+                    method.ends_with("list_changed") || method.ends_with("updated")
+                })
+            })
+            .cloned()
+            .collect()
+    };
+    // No listen: the change is not announced.
+    send(change(1)).await;
+    let read = read_until(&|message| message["id"] == 1).await;
+    assert_eq!(changes(&read), Vec::<Value>::new(), "{read:?}");
+
+    // A listen for tool list changes: acknowledged first, with what it will get.
+    send(
+        json!({ "jsonrpc": "2.0", "id": "listen-1", "method": "subscriptions/listen",
+                 "params": { "notifications": { "toolsListChanged": true }, "_meta": envelope } }),
+    )
+    .await;
+    let read =
+        read_until(&|message| message["method"] == "notifications/subscriptions/acknowledged")
+            .await;
+    let ack = read.last().unwrap();
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({ "toolsListChanged": true }),
+        "{ack}"
+    );
+    assert_eq!(
+        ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        "listen-1"
+    );
+    send(change(2)).await;
+    let read = read_until(&|message| message["id"] == 2).await;
+    let heard = changes(&read);
+    assert_eq!(
+        heard.len(),
+        1,
+        "the tool list change, no resource update: {read:?}"
+    );
+    assert_eq!(heard[0]["method"], "notifications/tools/list_changed");
+    assert_eq!(
+        heard[0]["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        "listen-1"
+    );
+
+    // Cancelled: nothing more.
+    send(
+        json!({ "jsonrpc": "2.0", "method": "notifications/cancelled",
+                 "params": { "requestId": "listen-1" } }),
+    )
+    .await;
+    send(change(3)).await;
+    let read = read_until(&|message| message["id"] == 3).await;
+    assert_eq!(changes(&read), Vec::<Value>::new(), "{read:?}");
+
+    // Over HTTP, with the SDK's own listening client.
+    let mut gateway = gateway("proxy", TOKEN);
+    gateway.arg("--").args(fixture());
+    let (_gateway, url) = listening(gateway, true).await;
+    let mut script = Command::new(interop().join(".venv/bin/python"));
+    script
+        .arg(interop().join("listen_call.py"))
+        .args([url.as_str(), "test://watched-resource", "test_change"])
+        .env("PROXY_TOKEN", TOKEN);
+    let report = report_of(script).await;
+    assert_eq!(
+        report["honored"],
+        json!({ "toolsListChanged": true, "resourceSubscriptions": ["test://watched-resource"] }),
+        "{report}"
+    );
+    assert_eq!(
+        report["events"],
+        json!([{ "kind": "ToolsListChanged" },
+               { "kind": "ResourceUpdated", "uri": "test://watched-resource" }]),
+        "{report}"
+    );
+}

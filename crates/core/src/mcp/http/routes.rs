@@ -350,16 +350,33 @@ impl Endpoint {
         let token = params["_meta"]["progressToken"].to_string();
         message.id = Some(Value::String(own_id.clone()));
         let (stream, mut answers) = mpsc::channel(QUEUE);
-        crate::sync::lock(&live.router).wait(Value::String(own_id).to_string(), token, stream);
+        let own = Value::String(own_id);
+        if method == "subscriptions/listen" {
+            crate::sync::lock(&live.router).wait_listen(own.to_string(), stream);
+        } else {
+            crate::sync::lock(&live.router).wait(own.to_string(), token, stream);
+        }
         let _ = live.to_session.send(Received::Message(message)).await;
-        // The client's id back on every line that carries the endpoint's.
-        let restore = move |line: String| -> String {
-            match wire::parse(line.as_bytes()) {
-                Received::Message(mut answer) if answer.method.is_none() => {
-                    answer.id = Some(client_id.clone());
-                    answer.line()
+        // The client's id back on every line that carries the endpoint's: an answer's id, a
+        // listen's frame's subscription id.
+        let restore = {
+            let own = own.clone();
+            move |line: String| -> String {
+                match wire::parse(line.as_bytes()) {
+                    Received::Message(mut answer) if answer.method.is_none() => {
+                        answer.id = Some(client_id.clone());
+                        answer.line()
+                    }
+                    Received::Message(_) if line.contains(era::SUBSCRIPTION_ID_KEY) => {
+                        let mut frame: Value = serde_json::from_str(&line).unwrap_or_default();
+                        let tagged = &mut frame["params"]["_meta"][era::SUBSCRIPTION_ID_KEY];
+                        if *tagged == own {
+                            *tagged = client_id.clone();
+                        }
+                        frame.to_string()
+                    }
+                    _ => line,
                 }
-                _ => line,
             }
         };
         let Some(first) = answers.recv().await else {
@@ -379,14 +396,33 @@ impl Endpoint {
                 .and_then(|error| error["code"].as_i64());
             return json_response(era::http_status(code), restore(first));
         }
-        // Something before the answer (progress): the rest as a stream of events.
+        // Something before the answer (progress, a listen's acknowledgement): the rest as a
+        // stream of events.
         let (relay, events) = mpsc::channel(QUEUE);
-        let _ = relay.send(first).await;
+        let _ = relay.send(restore(first)).await;
         tokio::spawn(async move {
-            while let Some(line) = answers.recv().await {
-                if relay.send(restore(line)).await.is_err() {
-                    return;
+            loop {
+                tokio::select! {
+                    line = answers.recv() => {
+                        let Some(line) = line else { return };
+                        if relay.send(restore(line)).await.is_err() {
+                            break;
+                        }
+                    }
+                    () = relay.closed() => break,
                 }
+            }
+            // The client closed the stream before its answer: the request is cancelled.
+            crate::sync::lock(&live.router).abandon(&own.to_string());
+            let cancel = wire::notification(
+                "notifications/cancelled",
+                Some(wire::raw(&serde_json::json!({
+                    "requestId": own,
+                    "reason": "the client closed its stream",
+                }))),
+            );
+            if let Received::Message(cancel) = wire::parse(cancel.as_bytes()) {
+                let _ = live.to_session.send(Received::Message(cancel)).await;
             }
         });
         sse(events, held)

@@ -13,7 +13,7 @@ use super::Sessions;
 use crate::artifacts::{ArtifactId, Owner};
 use crate::mcp::link::{Link, QUEUE};
 use crate::mcp::metrics::{Metrics, SessionEnd, Telemetry};
-use crate::mcp::wire::{self, Received};
+use crate::mcp::wire::{self, Received, era};
 
 /// Messages of a session waiting for a stream to carry them, at most; older notifications go
 /// first when more come.
@@ -87,6 +87,20 @@ impl Router {
         }
     }
 
+    /// A client's `subscriptions/listen` request (2026-07-28), its frames on `stream`: only
+    /// what names it goes there.
+    pub(super) fn wait_listen(&mut self, request: String, stream: mpsc::Sender<String>) {
+        self.last_active = Instant::now();
+        self.waiting.insert(request, stream);
+    }
+
+    /// A request whose client stopped waiting: nothing more goes to its stream.
+    pub(super) fn abandon(&mut self, request: &str) {
+        self.waiting.remove(request);
+        self.order.retain(|waiting| waiting != request);
+        self.tokens.retain(|_, waiting| waiting != request);
+    }
+
     /// The client's GET stream: what was queued goes first. `false` when one is open already.
     pub(super) fn listen(&mut self, stream: mpsc::Sender<String>) -> bool {
         if self
@@ -134,7 +148,17 @@ impl Router {
             }
             return;
         }
-        let token = message.params_value()["progressToken"].to_string();
+        let params = message.params_value();
+        let subscription = &params["_meta"][era::SUBSCRIPTION_ID_KEY];
+        if !subscription.is_null() {
+            // A listen's frame goes on its stream, or nowhere (2026-07-28 sends no change
+            // notification a client did not listen for).
+            if let Some(stream) = self.waiting.get(&subscription.to_string()) {
+                let _ = stream.try_send(line);
+            }
+            return;
+        }
+        let token = params["progressToken"].to_string();
         let message = line;
         let related = self
             .tokens

@@ -24,6 +24,8 @@ pub(crate) const LATEST_HANDSHAKE: &str = "2025-11-25";
 
 /// The envelope's key of the request's protocol version.
 pub(crate) const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+/// The `_meta` key a `subscriptions/listen` stream's frames carry the listen request's id under.
+pub(crate) const SUBSCRIPTION_ID_KEY: &str = "io.modelcontextprotocol/subscriptionId";
 /// The envelope's key of the client's capabilities.
 pub(crate) const CLIENT_CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
 /// The envelope's key of the client's name and version (optional).

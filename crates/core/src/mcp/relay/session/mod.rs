@@ -31,6 +31,7 @@ use crate::registry::Registry;
 
 mod calls;
 mod crossing;
+mod listen;
 mod listing;
 mod progress;
 mod search;
@@ -199,6 +200,8 @@ struct Session {
     /// Calls parked until their client answers a server's question, by the nonce sealed into
     /// the client's `requestState`.
     parked: Mutex<HashMap<String, crossing::Parked>>,
+    /// A 2026-07-28 client's open `subscriptions/listen` requests, by request.
+    listens: Mutex<HashMap<String, listen::Listen>>,
     routes: Mutex<Routes>,
     in_flight: Mutex<HashMap<String, InFlight>>,
     /// A server's request relayed to the client: `(server, its id)` → the id the client saw.
@@ -276,6 +279,7 @@ pub(crate) async fn run(settings: Arc<Settings>, link: Link) -> Result<(), Strin
         log_levels: Mutex::default(),
         asking: Mutex::default(),
         parked: Mutex::default(),
+        listens: Mutex::default(),
         routes: Mutex::default(),
         in_flight: Mutex::default(),
         relayed: Mutex::default(),
@@ -304,6 +308,13 @@ pub(crate) async fn run(settings: Arc<Settings>, link: Link) -> Result<(), Strin
     // The client's input ended. If it can still read, what it asked for is finished and
     // answered; then the servers stop.
     lock(&session.working).take();
+    // A listen is answered only when its stream ends: it ends now.
+    let listening: Vec<String> = lock(&session.listens).keys().cloned().collect();
+    for listen in listening {
+        if let Some(flight) = lock(&session.in_flight).remove(&listen) {
+            flight.task.abort();
+        }
+    }
     if !session.client.is_gone() {
         tokio::select! {
             _ = all_answered.recv() => {}
@@ -319,6 +330,8 @@ pub(crate) async fn run(settings: Arc<Settings>, link: Link) -> Result<(), Strin
             session.cancel_sent(&flight, None).await;
         }
     }
+    // Parked calls hold their servers too.
+    lock(&session.parked).clear();
     for slot in &session.slots {
         slot.live.lock().await.take();
     }
@@ -402,7 +415,11 @@ impl Session {
                         // Read after `initialize`: it goes on once `initialize` is answered.
                         let _ = session.ready.subscribe().wait_for(|ready| *ready).await;
                     }
-                    let mut outcome = session.request(&method, params, &task_sent).await;
+                    let mut outcome = if modern && method == "subscriptions/listen" {
+                        session.listen(&task_id, params).await
+                    } else {
+                        session.request(&method, params, &task_sent).await
+                    };
                     if modern {
                         outcome = session.stamped(&method, outcome);
                         lock(&session.log_levels).remove(&key(&task_id));

@@ -289,6 +289,12 @@ impl Session {
                         if method == "notifications/tools/list_changed" {
                             lock(&self.routes).tools_listed = false;
                         }
+                        if self.modern.load(Ordering::SeqCst) && super::listen::is_listened(&method)
+                        {
+                            // To the listens that asked for it, and to no one else.
+                            self.deliver(&method, params).await;
+                            return;
+                        }
                         // As it came, in order: before the answer it preceded.
                         self.client.notify(&method, params).await;
                     }
