@@ -54,6 +54,12 @@ const TOOLS = [
   { name: "test_tool_with_logging", description: "Logs three messages while it runs.", inputSchema: empty },
   { name: "test_tool_with_progress", description: "Reports progress 0, 50 and 100 of 100.", inputSchema: empty },
   { name: "test_error_handling", description: "Always fails.", inputSchema: empty },
+  // The conformance suite's diagnostic tools for MCP 2026-07-28.
+  { name: "test_logging_tool", description: "Logs three messages at info.", inputSchema: empty },
+  { name: "test_streaming_elicitation", description: "Asks the client's user, mid-call.", inputSchema: empty },
+  { name: "test_missing_capability", description: "Asks the client's model (needs sampling).", inputSchema: empty },
+  { name: "test_trigger_tool_change", description: "Announces that the tool list changed.", inputSchema: empty },
+  { name: "test_trigger_prompt_change", description: "Announces that the prompt list changed.", inputSchema: empty },
   {
     name: "test_change",
     description: "Announces that its tool list changed, and that every resource subscribed to was updated.",
@@ -242,6 +248,33 @@ function newServer() {
             },
           ],
         };
+      case "test_trigger_tool_change":
+        await server.sendToolListChanged();
+        return text("tool list changed");
+      case "test_trigger_prompt_change":
+        await server.sendPromptListChanged();
+        return text("prompt list changed");
+      case "test_missing_capability": {
+        const answer = await extra.sendRequest(
+          { method: "sampling/createMessage", params: { messages: [{ role: "user", content: { type: "text", text: "hi" } }], maxTokens: 10 } },
+          CreateMessageResultSchema,
+        );
+        return text(`LLM response: ${answer.content?.text ?? ""}`);
+      }
+      case "test_streaming_elicitation": {
+        const answer = await extra.sendRequest(
+          {
+            method: "elicitation/create",
+            params: {
+              message: "Your name?",
+              requestedSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
+            },
+          },
+          ElicitResultSchema,
+        );
+        return text(`User response: action=${answer.action}`);
+      }
+      case "test_logging_tool":
       case "test_tool_with_logging":
         for (const [i, message] of ["Tool execution started", "Tool processing data", "Tool execution completed"].entries()) {
           if (i > 0) await sleep(50);

@@ -36,10 +36,13 @@ pub(crate) const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
 pub(crate) const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
 
 /// The HTTP header of the protocol version.
+#[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
 pub(crate) const VERSION_HEADER: &str = "mcp-protocol-version";
 /// The HTTP header of the request's method.
+#[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
 pub(crate) const METHOD_HEADER: &str = "mcp-method";
 /// The HTTP header of the tool, prompt or resource a request names.
+#[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
 pub(crate) const NAME_HEADER: &str = "mcp-name";
 
 /// What a request's envelope says, once checked.
@@ -255,6 +258,7 @@ fn decode_header(value: &str) -> Option<String> {
 
 /// The HTTP status of an answer to a 2026-07-28 request carrying error `code` (200 for a
 /// result, and for codes the specification gives no status).
+#[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
 pub(crate) fn http_status(code: Option<i64>) -> u16 {
     match code {
         Some(super::PARSE_ERROR | super::INVALID_REQUEST | INVALID_PARAMS) => 400,

@@ -193,6 +193,11 @@ impl Session {
                     Ok(parked) => parked,
                     Err(why) => return ok(&fit_answer::error_result(why)),
                 };
+                if modern {
+                    // The server may ask again as soon as it has the answer.
+                    let waiting = &parked.waiting;
+                    lock(&self.asking).insert(waiting.index, waiting.asking.clone());
+                }
                 let peer = &parked.waiting.live.peer;
                 peer.answer(&parked.asked.id, retry.answer()).await;
                 parked.waiting
@@ -214,7 +219,7 @@ impl Session {
                     retry.put_back(&mut params);
                 }
                 _progress = self.route_progress(route.index, Some(&mut params));
-                self.send_call(live, route.index, &params).await
+                self.send_call(live, route.index, &params, modern).await
             }
         };
         let mut rounds = 0;
@@ -266,7 +271,7 @@ impl Session {
             again["requestState"] = question["requestState"].clone();
             again["inputResponses"] = answers;
             waiting = self
-                .send_call(Arc::clone(&waiting.live), waiting.index, &again)
+                .send_call(Arc::clone(&waiting.live), waiting.index, &again, modern)
                 .await;
         };
         let live = &waiting.live;
@@ -323,18 +328,23 @@ impl Session {
             Err(error) => Err(error),
         }
     }
-    /// Sends a call to server `index`.
+    /// Sends a call to server `index`. For a 2026-07-28 client (`modern`), the server's
+    /// requests are the call's from before it is sent: a server may ask at once.
     async fn send_call(
         &self,
         live: Arc<super::super::upstream::Live>,
         index: usize,
         params: &Value,
+        modern: bool,
     ) -> crossing::Waiting {
+        let (asking, asks) = mpsc::channel(crossing::ASKS_QUEUED);
+        if modern {
+            lock(&self.asking).insert(index, asking.clone());
+        }
         let pending = live
             .peer
             .request("tools/call", Some(wire::raw(params)))
             .await;
-        let (asking, asks) = mpsc::channel(crossing::ASKS_QUEUED);
         crossing::Waiting {
             upstream_id: pending.id.clone(),
             answer: Box::pin(pending.answer()),
@@ -387,7 +397,8 @@ impl Session {
                 waiting.live.peer.answer(&ask.id, Err(error)).await;
                 continue;
             }
-            break Waited::Asked(ask);
+            // Parked, the call keeps the server's further requests (read when it resumes).
+            return Waited::Asked(ask);
         };
         self.stop_asking(waiting);
         waited
