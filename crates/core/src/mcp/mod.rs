@@ -21,9 +21,9 @@ mod http;
 mod link;
 mod logging;
 mod metrics;
+pub(crate) mod outgoing;
 pub(crate) mod relay;
 mod server;
-mod structure;
 mod transport;
 mod wire;
 

@@ -27,7 +27,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::approve::ClientApprover;
 use super::caps::MAX_RESULT_META_KEY;
-use super::relay::fit_answer::{artifact_link, link_chars};
+use super::outgoing::{link_after_cut, link_chars};
 use super::transport;
 use crate::registry::{Registry, ToolCall, ToolResult};
 use crate::schema::{Dialect, DialectError};
@@ -140,7 +140,7 @@ impl McpServer {
         // cut text is followed by a link to its artifact where the link costs little.
         let registry = registry.sending(crate::registry::Sending {
             structure_shares: true,
-            link_room: link_chars(),
+            trailer_room: link_chars(),
         });
         // A key of the process's own: a state sealed here is redeemed here.
         let mut key = [0u8; 32];
@@ -475,22 +475,9 @@ impl ServerHandler for McpServer {
         if let Some(telemetry) = &self.telemetry {
             count(telemetry, &result, started.elapsed());
         }
-        // A cut text's link to its artifact, where the registry left room for it (a cut held to
-        // a cap in tokens has none: the cap counts the text as sent; the URI is in `_meta`).
-        let link = match (&result.meta.cut, &result.meta.artifact) {
-            (Some(_), Some(id))
-                if result.meta.tokens.is_none()
-                    && result.content_chars()
-                        + link_chars()
-                        + result.meta.structure_allowance.unwrap_or(0)
-                        <= result.meta.allowance
-                    && link_chars() * crate::registry::LINK_SHARE_DIVISOR
-                        <= result.meta.allowance =>
-            {
-                serde_json::from_value::<ContentBlock>(artifact_link(id)).ok()
-            }
-            _ => None,
-        };
+        // A cut text's link to its artifact, where the registry left room for it.
+        let link = link_after_cut(&result)
+            .and_then(|link| serde_json::from_value::<ContentBlock>(link).ok());
         let structured = structure_of(&result);
         let mut facts = result.cut_facts();
         if let (Some(facts), Some(sent)) = (&mut facts, &structured) {

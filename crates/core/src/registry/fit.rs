@@ -103,15 +103,15 @@ pub(super) async fn fit(
             || s.totals.chars > s.body_allowance
             || s.style.max_lines().is_some_and(|max| s.totals.lines > max)
             || matches!(&s.body, Body::Text(text) if s.style.renders_whole(text));
-        // Room after a cut text for its link, where a server sends one and it costs little (a
+        // Room after a cut text for a trailer, where a sender adds one and it costs little (a
         // result held to a cap in tokens gets none: the cap counts the text as sent).
         if overflows
             && s.tokens.is_none()
-            && sending.link_room > 0
+            && sending.trailer_room > 0
             && registry.artifacts().is_some()
-            && sending.link_room * LINK_SHARE_DIVISOR <= s.body_allowance
+            && trailer_fits(sending.trailer_room, s.body_allowance)
         {
-            s.body_allowance -= sending.link_room;
+            s.body_allowance -= sending.trailer_room;
         }
         // A structure beside the text over its room is kept whole too.
         if let Some(structure) = &s.beside
@@ -164,8 +164,16 @@ pub(super) async fn fit(
     results
 }
 
-/// A cut text's link to its artifact takes at most 1/this of the text's allowance.
-pub(crate) const LINK_SHARE_DIVISOR: usize = 50;
+/// A trailer after a cut text (an MCP server's link to the artifact) takes at most 1/this of
+/// the text's allowance.
+const TRAILER_SHARE_DIVISOR: usize = 50;
+
+/// Whether a trailer of `chars` may follow a cut text with `allowance` chars: at most 1/50 of
+/// it, so it costs little of what the model reads (the signal gate holds the rest). The one
+/// rule for every sender's trailer.
+pub(crate) fn trailer_fits(chars: usize, allowance: usize) -> bool {
+    chars * TRAILER_SHARE_DIVISOR <= allowance
+}
 
 /// A structure stated beside a text (an MCP server's result) and the text share the allowance
 /// fairly when together they are over it: a host may show the model both.

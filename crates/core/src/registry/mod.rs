@@ -37,7 +37,7 @@ pub use call::{Arguments, StopReason, ToolCall};
 pub use defer::{ANTHROPIC_SEARCH_TOOL_NAME, ANTHROPIC_SEARCH_TOOL_TYPE};
 pub use facts::CUT_META_KEY;
 #[cfg(feature = "mcp")]
-pub(crate) use fit::LINK_SHARE_DIVISOR;
+pub(crate) use fit::trailer_fits;
 pub use read_artifact::ReadArtifact;
 #[cfg(feature = "mcp")]
 pub(crate) use read_artifact::{asks_whole, read_failure};
@@ -94,9 +94,9 @@ pub(crate) struct Sending {
     /// A structure stated beside a text that repeats it (an MCP server's result) shares the
     /// allowance with the text: a host may show the model both.
     pub(crate) structure_shares: bool,
-    /// Chars kept free after a cut text for a link to its artifact, where they are at most
-    /// 1/50 of the text's allowance (0: no link).
-    pub(crate) link_room: usize,
+    /// Chars kept free after a cut text for a trailer the sender adds (an MCP server's link
+    /// to the artifact), where they fit the text's allowance by [`trailer_fits`] (0: none).
+    pub(crate) trailer_room: usize,
 }
 
 #[derive(Clone)]

@@ -24,7 +24,6 @@
 //! is started again at its next request.
 
 mod filter;
-pub(crate) mod fit_answer;
 mod peer;
 mod session;
 mod upstream;
@@ -34,14 +33,16 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 
+pub use crate::mcp::outgoing::Copies;
 use crate::tool::MediaLimits;
-pub use upstream::{Copies, Prefix, Upstream};
+pub use upstream::{Prefix, Upstream};
 
 use crate::artifacts::{ArtifactStore, MemoryStore, READ_ARTIFACT};
 use crate::budget::BudgetPolicy;
 #[cfg(feature = "mcp-http")]
 use crate::mcp::http::{self, HttpOptions, HttpServer};
 use crate::mcp::link;
+use crate::mcp::outgoing;
 use crate::mcp::wire;
 use crate::registry::{ReadArtifact, Registry};
 use crate::schema::Dialect;
@@ -220,7 +221,7 @@ impl Proxy {
             .then(|| Arc::new(upstream::Warm::new(self.warm_upstreams)));
         Ok(Arc::new(Settings {
             upstreams: self.upstreams,
-            fitting: fit_answer::Fitting {
+            fitting: outgoing::Fitting {
                 tokens: self.max_result_tokens.map(|max| {
                     crate::tokens::TokenCap::new(
                         max,
@@ -229,7 +230,7 @@ impl Proxy {
                             .unwrap_or_else(crate::tokens::default_counter),
                     )
                 }),
-                ..fit_answer::Fitting::new(self.max_result_chars, store, self.media)
+                ..outgoing::Fitting::new(self.max_result_chars, store, self.media)
             },
             timeout: self.timeout,
             connecting: Connecting {
@@ -412,9 +413,9 @@ pub async fn relay_tool_answer(
     let wire::Received::Message(message) = wire::parse_owned(line) else {
         return String::new();
     };
-    let fitting = fit_answer::Fitting {
+    let fitting = outgoing::Fitting {
         tokens,
-        ..fit_answer::Fitting::new(
+        ..outgoing::Fitting::new(
             cap,
             Arc::new(crate::artifacts::MemoryStore::new()),
             MediaLimits::default(),
@@ -424,13 +425,13 @@ pub async fn relay_tool_answer(
     let Some(result) = message.result else {
         return String::new();
     };
-    let call = fit_answer::Call {
+    let call = outgoing::Call {
         tool: "tool",
         schema: schema.as_ref(),
-        send: upstream::Copies::Auto,
+        send: crate::mcp::outgoing::Copies::Auto,
     };
-    match fit_answer::tool_result(&result, &call, &fitting).await {
+    match outgoing::tool_result(&result, &call, &fitting).await {
         Ok((fitted, _)) => wire::answer(&id, Ok(wire::raw(&fitted))),
-        Err(why) => wire::answer(&id, Ok(wire::raw(&fit_answer::error_result(why)))),
+        Err(why) => wire::answer(&id, Ok(wire::raw(&outgoing::error_result(why)))),
     }
 }

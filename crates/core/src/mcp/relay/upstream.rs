@@ -1,6 +1,7 @@
 //! The servers a proxy relays to: where each is, how it is started and initialized with the
 //! client's own `initialize`, and started again after it died.
 
+use crate::mcp::outgoing::Copies;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -83,43 +84,6 @@ pub struct Upstream {
     pub(crate) over_cap: OverCap,
     /// Which copy of a structured result is sent.
     pub(crate) send: Copies,
-}
-
-/// Which copy of a tool result with a structure the proxy sends: MCP lets a result carry its
-/// data twice — `structuredContent`, and (the specification's advice, for clients that read
-/// only text) the same data as a text block — and a host that shows the model both gets it
-/// twice. By default both go, sharing the cap when the structure repeats the text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum Copies {
-    /// Both, except for a tool whose structure only wraps its text (an object of one
-    /// required string, `{"result": "…"}`, which the Python SDK makes of every tool returning
-    /// `str`): its text alone, the tool listed without that schema (the default).
-    #[default]
-    Auto,
-    /// Both, as the server sent them.
-    Both,
-    /// The text only: `structuredContent` is left out, and the server's tools are listed
-    /// without their `outputSchema` (a client that checks results against one would otherwise
-    /// refuse a result without a structure).
-    TextOnly,
-    /// The structure only, when the result has one: its text blocks are left out, and the
-    /// structure gets the whole cap. A result without a structure is sent as it is.
-    StructuredOnly,
-}
-
-impl Copies {
-    /// The setting as a configuration writes it: `"auto"`, `"both"`, `"text-only"` or
-    /// `"structured-only"`; `None` for anything else.
-    pub fn from_setting(setting: &str) -> Option<Self> {
-        match setting {
-            "auto" => Some(Copies::Auto),
-            "both" => Some(Copies::Both),
-            "text-only" => Some(Copies::TextOnly),
-            "structured-only" => Some(Copies::StructuredOnly),
-            _ => None,
-        }
-    }
 }
 
 impl Upstream {

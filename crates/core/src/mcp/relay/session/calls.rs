@@ -1,11 +1,11 @@
 //! Tool calls: sent to their server and fitted to the cap, or `read_artifact` answered here.
 
-use super::super::fit_answer;
 use super::super::peer::Outcome;
 use super::{CALL_TOOL, SEARCH_TOOLS, Session, crossing, failed, ok};
 use crate::artifacts::ArtifactId;
 use crate::artifacts::READ_ARTIFACT;
 use crate::mcp::metrics;
+use crate::mcp::outgoing;
 use crate::mcp::wire;
 use crate::mcp::wire::{INVALID_PARAMS, RESOURCE_NOT_FOUND};
 use crate::registry::ToolCall;
@@ -34,7 +34,7 @@ struct Counted {
     /// The tool's name: the server's for it, or the proxy's own.
     tool: String,
     /// What fitting did, for a result that was fitted.
-    report: Option<fit_answer::Report>,
+    report: Option<outgoing::Report>,
     /// Whether the result is an error result.
     is_error: bool,
 }
@@ -160,7 +160,7 @@ impl Session {
             if name == SEARCH_TOOLS || name == CALL_TOOL || name == READ_ARTIFACT {
                 counted.tool = CALL_TOOL.to_owned();
                 counted.is_error = true;
-                return ok(&fit_answer::error_result(format!(
+                return ok(&outgoing::error_result(format!(
                     "call_tool calls the servers' tools; call `{name}` itself"
                 )));
             }
@@ -191,7 +191,7 @@ impl Session {
             Some(retry) if crossing::is_ours(&retry.state) => {
                 let parked = match self.unpark(&retry, &bound, &name) {
                     Ok(parked) => parked,
-                    Err(why) => return ok(&fit_answer::error_result(why)),
+                    Err(why) => return ok(&outgoing::error_result(why)),
                 };
                 if modern {
                     // The server may ask again as soon as it has the answer.
@@ -206,7 +206,7 @@ impl Session {
                 let live = match self.live(route.index).await {
                     Ok(live) => live,
                     Err(why) => {
-                        return ok(&fit_answer::error_result(format!(
+                        return ok(&outgoing::error_result(format!(
                             "{why}; the next call tries to start it again"
                         )));
                     }
@@ -214,7 +214,7 @@ impl Session {
                 if let Some(retry) = retry {
                     // A state of the server's own: its to open, as it came.
                     if !live.peer.is_modern() {
-                        return ok(&fit_answer::error_result(crossing::not_verified(&name)));
+                        return ok(&outgoing::error_result(crossing::not_verified(&name)));
                     }
                     retry.put_back(&mut params);
                 }
@@ -239,7 +239,7 @@ impl Session {
                     live.peer
                         .notify("notifications/cancelled", Some(wire::raw(&cancel)))
                         .await;
-                    return ok(&fit_answer::error_result(format!(
+                    return ok(&outgoing::error_result(format!(
                         "the call to `{name}` {reason}; the MCP server `{server}` was told to cancel it"
                     )));
                 }
@@ -257,7 +257,7 @@ impl Session {
             };
             rounds += 1;
             if rounds > crossing::ROUNDS {
-                return ok(&fit_answer::error_result(format!(
+                return ok(&outgoing::error_result(format!(
                     "the MCP server `{server}` asked the client {} times over for `{name}`; \
                      the proxy stopped answering",
                     crossing::ROUNDS
@@ -265,7 +265,7 @@ impl Session {
             }
             let answers = match self.ask_client(&question).await {
                 Ok(answers) => answers,
-                Err(why) => return ok(&fit_answer::error_result(why)),
+                Err(why) => return ok(&outgoing::error_result(why)),
             };
             let mut again = params.clone();
             again["requestState"] = question["requestState"].clone();
@@ -286,12 +286,12 @@ impl Session {
         }
         match answer {
             Ok(result) => {
-                let call = fit_answer::Call {
+                let call = outgoing::Call {
                     tool: &route.name,
                     schema: route.output_schema.as_deref(),
                     send: route.send,
                 };
-                match fit_answer::tool_result(&result, &call, &self.settings.fitting).await {
+                match outgoing::tool_result(&result, &call, &self.settings.fitting).await {
                     Ok((mut fitted, mut report)) => {
                         let over_cap = self.slots[route.index].upstream.over_cap;
                         if over_cap == OverCap::Error
@@ -299,12 +299,12 @@ impl Session {
                             && fitted.get("isError") != Some(&Value::Bool(true))
                         {
                             // None of the result goes: an error saying where it all is.
-                            fitted = fit_answer::over_cap_result(
+                            fitted = outgoing::over_cap_result(
                                 &route.name,
                                 &fitted,
                                 &mut report,
                                 &self.settings.fitting,
-                                fit_answer::OverCapWhy::Asked,
+                                outgoing::OverCapWhy::Asked,
                             );
                         }
                         // A task the call made is this session's.
@@ -315,13 +315,13 @@ impl Session {
                         counted.report = Some(report);
                         ok(&fitted)
                     }
-                    Err(why) => ok(&fit_answer::error_result(format!(
+                    Err(why) => ok(&outgoing::error_result(format!(
                         "the MCP server `{server}` sent an answer to `{}` that cannot be read: {why}",
                         route.name
                     ))),
                 }
             }
-            Err(_) if live.peer.is_closed() => ok(&fit_answer::error_result(format!(
+            Err(_) if live.peer.is_closed() => ok(&outgoing::error_result(format!(
                 "the MCP server `{server}` ended while running `{}`; the next call starts it again",
                 route.name
             ))),
@@ -454,7 +454,7 @@ impl Session {
             Some((nonce.to_string(), sealed))
         });
         let Some((nonce, sealed)) = sealed else {
-            return ok(&fit_answer::error_result(format!(
+            return ok(&outgoing::error_result(format!(
                 "the server asked `{}`, and the question could not be sealed for the client",
                 ask.method
             )));
@@ -573,11 +573,11 @@ impl Session {
                 crate::artifacts::try_read_media(store.as_ref(), &read_id)
             })
             .await;
-            let error = |text: String| (fit_answer::error_result(text), true);
+            let error = |text: String| (outgoing::error_result(text), true);
             match read {
                 Ok(Ok(crate::artifacts::MediaRead::Media(media))) => {
                     return (
-                        json!({ "content": [fit_answer::media_block(media, &id)] }),
+                        json!({ "content": [outgoing::media_block(media, &id)] }),
                         false,
                     );
                 }

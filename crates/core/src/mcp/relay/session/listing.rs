@@ -1,7 +1,7 @@
 //! Listings: every server's tools, prompts and resources in one, named so none collide, and the routes from a listed name back to its server.
 
+use super::super::upstream::Prefix;
 use super::super::upstream::error_text;
-use super::super::upstream::{Copies, Prefix};
 use super::search::call_listing;
 use super::search::search_listing;
 use super::{CALL_TOOL, MAX_ITEMS, MAX_PAGES, Route, Routes, SEARCH_TOOLS, Session, value};
@@ -9,7 +9,8 @@ use crate::artifacts::READ_ARTIFACT;
 use crate::mcp::caps;
 use crate::mcp::caps::MAX_RESULT_META_KEY;
 use crate::mcp::client::PREFIX_SEPARATOR;
-use crate::mcp::structure::OutputSchema;
+use crate::mcp::outgoing::Copies;
+use crate::mcp::outgoing::structure::OutputSchema;
 use crate::mcp::wire;
 use crate::mcp::wire::INTERNAL_ERROR;
 use crate::mcp::wire::INVALID_PARAMS;

@@ -18,12 +18,12 @@ use futures_util::future::BoxFuture;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use super::fit_answer::{self, Fitting};
 use super::peer::{Incoming, Outcome, Peer, Side};
-use super::upstream::{Connecting, Copies, Live, Upstream};
+use super::upstream::{Connecting, Live, Upstream};
 use crate::mcp::caps;
 use crate::mcp::link::Link;
-use crate::mcp::structure::OutputSchema;
+use crate::mcp::outgoing::structure::OutputSchema;
+use crate::mcp::outgoing::{self, Copies, Fitting};
 use crate::mcp::wire::{self, Raw, era};
 use crate::mcp::wire::{INTERNAL_ERROR, METHOD_NOT_FOUND};
 use crate::mcp::wire::{INVALID_PARAMS, INVALID_REQUEST, missing_params};
@@ -658,7 +658,7 @@ impl Session {
                 if method == "resources/read" {
                     match serde_json::from_str(outcome.get()) {
                         Ok(read) => {
-                            ok(&fit_answer::resource_contents(read, &self.settings.fitting).await)
+                            ok(&outgoing::resource_contents(read, &self.settings.fitting).await)
                         }
                         Err(error) => failed(
                             INTERNAL_ERROR,
@@ -720,14 +720,14 @@ impl Session {
             // A task's result is a tool's result, fitted as any other.
             "tasks/result" if self.slots.len() == 1 => {
                 let outcome = self.forward(0, method, params, sent).await?;
-                let call = fit_answer::Call {
+                let call = outgoing::Call {
                     tool: "tasks/result",
                     schema: None,
                     send: Copies::Both,
                 };
-                match fit_answer::tool_result(&outcome, &call, &self.settings.fitting).await {
+                match outgoing::tool_result(&outcome, &call, &self.settings.fitting).await {
                     Ok((fitted, _)) => ok(&fitted),
-                    Err(why) => ok(&fit_answer::error_result(format!(
+                    Err(why) => ok(&outgoing::error_result(format!(
                         "the MCP server `{}` sent a task result that cannot be read: {why}",
                         self.slots[0].upstream.name
                     ))),

@@ -1,7 +1,7 @@
 //! Tool search over the servers' tools: `search_tools` and `call_tool`.
 
-use super::super::fit_answer;
 use super::{CALL_TOOL, SEARCH_TOOLS, Searchable, Session};
+use crate::mcp::outgoing;
 use crate::sync::lock;
 use crate::trim::grouped;
 use serde_json::Value;
@@ -52,7 +52,7 @@ impl Session {
             Some(searchable) if lock(&self.routes).tools_listed => searchable,
             _ => match self.servers_tools().await {
                 Ok(tools) => self.index(tools),
-                Err(why) => return fit_answer::error_result(why),
+                Err(why) => return outgoing::error_result(why),
             },
         };
         let hits = searchable.index.search(query, limit);
