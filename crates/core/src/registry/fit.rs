@@ -377,7 +377,10 @@ fn notes_room(notes: &str) -> usize {
 }
 
 /// Cuts one result into its allowance, naming its artifact (`stored`, when it was) in the
-/// marker, and fits the structure that goes beside it (`structure_stored`: its whole, kept).
+/// marker, and fits the structure that goes beside it (`structure_stored`: its whole, kept). In
+/// steps: the body cut (a typed JSON by its schema), the over-cap error where the tool asks
+/// for one or no valid cut fits, the structure beside the text, the notes after it, and the
+/// result with its figures.
 fn cut(
     s: Settled,
     stored: Option<Committed>,
@@ -418,26 +421,15 @@ fn cut(
         .then(|| registry.output_schema(&record.name))
         .flatten();
     let sharing = registry.inner.sending.structure_shares;
-    // A typed JSON result over its allowance is cut by its schema: its text the cut's JSON and
-    // a note, its structure the cut (the same selection).
     let over_tokens = tokens.as_ref().is_some_and(|(_, over)| over.is_some());
-    let typed = match (&body, schema) {
-        (Body::Json(json), Some(schema)) if totals.chars > body_allowance || over_tokens => {
-            serde_json::from_str::<Value>(json).ok().map(|value| {
-                let layout = crate::copies::Layout::of(json, &value);
-                Typed {
-                    value,
-                    schema,
-                    layout,
-                    shared: sharing,
-                    cuts: std::cell::RefCell::new(Vec::new()),
-                }
-            })
-        }
-        _ => None,
-    };
+    let typed = typed_body(
+        &body,
+        schema,
+        sharing,
+        totals.chars > body_allowance || over_tokens,
+    );
     let BodyCut {
-        content,
+        mut content,
         cut,
         tokens: sent_tokens,
         structure_cut,
@@ -451,10 +443,15 @@ fn cut(
         tokens,
         typed,
     );
-    let mut content = content;
     let is_typed = structure_cut.is_some();
-    let typed_over = matches!(structure_cut, Some(None));
-    let structure_cut = structure_cut.flatten();
+    let over_cap = |why, more: Option<ArtifactId>| OverCapError {
+        chars: totals.chars,
+        lines: totals.lines,
+        body_allowance,
+        artifacts: kept.artifact.iter().chain(&more).cloned().collect(),
+        artifact_error: kept.artifact_error.clone(),
+        why,
+    };
     // A tool that must never be read in part answers an error instead of the cut; so does a
     // structure no cut of which matches its schema and fits: its size, the allowance, and the
     // artifact that holds it whole (nothing of the output is shown).
@@ -463,42 +460,25 @@ fn cut(
         && registry
             .get(&record.name)
             .is_some_and(|tool| tool.spec().limits.over_cap == OverCap::Error);
-    if asks_error || typed_over {
-        let why = if typed_over {
-            facts::OverCapWhy::NoValidCut
-        } else {
-            facts::OverCapWhy::Asked
-        };
-        let failed = OverCapError {
-            chars: totals.chars,
-            lines: totals.lines,
-            body_allowance,
-            artifacts: kept.artifact.iter().cloned().collect(),
-            artifact_error: kept.artifact_error.clone(),
-            why,
-        };
-        return failed.result(record, media, left_out, tool_meta, &notes);
+    let why = match structure_cut {
+        Some(None) => Some(facts::OverCapWhy::NoValidCut),
+        _ if asks_error => Some(facts::OverCapWhy::Asked),
+        _ => None,
+    };
+    if let Some(why) = why {
+        return over_cap(why, None).result(record, media, left_out, tool_meta, &notes);
     }
+    let structure_cut = structure_cut.flatten();
     // The structure beside the text: within its room, cut by its schema when it states one.
     let beside = beside.filter(|_| error_kind.is_none());
     let structure_beside = beside.is_some();
     let (structure, structure_facts) = match beside {
         Some(structure) => {
-            // Its share, or what the text left, when the two share the allowance.
-            let room = structure_allowance.map_or(allowance, |share| {
-                share.max(allowance.saturating_sub(content.chars().count()))
-            });
+            let room = structure_room(structure_allowance, allowance, &content);
             match fit_beside(*structure, schema, room, structure_stored) {
                 Beside::Sent(value, facts) => (value, facts),
                 Beside::Over(artifact) => {
-                    let failed = OverCapError {
-                        chars: totals.chars,
-                        lines: totals.lines,
-                        body_allowance,
-                        artifacts: kept.artifact.iter().chain(&artifact).cloned().collect(),
-                        artifact_error: kept.artifact_error.clone(),
-                        why: facts::OverCapWhy::NoValidCut,
-                    };
+                    let failed = over_cap(facts::OverCapWhy::NoValidCut, artifact);
                     return failed.result(record, media, left_out, tool_meta, &notes);
                 }
             }
@@ -519,27 +499,9 @@ fn cut(
     // The tool's JSON, as it wrote it: no cut, no note after it.
     let structured =
         !is_typed && cut.is_none() && kept.was_json && notes.is_empty() && error_kind.is_none();
-    if !notes.is_empty() {
-        if !content.is_empty() && !content.ends_with('\n') {
-            content.push('\n');
-        }
-        content.push_str(&notes);
-    }
-    let tokens = sent_tokens.map(|(cap, body_tokens, cut_by_tokens)| TokensSent {
-        cap: cap.max(),
-        // With notes after it, the content is counted as sent, and the structure that shares
-        // the cap with it.
-        sent: if notes.is_empty() {
-            body_tokens
-        } else {
-            let beside = structure
-                .as_ref()
-                .filter(|_| sharing)
-                .map_or(0, |structure| cap.counter().count(&structure.to_string()));
-            cap.counter().count(&content) + beside
-        },
-        cut_by_tokens,
-    });
+    append_notes(&mut content, &notes);
+    let shared = structure.as_ref().filter(|_| sharing);
+    let tokens = sent_tokens.map(|sent| tokens_sent(sent, &content, !notes.is_empty(), shared));
     if let Some(reason) = &kept.artifact_error {
         let _ = registry.inner.events.send(Event::Warning {
             call_id: record.id.as_str().into(),
@@ -571,6 +533,72 @@ fn cut(
             structure_allowance: structure_allowance.filter(|_| structure_beside),
             structure_cut: structure_facts,
         },
+    }
+}
+
+/// A typed JSON body (a JSON result of a tool with an output schema) that is `over` its
+/// allowance, ready to be cut by its schema: its text the cut's JSON laid out as the tool wrote
+/// it, its structure the cut (the same selection).
+fn typed_body<'s>(
+    body: &Body,
+    schema: Option<&'s crate::structure::OutputSchema>,
+    shared: bool,
+    over: bool,
+) -> Option<Typed<'s>> {
+    let (Body::Json(json), Some(schema)) = (body, schema) else {
+        return None;
+    };
+    if !over {
+        return None;
+    }
+    let value = serde_json::from_str::<Value>(json).ok()?;
+    let layout = crate::copies::Layout::of(json, &value);
+    Some(Typed {
+        value,
+        schema,
+        layout,
+        shared,
+        cuts: std::cell::RefCell::new(Vec::new()),
+    })
+}
+
+/// The room of a structure beside a text: its share, or what the text left, when the two share
+/// the allowance; the whole allowance otherwise.
+fn structure_room(share: Option<usize>, allowance: usize, text: &str) -> usize {
+    share.map_or(allowance, |share| {
+        share.max(allowance.saturating_sub(text.chars().count()))
+    })
+}
+
+/// The notes after the content, on a line of their own.
+fn append_notes(content: &mut String, notes: &str) {
+    if notes.is_empty() {
+        return;
+    }
+    if !content.is_empty() && !content.ends_with('\n') {
+        content.push('\n');
+    }
+    content.push_str(notes);
+}
+
+/// The tokens a result held to a cap in tokens was sent: the body's as it was counted, or,
+/// with notes after it, the content's counted again, and a structure that shares the cap.
+fn tokens_sent(
+    (cap, body_tokens, cut_by_tokens): (TokenCap, usize, bool),
+    content: &str,
+    noted: bool,
+    shared: Option<&Value>,
+) -> TokensSent {
+    let sent = if noted {
+        let beside = shared.map_or(0, |structure| cap.counter().count(&structure.to_string()));
+        cap.counter().count(content) + beside
+    } else {
+        body_tokens
+    };
+    TokensSent {
+        cap: cap.max(),
+        sent,
+        cut_by_tokens,
     }
 }
 
@@ -947,5 +975,83 @@ fn store_failure(error: &ArtifactError) -> String {
     match error {
         ArtifactError::Io(io) => format!("the artifact store failed ({io})"),
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_trailer_fits_only_within_a_fiftieth_of_the_allowance() {
+        assert!(trailer_fits(80, 4_000));
+        assert!(!trailer_fits(81, 4_000));
+        assert!(trailer_fits(0, 0), "no trailer always fits");
+        assert!(!trailer_fits(1, 49));
+    }
+
+    #[test]
+    fn only_a_json_body_over_its_allowance_with_a_schema_is_cut_by_it() {
+        let schema = crate::structure::OutputSchema::new(&json!({
+            "type": "object",
+            "properties": { "rows": { "type": "array" } },
+        }));
+        let json = Body::Json(r#"{"rows": [1, 2, 3]}"#.to_owned());
+        let typed = typed_body(&json, Some(&schema), true, true).expect("typed");
+        assert_eq!(typed.value, json!({ "rows": [1, 2, 3] }));
+        assert!(typed.shared);
+        assert!(
+            typed_body(&json, Some(&schema), true, false).is_none(),
+            "within it"
+        );
+        assert!(typed_body(&json, None, true, true).is_none(), "no schema");
+        let text = Body::Text(r#"{"rows": []}"#.to_owned());
+        assert!(
+            typed_body(&text, Some(&schema), true, true).is_none(),
+            "not JSON by the tool"
+        );
+        let broken = Body::Json("{\"rows\": [".to_owned());
+        assert!(
+            typed_body(&broken, Some(&schema), true, true).is_none(),
+            "not JSON at all"
+        );
+    }
+
+    #[test]
+    fn a_structure_beside_a_text_gets_its_share_or_what_the_text_left() {
+        assert_eq!(structure_room(None, 1_000, "text"), 1_000);
+        assert_eq!(structure_room(Some(300), 1_000, &"x".repeat(900)), 300);
+        assert_eq!(structure_room(Some(300), 1_000, &"x".repeat(200)), 800);
+        // Chars, not bytes.
+        assert_eq!(structure_room(Some(0), 10, "ééé"), 7);
+    }
+
+    #[test]
+    fn notes_follow_the_content_on_a_line_of_their_own() {
+        let mut content = "output".to_owned();
+        append_notes(&mut content, "");
+        assert_eq!(content, "output");
+        append_notes(&mut content, "[a note]");
+        assert_eq!(content, "output\n[a note]");
+        let mut ended = "output\n".to_owned();
+        append_notes(&mut ended, "[a note]");
+        assert_eq!(ended, "output\n[a note]");
+        let mut empty = String::new();
+        append_notes(&mut empty, "[a note]");
+        assert_eq!(empty, "[a note]");
+    }
+
+    #[test]
+    fn the_tokens_sent_count_the_notes_and_a_shared_structure() {
+        let cap = TokenCap::with_default_counter(100);
+        let count = |text: &str| cap.counter().count(text);
+        let sent = tokens_sent((cap.clone(), 7, false), "ignored", false, None);
+        assert_eq!((sent.cap, sent.sent, sent.cut_by_tokens), (100, 7, false));
+        let content = "output\n[a note]";
+        let structure = json!({ "rows": [1, 2] });
+        let sent = tokens_sent((cap.clone(), 7, true), content, true, Some(&structure));
+        assert_eq!(sent.sent, count(content) + count(&structure.to_string()));
+        assert!(sent.cut_by_tokens);
     }
 }

@@ -61,17 +61,12 @@ impl Inner {
         }
     }
 
-    /// Starts the server and initializes a session, within the init timeout.
+    /// Starts the server and initializes a session, within the init timeout: a command's
+    /// process, or an HTTP endpoint. A server of MCP 2026-07-28 only refuses the handshake
+    /// naming that version: it is spoken to without one (rmcp's `Discover` lifecycle).
     pub(super) async fn start(&self) -> Result<Session, McpClientError> {
         let handler = Handler {
             progress: Arc::clone(&self.progress),
-        };
-        let timeout = self.init_timeout;
-        let late = || {
-            self.handshake(format!(
-                "did not answer `initialize` within {}",
-                DisplayDuration(timeout)
-            ))
         };
         match &self.target {
             Target::Stdio {
@@ -94,116 +89,156 @@ impl Inner {
                     };
                     Ok::<_, McpClientError>((process, transport))
                 };
-                let (mut process, transport) = spawn()?;
-                let service = match tokio::time::timeout(timeout, handler.clone().serve(transport))
-                    .await
-                {
-                    Ok(Ok(service)) => service,
-                    // A server of MCP 2026-07-28 only refuses the handshake naming that version:
-                    // it is started again and spoken to without one.
-                    Ok(Err(rmcp::service::ClientInitializeError::JsonRpcError(error)))
-                        if speaks_modern_only(&error) =>
-                    {
-                        drop(process);
-                        let (process, transport) = spawn()?;
-                        let modern = rmcp::service::ClientLifecycleMode::Discover {
-                            preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
-                        };
-                        let serving = rmcp::service::ClientServiceExt::serve_with_lifecycle(
-                            handler, transport, modern,
-                        );
-                        return match tokio::time::timeout(timeout, serving).await {
-                            Ok(Ok(service)) => Ok(Session {
-                                service,
-                                _process: Some(process),
-                            }),
-                            Ok(Err(error)) => Err(self.handshake(format!(
-                                "speaks MCP 2026-07-28 only, and refused `server/discover`: {error}"
-                            ))),
-                            Err(_) => Err(late()),
-                        };
-                    }
-                    Ok(Err(error)) => {
-                        // rmcp's error names its transport's types; the process says why, and a
-                        // refusal is the server's own words.
-                        tracing::debug!(server = %self.name, "initialize failed: {error}");
-                        if let rmcp::service::ClientInitializeError::JsonRpcError(refusal) = &error
-                        {
-                            return Err(self.handshake(format!(
-                                "refused `initialize`: {} ({})",
-                                refusal.message, refusal.code.0
-                            )));
-                        }
-                        let why = process.why_it_ended().await;
-                        return Err(
-                            self.handshake(format!("ended before it was initialized: {why}"))
-                        );
-                    }
-                    Err(_) => return Err(late()),
-                };
-                Ok(Session {
-                    service,
-                    _process: Some(process),
-                })
+                self.start_command(handler.clone(), spawn).await
             }
             #[cfg(feature = "mcp-http")]
             Target::Http { url, headers } => {
-                let mut custom = std::collections::HashMap::new();
-                for (key, value) in headers {
-                    let name = http::HeaderName::try_from(key.as_str()).map_err(|error| {
-                        self.handshake(format!(
-                            "has a header name `{key}` that is not valid ({error})"
-                        ))
-                    })?;
-                    let value = http::HeaderValue::try_from(value.as_str()).map_err(|error| {
-                        self.handshake(format!(
-                            "has a value of header `{key}` that is not valid ({error})"
-                        ))
-                    })?;
-                    custom.insert(name, value);
-                }
-                let progress = Arc::clone(&handler.progress);
+                let custom = self.http_headers(headers)?;
                 let transport = || {
                     let config = rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(url.as_str())
                         .custom_headers(custom.clone());
                     Routed {
                         inner: rmcp::transport::StreamableHttpClientTransport::from_config(config),
-                        progress: Arc::clone(&progress),
+                        progress: Arc::clone(&handler.progress),
                     }
                 };
-                let session = |service| Session {
-                    service,
-                    _process: None,
-                };
-                match tokio::time::timeout(timeout, handler.clone().serve(transport())).await {
-                    Ok(Ok(service)) => Ok(session(service)),
-                    // A server of MCP 2026-07-28 only: spoken to without the handshake.
-                    Ok(Err(rmcp::service::ClientInitializeError::JsonRpcError(error)))
-                        if speaks_modern_only(&error) =>
-                    {
-                        let modern = rmcp::service::ClientLifecycleMode::Discover {
-                            preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
-                        };
-                        let serving = rmcp::service::ClientServiceExt::serve_with_lifecycle(
-                            handler,
-                            transport(),
-                            modern,
-                        );
-                        match tokio::time::timeout(timeout, serving).await {
-                            Ok(Ok(service)) => Ok(session(service)),
-                            Ok(Err(error)) => Err(self.handshake(format!(
-                                "speaks MCP 2026-07-28 only, and refused `server/discover`: {error}"
-                            ))),
-                            Err(_) => Err(late()),
-                        }
-                    }
-                    Ok(Err(error)) => {
-                        Err(self.handshake(format!("ended before it was initialized ({error})")))
-                    }
-                    Err(_) => Err(late()),
-                }
+                self.start_http(handler.clone(), transport).await
             }
         }
+    }
+
+    /// Why a start did not answer within the init timeout.
+    fn late(&self) -> McpClientError {
+        self.handshake(format!(
+            "did not answer `initialize` within {}",
+            DisplayDuration(self.init_timeout)
+        ))
+    }
+
+    /// A session with a server of 2026-07-28 only, over `transport`: discovered, no handshake.
+    async fn discover<T, E, A>(
+        &self,
+        handler: Handler,
+        transport: T,
+    ) -> Result<RunningService<RoleClient, Handler>, McpClientError>
+    where
+        T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let modern = rmcp::service::ClientLifecycleMode::Discover {
+            preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+        };
+        let serving =
+            rmcp::service::ClientServiceExt::serve_with_lifecycle(handler, transport, modern);
+        match tokio::time::timeout(self.init_timeout, serving).await {
+            Ok(Ok(service)) => Ok(service),
+            Ok(Err(error)) => Err(self.handshake(format!(
+                "speaks MCP 2026-07-28 only, and refused `server/discover`: {error}"
+            ))),
+            Err(_) => Err(self.late()),
+        }
+    }
+
+    /// A command's session: `spawn` starts its process; a server of 2026-07-28 only is started
+    /// again and discovered. A refusal is the server's own words; a process that ended says why.
+    async fn start_command<T, E, A>(
+        &self,
+        handler: Handler,
+        spawn: impl Fn() -> Result<(Process, T), McpClientError>,
+    ) -> Result<Session, McpClientError>
+    where
+        T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let (mut process, transport) = spawn()?;
+        let initializing = handler.clone().serve(transport);
+        let service = match tokio::time::timeout(self.init_timeout, initializing).await {
+            Ok(Ok(service)) => service,
+            Ok(Err(rmcp::service::ClientInitializeError::JsonRpcError(error)))
+                if speaks_modern_only(&error) =>
+            {
+                drop(process);
+                let (process, transport) = spawn()?;
+                let service = self.discover(handler, transport).await?;
+                return Ok(Session {
+                    service,
+                    _process: Some(process),
+                });
+            }
+            Ok(Err(error)) => {
+                // rmcp's error names its transport's types; the process says why, and a
+                // refusal is the server's own words.
+                tracing::debug!(server = %self.name, "initialize failed: {error}");
+                if let rmcp::service::ClientInitializeError::JsonRpcError(refusal) = &error {
+                    return Err(self.handshake(format!(
+                        "refused `initialize`: {} ({})",
+                        refusal.message, refusal.code.0
+                    )));
+                }
+                let why = process.why_it_ended().await;
+                return Err(self.handshake(format!("ended before it was initialized: {why}")));
+            }
+            Err(_) => return Err(self.late()),
+        };
+        Ok(Session {
+            service,
+            _process: Some(process),
+        })
+    }
+
+    /// An HTTP endpoint's session over `transport`'s connections; a server of 2026-07-28 only
+    /// is discovered.
+    #[cfg(feature = "mcp-http")]
+    async fn start_http<T, E, A>(
+        &self,
+        handler: Handler,
+        transport: impl Fn() -> T,
+    ) -> Result<Session, McpClientError>
+    where
+        T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let initializing = handler.clone().serve(transport());
+        let service = match tokio::time::timeout(self.init_timeout, initializing).await {
+            Ok(Ok(service)) => service,
+            Ok(Err(rmcp::service::ClientInitializeError::JsonRpcError(error)))
+                if speaks_modern_only(&error) =>
+            {
+                self.discover(handler, transport()).await?
+            }
+            Ok(Err(error)) => {
+                return Err(self.handshake(format!("ended before it was initialized ({error})")));
+            }
+            Err(_) => return Err(self.late()),
+        };
+        Ok(Session {
+            service,
+            _process: None,
+        })
+    }
+
+    /// The endpoint's headers, checked: a name or value HTTP cannot carry is refused, named.
+    #[cfg(feature = "mcp-http")]
+    fn http_headers(
+        &self,
+        headers: &std::collections::BTreeMap<String, String>,
+    ) -> Result<std::collections::HashMap<http::HeaderName, http::HeaderValue>, McpClientError>
+    {
+        let mut custom = std::collections::HashMap::new();
+        for (key, value) in headers {
+            let name = http::HeaderName::try_from(key.as_str()).map_err(|error| {
+                self.handshake(format!(
+                    "has a header name `{key}` that is not valid ({error})"
+                ))
+            })?;
+            let value = http::HeaderValue::try_from(value.as_str()).map_err(|error| {
+                self.handshake(format!(
+                    "has a value of header `{key}` that is not valid ({error})"
+                ))
+            })?;
+            custom.insert(name, value);
+        }
+        Ok(custom)
     }
 
     /// The live session, started anew if the server died.

@@ -19,6 +19,20 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 use tokio::sync::mpsc;
 
+/// What a call's server may be asked of its client for: the call, and the client's word.
+struct Asked<'a> {
+    /// The tool as the client named it.
+    name: &'a str,
+    /// The call as sent to the server.
+    params: &'a Value,
+    /// What the client declared it can be asked (2026-07-28).
+    capabilities: &'a Value,
+    /// What a park of the call is bound to.
+    bound: &'a [u8],
+    /// Whether the client speaks 2026-07-28.
+    modern: bool,
+}
+
 /// What ended a call's wait on its server.
 enum Waited {
     Answer(Outcome),
@@ -111,6 +125,9 @@ impl Session {
         outcome
     }
 
+    /// A tool call, in steps: the client's envelope read, the tool routed, the call sent (or a
+    /// parked one resumed), its answer awaited (questions carried across the eras on the
+    /// way), and the answer fitted.
     async fn run_call(
         &self,
         mut params: Value,
@@ -120,87 +137,29 @@ impl Session {
         // A 2026-07-28 client's call: what its envelope declares it can be asked, and, for a
         // retry, the state it echoes and its answers; none of it goes to the server.
         let modern = self.modern.load(Ordering::SeqCst);
-        let mut capabilities = Value::Null;
-        let mut retry = None;
-        if modern {
-            if let Some(declared) = params
-                .get_mut("_meta")
-                .and_then(|meta| meta.get_mut(wire::era::CLIENT_CAPABILITIES_KEY))
-            {
-                capabilities = declared.take();
-            }
-            wire::era::without_envelope(&mut params);
-            retry = crossing::Retry::take(&mut params);
-        }
-        let principal = self
-            .settings
-            .telemetry
-            .as_ref()
-            .and_then(|telemetry| telemetry.principal.as_deref());
+        let (capabilities, retry) = if modern {
+            crossing::envelope_of_call(&mut params)
+        } else {
+            (Value::Null, None)
+        };
         let bound = crossing::binding(
-            principal,
+            self.principal(),
             params["name"].as_str().unwrap_or_default(),
             &params["arguments"],
         );
-        let mut name = params["name"].as_str().unwrap_or_default().to_owned();
-        if name == READ_ARTIFACT {
-            counted.tool = name;
-            let (read, is_error) = self.read_artifact(&params).await;
-            counted.is_error = is_error;
-            return ok(&read);
-        }
-        if self.settings.tool_search && name == SEARCH_TOOLS {
-            counted.tool = name;
-            return ok(&self.search(&params["arguments"]).await);
-        }
-        if self.settings.tool_search && name == CALL_TOOL {
-            // A found tool, called through the tool every client lists.
-            let arguments = params["arguments"].clone();
-            name = arguments["name"].as_str().unwrap_or_default().to_owned();
-            if name == SEARCH_TOOLS || name == CALL_TOOL || name == READ_ARTIFACT {
-                counted.tool = CALL_TOOL.to_owned();
-                counted.is_error = true;
-                return ok(&outgoing::error_result(format!(
-                    "call_tool calls the servers' tools; call `{name}` itself"
-                )));
-            }
-            params["name"] = Value::String(name.clone());
-            params["arguments"] = arguments
-                .get("arguments")
-                .cloned()
-                .unwrap_or_else(|| json!({}));
-        }
-        let route = match self.tool_route(&name).await {
-            Some(route) => route,
-            None => {
-                // Not a series of its own: a name the client made up is not a tool.
-                counted.tool = "_unknown".to_owned();
-                return failed(INVALID_PARAMS, format!("Unknown tool: `{name}`"));
-            }
+        let (name, route) = match self.route_call(&mut params, counted).await {
+            Ok(routed) => routed,
+            Err(answered) => return answered,
         };
-        counted.server = Some(route.index);
-        counted.tool.clone_from(&route.name);
         // Every way out below but the server's fitted result is an error result.
         counted.is_error = true;
-        params["name"] = Value::String(route.name.clone());
-        let server = &self.slots[route.index].upstream.name;
         let _progress;
-        let mut waiting = match retry {
-            // The client's answer to what a server of the handshake era asked: it goes to the
-            // server, and the call waits on.
+        let waiting = match retry {
             Some(retry) if crossing::is_ours(&retry.state) => {
-                let parked = match self.unpark(&retry, &bound, &name) {
-                    Ok(parked) => parked,
+                match self.resume(&retry, &bound, &name).await {
+                    Ok(waiting) => waiting,
                     Err(why) => return ok(&outgoing::error_result(why)),
-                };
-                if modern {
-                    // The server may ask again as soon as it has the answer.
-                    let waiting = &parked.waiting;
-                    lock(&self.asking).insert(waiting.index, waiting.asking.clone());
                 }
-                let peer = &parked.waiting.live.peer;
-                peer.answer(&parked.asked.id, retry.answer()).await;
-                parked.waiting
             }
             retry => {
                 let live = match self.live(route.index).await {
@@ -222,59 +181,17 @@ impl Session {
                 self.send_call(live, route.index, &params, modern).await
             }
         };
-        let mut rounds = 0;
-        let answer = loop {
-            *lock(sent) = Some((waiting.index, waiting.upstream_id.clone()));
-            let answer = match self.wait_on(&mut waiting, modern, &capabilities).await {
-                Waited::Answer(answer) => answer,
-                Waited::Asked(ask) => return self.park(waiting, ask, &bound),
-                Waited::TimedOut => {
-                    let live = &waiting.live;
-                    live.peer.forget(&waiting.upstream_id);
-                    let reason = format!(
-                        "timed out after {}",
-                        crate::figures::DisplayDuration(self.settings.timeout)
-                    );
-                    let cancel = json!({ "requestId": waiting.upstream_id, "reason": reason });
-                    live.peer
-                        .notify("notifications/cancelled", Some(wire::raw(&cancel)))
-                        .await;
-                    return ok(&outgoing::error_result(format!(
-                        "the call to `{name}` {reason}; the MCP server `{server}` was told to cancel it"
-                    )));
-                }
-            };
-            // A 2026-07-28 server asks in its answer: a client of the handshake era is asked
-            // by request, and the call is made again with its answers. A 2026-07-28 client
-            // gets the question as it came.
-            let Some(question) = answer
-                .as_ref()
-                .ok()
-                .map(|raw| super::value(raw))
-                .filter(|result| !modern && crossing::asks(result))
-            else {
-                break answer;
-            };
-            rounds += 1;
-            if rounds > crossing::ROUNDS {
-                return ok(&outgoing::error_result(format!(
-                    "the MCP server `{server}` asked the client {} times over for `{name}`; \
-                     the proxy stopped answering",
-                    crossing::ROUNDS
-                )));
-            }
-            let answers = match self.ask_client(&question).await {
-                Ok(answers) => answers,
-                Err(why) => return ok(&outgoing::error_result(why)),
-            };
-            let mut again = params.clone();
-            again["requestState"] = question["requestState"].clone();
-            again["inputResponses"] = answers;
-            waiting = self
-                .send_call(Arc::clone(&waiting.live), waiting.index, &again, modern)
-                .await;
+        let asked = Asked {
+            name: &name,
+            params: &params,
+            capabilities: &capabilities,
+            bound: &bound,
+            modern,
         };
-        let live = &waiting.live;
+        let (answer, waiting) = match self.answer_of(waiting, &asked, sent).await {
+            Ok(answered) => answered,
+            Err(early) => return early,
+        };
         if modern
             && let Ok(result) = &answer
             && result.get().contains("input_required")
@@ -284,50 +201,224 @@ impl Session {
             counted.is_error = false;
             return answer;
         }
-        match answer {
-            Ok(result) => {
-                let call = outgoing::Call {
-                    tool: &route.name,
-                    schema: route.output_schema.as_deref(),
-                    send: route.send,
-                };
-                match outgoing::tool_result(&result, &call, &self.settings.fitting).await {
-                    Ok((mut fitted, mut report)) => {
-                        let over_cap = self.slots[route.index].upstream.over_cap;
-                        if over_cap == OverCap::Error
-                            && report.cut
-                            && fitted.get("isError") != Some(&Value::Bool(true))
-                        {
-                            // None of the result goes: an error saying where it all is.
-                            fitted = outgoing::over_cap_result(
-                                &route.name,
-                                &fitted,
-                                &mut report,
-                                &self.settings.fitting,
-                                outgoing::OverCapWhy::Asked,
-                            );
-                        }
-                        // A task the call made is this session's.
-                        if let Some(task) = fitted["task"]["taskId"].as_str() {
-                            lock(&self.tasks).insert(task.to_owned());
-                        }
-                        counted.is_error = fitted.get("isError") == Some(&Value::Bool(true));
-                        counted.report = Some(report);
-                        ok(&fitted)
-                    }
-                    Err(why) => ok(&outgoing::error_result(format!(
-                        "the MCP server `{server}` sent an answer to `{}` that cannot be read: {why}",
-                        route.name
-                    ))),
-                }
-            }
-            Err(_) if live.peer.is_closed() => ok(&outgoing::error_result(format!(
-                "the MCP server `{server}` ended while running `{}`; the next call starts it again",
-                route.name
-            ))),
-            Err(error) => Err(error),
-        }
+        self.fit_call_answer(answer, &route, &waiting.live, counted)
+            .await
     }
+
+    /// The principal the session serves, when the endpoint knows one.
+    fn principal(&self) -> Option<&str> {
+        self.settings
+            .telemetry
+            .as_ref()
+            .and_then(|telemetry| telemetry.principal.as_deref())
+    }
+
+    /// The tool a call names, as the client names it and as its server does: `read_artifact`
+    /// and the search's own tools answered here (the answer is the error side), a found tool
+    /// called through `call_tool` unwrapped, a name that is no tool refused.
+    async fn route_call(
+        &self,
+        params: &mut Value,
+        counted: &mut Counted,
+    ) -> Result<(String, super::Route), Outcome> {
+        let mut name = params["name"].as_str().unwrap_or_default().to_owned();
+        if name == READ_ARTIFACT {
+            counted.tool = name;
+            let (read, is_error) = self.read_artifact(params).await;
+            counted.is_error = is_error;
+            return Err(ok(&read));
+        }
+        if self.settings.tool_search && name == SEARCH_TOOLS {
+            counted.tool = name;
+            return Err(ok(&self.search(&params["arguments"]).await));
+        }
+        if self.settings.tool_search && name == CALL_TOOL {
+            // A found tool, called through the tool every client lists.
+            let arguments = params["arguments"].clone();
+            name = arguments["name"].as_str().unwrap_or_default().to_owned();
+            if name == SEARCH_TOOLS || name == CALL_TOOL || name == READ_ARTIFACT {
+                counted.tool = CALL_TOOL.to_owned();
+                counted.is_error = true;
+                return Err(ok(&outgoing::error_result(format!(
+                    "call_tool calls the servers' tools; call `{name}` itself"
+                ))));
+            }
+            params["name"] = Value::String(name.clone());
+            params["arguments"] = arguments
+                .get("arguments")
+                .cloned()
+                .unwrap_or_else(|| json!({}));
+        }
+        let Some(route) = self.tool_route(&name).await else {
+            // Not a series of its own: a name the client made up is not a tool.
+            counted.tool = "_unknown".to_owned();
+            return Err(failed(INVALID_PARAMS, format!("Unknown tool: `{name}`")));
+        };
+        counted.server = Some(route.index);
+        counted.tool.clone_from(&route.name);
+        params["name"] = Value::String(route.name.clone());
+        Ok((name, route))
+    }
+
+    /// A parked call, resumed by its client's retry: the client's answer goes to the server
+    /// (which may ask again as soon as it has it), and the call waits on.
+    async fn resume(
+        &self,
+        retry: &crossing::Retry,
+        bound: &[u8],
+        name: &str,
+    ) -> Result<crossing::Waiting, String> {
+        let parked = self.unpark(retry, bound, name)?;
+        let waiting = parked.waiting;
+        lock(&self.asking).insert(waiting.index, waiting.asking.clone());
+        waiting
+            .live
+            .peer
+            .answer(&parked.asked.id, retry.answer())
+            .await;
+        Ok(waiting)
+    }
+
+    /// The server's answer to a call, within the timeout. A question of the server's on the
+    /// way parks the call for a 2026-07-28 client; a 2026-07-28 server's question in its
+    /// answer is asked of a client of the handshake era, and the call made again with the
+    /// answers. The answer and the call it answered, or the session's early answer.
+    async fn answer_of(
+        &self,
+        mut waiting: crossing::Waiting,
+        asked: &Asked<'_>,
+        sent: &Arc<Mutex<Option<(usize, Value)>>>,
+    ) -> Result<(Outcome, crossing::Waiting), Outcome> {
+        let server = &self.slots[waiting.index].upstream.name;
+        let name = asked.name;
+        for round in 0..=crossing::ROUNDS {
+            *lock(sent) = Some((waiting.index, waiting.upstream_id.clone()));
+            let answer = match self
+                .wait_on(&mut waiting, asked.modern, asked.capabilities)
+                .await
+            {
+                Waited::Answer(answer) => answer,
+                Waited::Asked(ask) => return Err(self.park(waiting, ask, asked.bound)),
+                Waited::TimedOut => {
+                    let (live, index) = (Arc::clone(&waiting.live), waiting.index);
+                    return Err(self
+                        .timed_out(&live, index, &waiting.upstream_id, name)
+                        .await);
+                }
+            };
+            let Some(question) = answer
+                .as_ref()
+                .ok()
+                .map(|raw| super::value(raw))
+                .filter(|result| !asked.modern && crossing::asks(result))
+            else {
+                return Ok((answer, waiting));
+            };
+            if round == crossing::ROUNDS {
+                break;
+            }
+            let answers = match self.ask_client(&question).await {
+                Ok(answers) => answers,
+                Err(why) => return Err(ok(&outgoing::error_result(why))),
+            };
+            let mut again = asked.params.clone();
+            again["requestState"] = question["requestState"].clone();
+            again["inputResponses"] = answers;
+            waiting = self
+                .send_call(Arc::clone(&waiting.live), waiting.index, &again, false)
+                .await;
+        }
+        Err(ok(&outgoing::error_result(format!(
+            "the MCP server `{server}` asked the client {} times over for `{name}`; the proxy \
+             stopped answering",
+            crossing::ROUNDS
+        ))))
+    }
+
+    /// A call its server did not answer within the timeout: the server told to cancel it, the
+    /// client told why.
+    async fn timed_out(
+        &self,
+        live: &super::super::upstream::Live,
+        index: usize,
+        upstream_id: &Value,
+        name: &str,
+    ) -> Outcome {
+        let server = &self.slots[index].upstream.name;
+        live.peer.forget(upstream_id);
+        let reason = format!(
+            "timed out after {}",
+            crate::figures::DisplayDuration(self.settings.timeout)
+        );
+        let cancel = json!({ "requestId": upstream_id, "reason": reason });
+        live.peer
+            .notify("notifications/cancelled", Some(wire::raw(&cancel)))
+            .await;
+        ok(&outgoing::error_result(format!(
+            "the call to `{name}` {reason}; the MCP server `{server}` was told to cancel it"
+        )))
+    }
+
+    /// The server's answer to a call fitted to the cap (or, for a server set to, the over-cap
+    /// error in its place); a failure said in the server's name.
+    async fn fit_call_answer(
+        &self,
+        answer: Outcome,
+        route: &super::Route,
+        live: &super::super::upstream::Live,
+        counted: &mut Counted,
+    ) -> Outcome {
+        let server = &self.slots[route.index].upstream.name;
+        let result = match answer {
+            Ok(result) => result,
+            Err(_) if live.peer.is_closed() => {
+                return ok(&outgoing::error_result(format!(
+                    "the MCP server `{server}` ended while running `{}`; the next call starts it \
+                     again",
+                    route.name
+                )));
+            }
+            Err(error) => return Err(error),
+        };
+        let call = outgoing::Call {
+            tool: &route.name,
+            schema: route.output_schema.as_deref(),
+            send: route.send,
+        };
+        let (mut fitted, mut report) =
+            match outgoing::tool_result(&result, &call, &self.settings.fitting).await {
+                Ok(fitted) => fitted,
+                Err(why) => {
+                    return ok(&outgoing::error_result(format!(
+                        "the MCP server `{server}` sent an answer to `{}` that cannot be read: \
+                         {why}",
+                        route.name
+                    )));
+                }
+            };
+        let over_cap = self.slots[route.index].upstream.over_cap;
+        if over_cap == OverCap::Error
+            && report.cut
+            && fitted.get("isError") != Some(&Value::Bool(true))
+        {
+            // None of the result goes: an error saying where it all is.
+            fitted = outgoing::over_cap_result(
+                &route.name,
+                &fitted,
+                &mut report,
+                &self.settings.fitting,
+                outgoing::OverCapWhy::Asked,
+            );
+        }
+        // A task the call made is this session's.
+        if let Some(task) = fitted["task"]["taskId"].as_str() {
+            lock(&self.tasks).insert(task.to_owned());
+        }
+        counted.is_error = fitted.get("isError") == Some(&Value::Bool(true));
+        counted.report = Some(report);
+        ok(&fitted)
+    }
+
     /// Sends a call to server `index`. For a 2026-07-28 client (`modern`), the server's
     /// requests are the call's from before it is sent: a server may ask at once.
     async fn send_call(

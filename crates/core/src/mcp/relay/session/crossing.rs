@@ -99,6 +99,19 @@ pub(super) struct Parked {
     pub(super) until: Instant,
 }
 
+/// What a 2026-07-28 client's call carries for the proxy alone, taken out of its `params`:
+/// the capabilities its envelope declares, and a retry's state and answers. The rest of the
+/// envelope goes too (a server of the handshake era holds it from the session's start).
+pub(super) fn envelope_of_call(params: &mut Value) -> (Value, Option<Retry>) {
+    let capabilities = params
+        .get_mut("_meta")
+        .and_then(|meta| meta.get_mut(wire::era::CLIENT_CAPABILITIES_KEY))
+        .map(Value::take)
+        .unwrap_or(Value::Null);
+    wire::era::without_envelope(params);
+    (capabilities, Retry::take(params))
+}
+
 /// A client's retry of a call it was asked about: the state it echoes and its answers.
 #[derive(Debug)]
 pub(super) struct Retry {

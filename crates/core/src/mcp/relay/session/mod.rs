@@ -230,6 +230,17 @@ fn value(raw: &RawValue) -> Value {
     serde_json::from_str(raw.get()).unwrap_or(Value::Null)
 }
 
+/// The answer to a request of `method` a proxy of several servers cannot route.
+fn unroutable(method: &str) -> Outcome {
+    failed(
+        METHOD_NOT_FOUND,
+        format!(
+            "method not found: `{method}` (this proxy relays to several servers and cannot tell \
+             which one it is for)"
+        ),
+    )
+}
+
 /// A result the relay made.
 fn ok(result: &Value) -> Outcome {
     Ok(wire::raw(result))
@@ -594,6 +605,8 @@ impl Session {
     }
 
     /// Works out the answer to one request of the client's.
+    /// A client's request, answered here or routed to its server: listings merged, a tool's
+    /// call, a resource's read and a task's result fitted to the cap.
     async fn request(
         &self,
         method: &str,
@@ -612,28 +625,7 @@ impl Session {
             "tools/call" => self.call_tool(params_or_empty(), sent).await,
             "prompts/list" => made(self.list("prompts/list", "prompts", "prompts").await),
             "resources/list" => made(self.list("resources/list", "resources", "resources").await),
-            "resources/templates/list" => made(
-                self.list("resources/templates/list", "resourceTemplates", "resources")
-                    .await
-                    .map(|mut listing| {
-                        // The proxy's own: every artifact, read in pages.
-                        if let Some(templates) = listing["resourceTemplates"].as_array_mut() {
-                            templates.push(crate::artifacts::artifact_template());
-                        }
-                        listing
-                    }),
-            ),
-            "resources/read"
-                if params_or_empty()["uri"].as_str().is_some_and(|uri| {
-                    uri.starts_with(crate::artifacts::ArtifactId::URI_PREFIX)
-                }) =>
-            {
-                let uri = params_or_empty()["uri"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_owned();
-                self.read_artifact_resource(&uri).await
-            }
+            "resources/templates/list" => made(self.list_templates().await),
             "prompts/get" => {
                 let mut params = params_or_empty();
                 let name = params["name"].as_str().unwrap_or_default().to_owned();
@@ -641,54 +633,10 @@ impl Session {
                 params["name"] = Value::String(route.name);
                 self.forward(route.index, method, Some(params), sent).await
             }
-            "resources/subscribe" | "resources/unsubscribe" if self.settings.shared.is_some() => {
-                failed(
-                    METHOD_NOT_FOUND,
-                    "this gateway shares its servers among its clients, and a resource's \
-                     updates cannot be sent to one of them: subscriptions are not served",
-                )
-            }
             "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
-                let uri = params_or_empty()["uri"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_owned();
-                let index = self.resource_route(&uri).await.map_err(raw_error)?;
-                let outcome = self.forward(index, method, params, sent).await?;
-                if method == "resources/read" {
-                    match serde_json::from_str(outcome.get()) {
-                        Ok(read) => {
-                            ok(&outgoing::resource_contents(read, &self.settings.fitting).await)
-                        }
-                        Err(error) => failed(
-                            INTERNAL_ERROR,
-                            format!(
-                                "the MCP server `{}` sent a resource that cannot be read: {error}",
-                                self.slots[index].upstream.name
-                            ),
-                        ),
-                    }
-                } else {
-                    Ok(outcome)
-                }
+                self.resource_request(method, params_or_empty(), sent).await
             }
-            "completion/complete" => {
-                let mut params = params_or_empty();
-                let reference = params["ref"].clone();
-                let index = match reference["type"].as_str() {
-                    Some("ref/prompt") => {
-                        let name = reference["name"].as_str().unwrap_or_default();
-                        let route = self.prompt_route(name).await.map_err(raw_error)?;
-                        params["ref"]["name"] = Value::String(route.name);
-                        route.index
-                    }
-                    _ => {
-                        let uri = reference["uri"].as_str().unwrap_or_default();
-                        self.resource_route(uri).await.map_err(raw_error)?
-                    }
-                };
-                self.forward(index, method, Some(params), sent).await
-            }
+            "completion/complete" => self.complete(params_or_empty(), sent).await,
             // A shared server's level is every session's: it is not one client's to set.
             "logging/setLevel" if self.settings.shared.is_some() => ok(&json!({})),
             "logging/setLevel" => {
@@ -698,28 +646,117 @@ impl Session {
                 }
                 ok(&json!({}))
             }
-            // A shared server's tasks are every session's: each reaches only its own.
-            "tasks/get" | "tasks/result" | "tasks/cancel"
-                if self.settings.shared.is_some() && !self.owns_task(params.as_ref()) =>
-            {
-                let id = params
-                    .as_ref()
-                    .and_then(|params| params["taskId"].as_str())
-                    .unwrap_or_default();
-                failed(INVALID_PARAMS, format!("Task not found: `{id}`"))
+            "tasks/get" | "tasks/result" | "tasks/cancel" | "tasks/list" => {
+                self.task_request(method, params, sent).await
             }
-            "tasks/list" if self.settings.shared.is_some() && self.slots.len() == 1 => {
-                let listed = self.forward(0, method, params, sent).await?;
-                let mut listed = value(&listed);
+            _ if self.slots.len() == 1 => self.forward(0, method, params, sent).await,
+            _ => unroutable(method),
+        }
+    }
+
+    /// Every server's resource templates, and the proxy's own: every artifact, read in pages.
+    async fn list_templates(&self) -> Result<Value, Value> {
+        let mut listing = self
+            .list("resources/templates/list", "resourceTemplates", "resources")
+            .await?;
+        if let Some(templates) = listing["resourceTemplates"].as_array_mut() {
+            templates.push(crate::artifacts::artifact_template());
+        }
+        Ok(listing)
+    }
+
+    /// A request about a resource: an artifact's read answered here, any other routed to the
+    /// server that lists it, a read fitted to the cap. Subscriptions to shared servers are
+    /// refused (one client's updates cannot be told from another's).
+    async fn resource_request(
+        &self,
+        method: &str,
+        params: Value,
+        sent: &Arc<Mutex<Option<(usize, Value)>>>,
+    ) -> Outcome {
+        let uri = params["uri"].as_str().unwrap_or_default().to_owned();
+        if method == "resources/read" && uri.starts_with(crate::artifacts::ArtifactId::URI_PREFIX) {
+            return self.read_artifact_resource(&uri).await;
+        }
+        if method != "resources/read" && self.settings.shared.is_some() {
+            return failed(
+                METHOD_NOT_FOUND,
+                "this gateway shares its servers among its clients, and a resource's updates \
+                 cannot be sent to one of them: subscriptions are not served",
+            );
+        }
+        let index = self.resource_route(&uri).await.map_err(raw_error)?;
+        let outcome = self.forward(index, method, Some(params), sent).await?;
+        if method != "resources/read" {
+            return Ok(outcome);
+        }
+        match serde_json::from_str(outcome.get()) {
+            Ok(read) => ok(&outgoing::resource_contents(read, &self.settings.fitting).await),
+            Err(error) => failed(
+                INTERNAL_ERROR,
+                format!(
+                    "the MCP server `{}` sent a resource that cannot be read: {error}",
+                    self.slots[index].upstream.name
+                ),
+            ),
+        }
+    }
+
+    /// A completion, routed by what it completes: a prompt's argument to the prompt's server,
+    /// a resource template's to the resource's.
+    async fn complete(
+        &self,
+        mut params: Value,
+        sent: &Arc<Mutex<Option<(usize, Value)>>>,
+    ) -> Outcome {
+        let reference = params["ref"].clone();
+        let index = match reference["type"].as_str() {
+            Some("ref/prompt") => {
+                let name = reference["name"].as_str().unwrap_or_default();
+                let route = self.prompt_route(name).await.map_err(raw_error)?;
+                params["ref"]["name"] = Value::String(route.name);
+                route.index
+            }
+            _ => {
+                let uri = reference["uri"].as_str().unwrap_or_default();
+                self.resource_route(uri).await.map_err(raw_error)?
+            }
+        };
+        self.forward(index, "completion/complete", Some(params), sent)
+            .await
+    }
+
+    /// A request about a task, to the one server: a shared server's tasks are every session's,
+    /// so each session reaches and lists only its own; a task's result is a tool's result,
+    /// fitted as any other.
+    async fn task_request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        sent: &Arc<Mutex<Option<(usize, Value)>>>,
+    ) -> Outcome {
+        let shared = self.settings.shared.is_some();
+        if shared && method != "tasks/list" && !self.owns_task(params.as_ref()) {
+            let id = params
+                .as_ref()
+                .and_then(|params| params["taskId"].as_str())
+                .unwrap_or_default();
+            return failed(INVALID_PARAMS, format!("Task not found: `{id}`"));
+        }
+        if self.slots.len() != 1 {
+            return unroutable(method);
+        }
+        let outcome = self.forward(0, method, params, sent).await?;
+        match method {
+            "tasks/list" if shared => {
+                let mut listed = value(&outcome);
                 let own = lock(&self.tasks).clone();
                 if let Some(tasks) = listed.get_mut("tasks").and_then(Value::as_array_mut) {
                     tasks.retain(|task| task["taskId"].as_str().is_some_and(|id| own.contains(id)));
                 }
                 ok(&listed)
             }
-            // A task's result is a tool's result, fitted as any other.
-            "tasks/result" if self.slots.len() == 1 => {
-                let outcome = self.forward(0, method, params, sent).await?;
+            "tasks/result" => {
                 let call = outgoing::Call {
                     tool: "tasks/result",
                     schema: None,
@@ -733,13 +770,7 @@ impl Session {
                     ))),
                 }
             }
-            _ if self.slots.len() == 1 => self.forward(0, method, params, sent).await,
-            _ => failed(
-                METHOD_NOT_FOUND,
-                format!(
-                    "method not found: `{method}` (this proxy relays to several servers and cannot tell which one it is for)"
-                ),
-            ),
+            _ => Ok(outcome),
         }
     }
 }
