@@ -505,8 +505,8 @@ async fn every_char_of_a_one_line_output_is_reachable_from_the_marker() {
     assert!(
         result.content.contains(&format!(
             "(line 1 of 1, cut mid-line: first {} and last {} chars of line 1)",
-            toolsmith::trim::grouped(head),
-            toolsmith::trim::grouped(tail)
+            toolsmith::figures::grouped(head),
+            toolsmith::figures::grouped(tail)
         )),
         "{}",
         result.content
@@ -526,7 +526,7 @@ async fn every_char_of_a_one_line_output_is_reachable_from_the_marker() {
         .await
         .remove(0);
     let header = first.content.lines().next().unwrap();
-    let from = toolsmith::trim::grouped(head + 1);
+    let from = toolsmith::figures::grouped(head + 1);
     assert!(
         header.starts_with(&format!(
             "[artifact {id}: line 1 from char {from} of 1, line 1 cut after char "

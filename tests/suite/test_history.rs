@@ -1137,7 +1137,7 @@ fn recovery_levels_2_and_3_keep_the_last_messages_paired() {
     assert!(
         report.to_string().contains(&format!(
             "chars down to {}",
-            toolsmith::trim::grouped(report.chars_after)
+            toolsmith::figures::grouped(report.chars_after)
         )),
         "{report}"
     );

@@ -895,7 +895,7 @@ async fn a_tool_that_answers_an_error_over_its_cap_sends_none_of_its_output() {
     assert!(!large.content.contains("key_"), "{}", large.content);
     assert!(large.content_chars() <= 300, "{}", large.content);
     let whole: String = (1..=2_000).map(|i| format!("key_{i} = {i}\n")).collect();
-    let size = toolsmith::trim::grouped(whole.chars().count());
+    let size = toolsmith::figures::grouped(whole.chars().count());
     assert!(
         large
             .content

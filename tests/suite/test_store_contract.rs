@@ -227,7 +227,7 @@ fn an_artifact_over_its_cap_keeps_its_head_and_tail_and_says_so() {
         assert!(
             notice.contains(&format!(
                 "{} bytes of output left out here",
-                toolsmith::trim::grouped(bytes.len() - 1_024)
+                toolsmith::figures::grouped(bytes.len() - 1_024)
             )),
             "{notice}"
         );

@@ -137,7 +137,7 @@ proptest! {
         let result = runtime.block_on(registry.turn().execute([call(count, failing)])).remove(0);
         prop_assert!(result.content_chars() <= result.meta.allowance);
         if let Some(cap) = tokens {
-            prop_assert!(result.content_chars().div_ceil(4) <= cap, "{} chars", result.content_chars());
+            prop_assert!(result.content_chars().div_ceil(4) <= cap, "{} chars: {}", result.content_chars(), result.content);
         }
         match (&result.structure, result.meta.error_kind) {
             (_, Some(kind)) => prop_assert_eq!(kind, ErrorKind::TooLarge),

@@ -66,7 +66,7 @@ pub(crate) fn media_lines(result: &ToolResult) -> Vec<String> {
                 "[{} ({}, {} bytes): not shown here; --json gives its base64 data]",
                 media.kind(),
                 media.mime_type(),
-                toolsmith::trim::grouped(media.size())
+                toolsmith::figures::grouped(media.size())
             )
         })
         .collect()

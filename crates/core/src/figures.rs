@@ -1,5 +1,5 @@
-//! Figures as people write them, for every message that states one: durations (`30s`, `1.5s`,
-//! `250ms`, `2m`). (Counts are grouped by [`trim::grouped`](crate::trim::grouped).)
+//! Figures as people write them, for every message that states one: counts grouped by
+//! thousands (`45,231`) and durations (`30s`, `1.5s`, `250ms`, `2m`).
 
 use std::fmt;
 use std::time::Duration;
@@ -27,6 +27,28 @@ impl fmt::Display for DisplayDuration {
         } else {
             write!(f, "{}ms", d.as_millis())
         }
+    }
+}
+
+/// `n` (a `usize`, a `u64`, …) with a comma between groups of three digits, as every marker
+/// and message writes numbers: `45231` → `45,231`. For tools that write their own notes in the same voice.
+pub fn grouped(n: impl TryInto<u64>) -> String {
+    let mut out = String::new();
+    push_grouped(&mut out, n);
+    out
+}
+
+/// Writes `n` with a comma between groups of three digits: `45231` → `45,231`.
+///
+/// The length of the result never decreases as `n` grows, which the room reservation relies on.
+pub(crate) fn push_grouped(out: &mut String, n: impl TryInto<u64>) {
+    let digits = n.try_into().unwrap_or(u64::MAX).to_string();
+    let lead = digits.len() % 3;
+    for (i, digit) in digits.chars().enumerate() {
+        if i != 0 && (i + 3 - lead).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
     }
 }
 

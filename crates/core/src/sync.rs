@@ -8,3 +8,68 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    #[test]
+    fn a_lock_whose_holder_panicked_is_taken_over_whole() {
+        let mutex = Arc::new(Mutex::new(vec![1]));
+        let held = Arc::clone(&mutex);
+        let panicked = std::thread::spawn(move || {
+            let mut guard = held.lock().unwrap();
+            guard.push(2);
+            panic!("a holder that panics");
+        })
+        .join();
+        assert!(panicked.is_err());
+        assert!(mutex.is_poisoned());
+        assert_eq!(*super::lock(&mutex), [1, 2]);
+    }
+
+    /// Every lock of a standard mutex in the crate's own code goes through the owner: a new
+    /// `.lock().unwrap()` would turn one panicking task into a panic in every task after it.
+    #[test]
+    fn every_lock_of_the_crate_goes_through_the_owner() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut stack = vec![root];
+        let mut bypasses = Vec::new();
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                    continue;
+                }
+                if path.extension().is_none_or(|ext| ext != "rs") || path.ends_with("sync.rs") {
+                    continue;
+                }
+                let source = std::fs::read_to_string(&path).unwrap();
+                // The crate's own code, what comes before its tests, read without whitespace
+                // so a chain split over lines is still seen.
+                let code: String = source
+                    .split("#[cfg(test)]")
+                    .next()
+                    .unwrap_or_default()
+                    .chars()
+                    .filter(|c| !c.is_whitespace())
+                    .collect();
+                for bypass in [
+                    "PoisonError",
+                    ".lock().unwrap(",
+                    ".lock().expect(",
+                    ".lock()?",
+                ] {
+                    if code.contains(bypass) {
+                        bypasses.push(format!("{}: {bypass}", path.display()));
+                    }
+                }
+            }
+        }
+        assert!(
+            bypasses.is_empty(),
+            "locks taken besides crate::sync::lock: {bypasses:#?}"
+        );
+    }
+}

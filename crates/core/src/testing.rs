@@ -35,6 +35,8 @@ use http_body_util::{BodyExt, Full, Limited};
 use hyper::{Request, Response, StatusCode};
 use serde_json::{Value, json};
 
+use crate::sync::lock;
+
 /// The largest request body the scripted model reads (a long conversation with cut results).
 const MAX_REQUEST_BYTES: usize = 64 << 20;
 
@@ -194,13 +196,6 @@ impl Drop for ScriptedModel {
     fn drop(&mut self) {
         self.server.abort();
     }
-}
-
-/// A lock that a panicking script cannot poison for the next request.
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 async fn answer(shared: &Shared, request: Request<hyper::body::Incoming>) -> Response<Full<Bytes>> {

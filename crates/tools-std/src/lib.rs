@@ -37,9 +37,10 @@ mod write;
 
 use std::sync::Arc;
 
+use toolsmith::figures::grouped;
 use toolsmith::registry::RegistryBuilder;
 use toolsmith::tool::{DynTool, StateNeed, ToolError, into_dyn, with_spec};
-use toolsmith::trim::{Salience, grouped};
+use toolsmith::trim::Salience;
 
 pub use command::RunCommand;
 pub use confine::{CommandPolicy, SYSTEM_READABLE};

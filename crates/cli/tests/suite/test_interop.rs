@@ -1071,7 +1071,7 @@ async fn a_million_blocks_are_kept_as_an_artifact_and_the_result_fits() {
     assert!(
         result.content.contains(&format!(
             "past the {} a result may carry",
-            toolsmith::trim::grouped(MAX_BLOCKS)
+            toolsmith::figures::grouped(MAX_BLOCKS)
         )) || result.meta.artifact.is_some(),
         "{}",
         result.content
@@ -1622,7 +1622,7 @@ async fn a_server_set_to_answer_an_error_over_the_cap_sends_no_part_of_a_result(
         let facts = &over["_meta"]["toolsmith/cut"];
         let received = facts["receivedChars"].as_u64().unwrap() as usize;
         assert!(received > big.chars().count(), "{sdk}: {facts}");
-        let size = toolsmith::trim::grouped(received);
+        let size = toolsmith::figures::grouped(received);
         assert!(
             text.contains(&format!("is {size} chars, over the cap of 4,000:")),
             "{sdk}: {text}"

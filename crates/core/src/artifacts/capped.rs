@@ -6,7 +6,7 @@
 use std::fs::File;
 use std::io::{self, BufWriter, Read as _, Seek as _, SeekFrom, Write};
 
-use crate::trim::grouped;
+use crate::figures::grouped;
 
 /// The smallest per-artifact cap a store accepts: room for a head and a tail worth reading.
 pub(super) const MIN_ARTIFACT_BYTES: u64 = 1024;

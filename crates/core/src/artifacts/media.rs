@@ -178,8 +178,8 @@ pub(crate) fn too_large_to_read(
         } else {
             "binary data"
         },
-        crate::trim::grouped(bytes),
-        crate::trim::grouped(MAX_MEDIA_READ_BYTES),
+        crate::figures::grouped(bytes),
+        crate::figures::grouped(MAX_MEDIA_READ_BYTES),
     );
     match location {
         Some(dir) => text.push_str(&format!(

@@ -16,8 +16,8 @@ use serde_json::Value;
 use super::message::{Block, Content, Message, ResultContent, Role};
 use super::shrink::earlier_artifact;
 use crate::artifacts::READ_ARTIFACT;
+use crate::figures::grouped;
 use crate::tokens::TokenCounter;
-use crate::trim::grouped;
 
 /// The start of a cleared result's placeholder.
 pub const CLEARED_PREFIX: &str = "[Tool result cleared to save context";

@@ -106,8 +106,8 @@ impl fmt::Display for CompactReport {
             "{} results truncated, {} summarized: {} chars down to {}",
             self.truncated.len(),
             self.summarized.len(),
-            crate::trim::grouped(self.chars_before),
-            crate::trim::grouped(self.chars_after)
+            crate::figures::grouped(self.chars_before),
+            crate::figures::grouped(self.chars_after)
         )
     }
 }
@@ -408,11 +408,11 @@ fn summary(figures: &Figures, kind: ContentKind, errors: usize) -> String {
     let errors = match errors {
         0 => String::new(),
         1 => ", 1 error".to_owned(),
-        n => format!(", {} errors", crate::trim::grouped(n)),
+        n => format!(", {} errors", crate::figures::grouped(n)),
     };
     format!(
         "{SUMMARY_PREFIX}{} lines, {chars} chars, {kind}{errors}]",
-        crate::trim::grouped(figures.lines)
+        crate::figures::grouped(figures.lines)
     )
 }
 

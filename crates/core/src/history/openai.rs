@@ -128,7 +128,7 @@ fn tool_message_text(result: &ToolResultBlock, images: &mut Vec<Value>) -> Strin
         text.push_str(&format!(
             "[toolsmith: image ({mime}, {} bytes of base64) in the next user message: a chat \
              tool message carries text only]",
-            crate::trim::grouped(data.len())
+            crate::figures::grouped(data.len())
         ));
     }
     text

@@ -540,9 +540,9 @@ impl fmt::Display for RecoveryReport {
             self.level.number(),
             self.messages_dropped,
             self.texts_cut,
-            trim::grouped(self.chars_before),
-            trim::grouped(self.chars_after),
-            trim::grouped(self.budget.batch_budget_chars),
+            crate::figures::grouped(self.chars_before),
+            crate::figures::grouped(self.chars_after),
+            crate::figures::grouped(self.budget.batch_budget_chars),
             self.pairing
         )
     }

@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 
-use crate::trim::grouped;
+use crate::figures::grouped;
 
 /// The most chars of a tool's description passed on; a longer one is cut, saying so.
 pub const MAX_DESCRIPTION_CHARS: usize = 4_000;

@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _};
 use tokio::sync::mpsc;
 
+use crate::figures::grouped;
 use crate::mcp::wire::{Lines, Next, Received, id_in_prefix, parse_owned};
-use crate::trim::grouped;
 
 /// How many messages wait in each direction before a sender waits.
 #[cfg(feature = "mcp-http")]

@@ -9,8 +9,13 @@
 //! - [`ClientApprover`] asks the user of the client that called, by elicitation, whether a call
 //!   may run.
 //!
-//! Put together, they make a budgeting proxy: a registry of an upstream server's tools, served
-//! again (`toolsmith proxy`).
+//! - [`Proxy`] relays MCP servers to clients (`toolsmith proxy`): every message passes as it
+//!   came, but a tool result is cut to the cap and its whole kept as an artifact. It speaks to
+//!   each side in its own era of the protocol (the handshake's, or 2026-07-28's).
+//!
+//! Whatever sends a result — the proxy's relayed answers, `McpServer`'s after a registry's cut
+//! — sends it through one owner of what is sent: the structure cut by its schema, the texts
+//! that repeat it written again from the cut, media, the link to the artifact, a cap in tokens.
 
 mod approve;
 mod caps;
@@ -24,6 +29,7 @@ mod metrics;
 pub(crate) mod outgoing;
 pub(crate) mod relay;
 mod server;
+mod target;
 mod transport;
 mod wire;
 

@@ -236,12 +236,8 @@ impl McpServer {
         self,
         options: super::HttpOptions,
     ) -> Result<super::HttpServer, super::HttpError> {
-        // A store that cannot keep clients apart is refused before a client comes.
         if let Some(store) = self.registry.artifacts() {
-            let probe = crate::artifacts::ArtifactId::generate()
-                .and_then(|id| crate::artifacts::Owner::session(id.as_str()))
-                .and_then(|owner| store.scoped(&owner));
-            drop(probe.map_err(super::HttpError::Artifacts)?);
+            super::http::check_apart(store.as_ref()).map_err(super::HttpError::Artifacts)?;
         }
         let metrics = super::Metrics::new(options.metrics.clone());
         let sessions = super::http::over_streams(move |stream, owner, telemetry| {
@@ -249,13 +245,7 @@ impl McpServer {
             server.telemetry = Some(telemetry);
             if let Some(store) = server.registry.artifacts() {
                 // Each client reads only the artifacts of its own session (or principal).
-                let store = store.scoped(&owner).unwrap_or_else(|error| {
-                    tracing::warn!(
-                        "the artifacts of {owner} cannot be kept apart ({error}); its session \
-                         keeps them in memory until it ends"
-                    );
-                    Arc::new(crate::artifacts::MemoryStore::new())
-                });
+                let store = super::http::store_for(store, &owner);
                 server.registry = server.registry.over_store(store);
             }
             // Each client session sets its own log level.
@@ -389,42 +379,132 @@ impl ServerHandler for McpServer {
             .map(|approver| approver.register(&call_id, context.peer.clone()));
         let arguments = request
             .arguments
+            .clone()
             .map_or_else(|| Value::Object(serde_json::Map::new()), Value::Object);
-        // A 2026-07-28 client is asked without a request to it: the call answers the question
-        // (`InputRequiredResult`, its state sealed), and the client's retry carries the answer.
-        let mut _decided = None;
         let modern = context
             .protocol_version()
             .is_some_and(|version| version >= rmcp::model::ProtocolVersion::V_2026_07_28);
-        if modern
-            && let Some(approver) = &self.approver
-            && self.registry.asks(&request.name)
-        {
-            let bound = self.binding(&request.name, &arguments);
-            match &request.request_state {
-                None => {
-                    let asked = self.ask(&request.name, &arguments, &bound).map_err(|why| {
-                        McpError::internal_error(
-                            format!("the question could not be made ({why})"),
-                            None,
-                        )
-                    })?;
-                    return Ok(CallToolResponse::InputRequired(asked));
-                }
-                Some(state) => {
-                    let approval = self.redeem(
-                        &request.name,
-                        state,
-                        &bound,
-                        request.input_responses.as_ref(),
-                    );
-                    _decided = Some(approver.decide(&call_id, approval));
-                }
+        // A 2026-07-28 client is asked without a request to it: the call answers the question
+        // (`InputRequiredResult`, its state sealed), and the client's retry carries the answer.
+        let _decided = if modern {
+            match self.approve_without_asking(&request, &arguments, &call_id)? {
+                Approving::Ask(asked) => return Ok(CallToolResponse::InputRequired(asked)),
+                Approving::Decided(decided) => decided,
             }
-        }
+        } else {
+            None
+        };
         let call = ToolCall::new(call_id.clone(), request.name.to_string(), arguments);
         let started = std::time::Instant::now();
+        let result = self.run(call, &context, modern).await?;
+        if let Some(telemetry) = &self.telemetry {
+            count(telemetry, &result, started.elapsed());
+        }
+        Ok(answer_of(result).into())
+    }
+}
 
+/// Where a call of a 2026-07-28 client stands with an approver that asks.
+enum Approving<D> {
+    /// The client is to be asked: the question, its state sealed.
+    Ask(rmcp::model::InputRequiredResult),
+    /// The call goes on, decided by the client's answer (held while the call runs), or not
+    /// asked.
+    Decided(Option<D>),
+}
+
+/// A registry's result as `serve` answers it: its text, the link to its artifact where the
+/// registry left room for it, its media and its structure; what the tool stated beside its
+/// content and what a cut did in `_meta`, the structure and the link counted as the proxy
+/// counts them.
+fn answer_of(result: ToolResult) -> CallToolResult {
+    let is_error = result.is_error();
+    let link =
+        link_after_cut(&result).and_then(|link| serde_json::from_value::<ContentBlock>(link).ok());
+    let structured = structure_of(&result);
+    let mut facts = result.cut_facts();
+    if let (Some(facts), Some(sent)) = (&mut facts, &structured) {
+        // The structure is read beside the text: counted as the proxy counts it.
+        let sent = crate::structure::compact_chars(sent) as u64;
+        let whole = result
+            .meta
+            .structure_cut
+            .as_ref()
+            .and_then(|cut| cut["originalChars"].as_u64())
+            .unwrap_or(sent);
+        for (key, add) in [("receivedChars", whole), ("sentChars", sent)] {
+            facts[key] = (facts[key].as_u64().unwrap_or(0) + add).into();
+        }
+    }
+    if let (Some(facts), Some(_)) = (&mut facts, &link) {
+        let sent = facts["sentChars"].as_u64().unwrap_or(0);
+        facts["sentChars"] = (sent + link_chars() as u64).into();
+    }
+    let mut content = Vec::with_capacity(3 + result.media.len());
+    if !result.content.is_empty() || result.media.is_empty() {
+        content.push(ContentBlock::text(result.content));
+    }
+    content.extend(link);
+    content.extend(result.media.into_iter().map(media_block));
+    // What the tool stated beside its content (run_command's confinement, an upstream
+    // server's own `_meta`) is the result's `_meta`, and beside it what a cut did.
+    let mut tool_meta = result.meta.tool_meta;
+    if let Some(facts) = facts {
+        tool_meta.insert(crate::registry::CUT_META_KEY.to_owned(), facts);
+    }
+    let meta = (!tool_meta.is_empty()).then(|| rmcp::model::MetaObject(tool_meta));
+    let mut answer = if is_error {
+        CallToolResult::error(content)
+    } else {
+        CallToolResult::success(content)
+    };
+    answer.structured_content = structured;
+    answer.with_meta(meta)
+}
+
+impl McpServer {
+    /// A 2026-07-28 client's call of a tool the approver asks about: the question, when the
+    /// call carries no state; else the decision its sealed state and answer make.
+    fn approve_without_asking(
+        &self,
+        request: &CallToolRequestParams,
+        arguments: &Value,
+        call_id: &str,
+    ) -> Result<Approving<impl Sized + use<>>, McpError> {
+        let Some(approver) = self
+            .approver
+            .as_ref()
+            .filter(|_| self.registry.asks(&request.name))
+        else {
+            return Ok(Approving::Decided(None));
+        };
+        let bound = self.binding(&request.name, arguments);
+        let Some(state) = &request.request_state else {
+            let asked = self.ask(&request.name, arguments, &bound).map_err(|why| {
+                McpError::internal_error(format!("the question could not be made ({why})"), None)
+            })?;
+            return Ok(Approving::Ask(asked));
+        };
+        let approval = self.redeem(
+            &request.name,
+            state,
+            &bound,
+            request.input_responses.as_ref(),
+        );
+        Ok(Approving::Decided(Some(approver.decide(call_id, approval))))
+    }
+
+    /// Runs one call in a turn of its own, cancelled with its request or the server's
+    /// shutdown; its progress (when the client sent a token) and log messages (at or above
+    /// the level the client set, or a 2026-07-28 request opted in to) go to the client while
+    /// it runs, all of them before its result.
+    async fn run(
+        &self,
+        call: ToolCall,
+        context: &RequestContext<RoleServer>,
+        modern: bool,
+    ) -> Result<ToolResult, McpError> {
+        let call_id = call.id.clone();
         let mut turn = self.registry.turn();
         let cancel_turn = turn.cancellation_token();
         let request_cancelled = context.ct.clone();
@@ -436,25 +516,15 @@ impl ServerHandler for McpServer {
             }
             cancel_turn.cancel();
         });
-        // The call's progress (when the client sent a token) and log messages (at or above the
-        // level the client set) go to the client while it runs, all of them before its result.
         let forwarding = Forwarding {
-            call_id: call_id.clone(),
+            call_id,
             token: context.meta.get_progress_token(),
-            // A 2026-07-28 request opts in to log messages itself (`logLevel` in its `_meta`);
-            // without it, none are sent.
             level: if modern {
                 let wanted = context
                     .meta
                     .get(crate::mcp::wire::era::LOG_LEVEL_KEY)
-                    .and_then(Value::as_str)
-                    .and_then(|name| {
-                        LogLevel::ALL
-                            .iter()
-                            .position(|level| level.as_str() == name)
-                    })
-                    .unwrap_or(LogLevel::ALL.len());
-                Arc::new(AtomicU8::new(u8::try_from(wanted).unwrap_or(u8::MAX)))
+                    .and_then(Value::as_str);
+                Arc::new(AtomicU8::new(opted_in_level(wanted)))
             } else {
                 Arc::clone(&self.log_level)
             },
@@ -462,62 +532,28 @@ impl ServerHandler for McpServer {
         };
         let finished = CancellationToken::new();
         let forwarder = tokio::spawn(forwarding.run(self.registry.subscribe(), finished.clone()));
-
         let mut results = turn.execute([call]).await;
         canceller.abort();
         finished.cancel();
         // Every event of the call was sent before its result: the forwarder drains them all.
         let _ = forwarder.await;
-        let result = results.pop().ok_or_else(|| {
+        results.pop().ok_or_else(|| {
             McpError::internal_error("the registry returned no result for the call", None)
-        })?;
-        let is_error = result.is_error();
-        if let Some(telemetry) = &self.telemetry {
-            count(telemetry, &result, started.elapsed());
-        }
-        // A cut text's link to its artifact, where the registry left room for it.
-        let link = link_after_cut(&result)
-            .and_then(|link| serde_json::from_value::<ContentBlock>(link).ok());
-        let structured = structure_of(&result);
-        let mut facts = result.cut_facts();
-        if let (Some(facts), Some(sent)) = (&mut facts, &structured) {
-            // The structure is read beside the text: counted as the proxy counts it.
-            let sent = crate::structure::compact_chars(sent) as u64;
-            let whole = result
-                .meta
-                .structure_cut
-                .as_ref()
-                .and_then(|cut| cut["originalChars"].as_u64())
-                .unwrap_or(sent);
-            for (key, add) in [("receivedChars", whole), ("sentChars", sent)] {
-                facts[key] = (facts[key].as_u64().unwrap_or(0) + add).into();
-            }
-        }
-        if let (Some(facts), Some(_)) = (&mut facts, &link) {
-            let sent = facts["sentChars"].as_u64().unwrap_or(0);
-            facts["sentChars"] = (sent + link_chars() as u64).into();
-        }
-        let mut content = Vec::with_capacity(3 + result.media.len());
-        if !result.content.is_empty() || result.media.is_empty() {
-            content.push(ContentBlock::text(result.content));
-        }
-        content.extend(link);
-        content.extend(result.media.into_iter().map(media_block));
-        // What the tool stated beside its content (run_command's confinement, an upstream
-        // server's own `_meta`) is the result's `_meta`, and beside it what a cut did.
-        let mut tool_meta = result.meta.tool_meta;
-        if let Some(facts) = facts {
-            tool_meta.insert(crate::registry::CUT_META_KEY.to_owned(), facts);
-        }
-        let meta = (!tool_meta.is_empty()).then(|| rmcp::model::MetaObject(tool_meta));
-        let mut answer = if is_error {
-            CallToolResult::error(content)
-        } else {
-            CallToolResult::success(content)
-        };
-        answer.structured_content = structured;
-        Ok(answer.with_meta(meta).into())
+        })
     }
+}
+
+/// The level a 2026-07-28 request opted in to (`logLevel` in its `_meta`), as the index of
+/// the least level sent; none sent without it.
+fn opted_in_level(wanted: Option<&str>) -> u8 {
+    let index = wanted
+        .and_then(|name| {
+            LogLevel::ALL
+                .iter()
+                .position(|level| level.as_str() == name)
+        })
+        .unwrap_or(LogLevel::ALL.len());
+    u8::try_from(index).unwrap_or(u8::MAX)
 }
 
 impl McpServer {

@@ -17,11 +17,11 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _};
 use tokio_util::sync::CancellationToken;
 
+use crate::figures::grouped;
 use crate::mcp::wire::{
     self, ANSWER_TOO_LARGE, ID_PREFIX_BYTES, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST,
     Lines, MAX_MESSAGE_BYTES, Next, PARSE_ERROR, id_in_prefix, missing_params,
 };
-use crate::trim::grouped;
 
 /// Newline-delimited JSON-RPC over a reader and a writer, each line at most `max_line` bytes.
 pub(crate) struct LineTransport<R, W> {

@@ -246,69 +246,10 @@ impl RegistryBuilder {
     /// budget or cap, or a value a tool needs missing from the state (naming the tool, what it
     /// needs and how to add it).
     pub fn build(mut self) -> Result<Registry, BuildError> {
-        self.budget.validate()?;
-        if self.max_calls_per_turn == 0 {
-            return Err(BuildError::InvalidLimit {
-                what: "max_calls_per_turn".into(),
-                problem: "is 0, so no call could ever run; use at least 1".into(),
-            });
-        }
-        if self.max_calls_per_tool == 0 {
-            return Err(BuildError::InvalidLimit {
-                what: "max_calls_per_tool".into(),
-                problem: "is 0, so no call could ever run; use at least 1".into(),
-            });
-        }
-        if self.default_timeout == Some(Duration::ZERO) {
-            return Err(BuildError::InvalidLimit {
-                what: "default_timeout".into(),
-                problem: "is zero, so every call would time out; use None for no timeout".into(),
-            });
-        }
-        if let Some(store) = &self.artifacts {
-            // `read_artifact` is the registry's own: every marker sends the model to it, so no
-            // other tool may take its name (a server's tool could then read every page asked for
-            // and answer what it likes). A `ReadArtifact` registered by hand is the same tool.
-            let reader = std::any::type_name::<ReadArtifact>();
-            if let Some(other) = self.tools.iter().find(|t| {
-                t.spec().name == crate::artifacts::READ_ARTIFACT
-                    && t.spec().type_name != Some(reader)
-            }) {
-                return Err(BuildError::ReservedName {
-                    name: crate::artifacts::READ_ARTIFACT.to_owned(),
-                    tool: describe(other.spec()),
-                });
-            }
-            if !self
-                .tools
-                .iter()
-                .any(|t| t.spec().name == crate::artifacts::READ_ARTIFACT)
-            {
-                self.tools.push(into_dyn(ReadArtifact::new(store.clone())));
-            }
-        }
+        self.check_limits()?;
+        self.add_reader()?;
         let deferred = self.deferral()?;
-        let mut by_name = HashMap::with_capacity(self.tools.len());
-        for (i, tool) in self.tools.iter().enumerate() {
-            let spec = tool.spec();
-            check_spec(spec)?;
-            if let Some(&first) = by_name.get(&spec.name) {
-                let first: &Arc<dyn DynTool> = &self.tools[first];
-                return Err(BuildError::DuplicateName {
-                    name: spec.name.clone(),
-                    first: describe(first.spec()),
-                    second: describe(spec),
-                });
-            }
-            by_name.insert(spec.name.clone(), i);
-            if let Some(need) = spec.needs.iter().find(|need| !self.state.satisfies(need)) {
-                return Err(BuildError::MissingState {
-                    tool: spec.name.clone(),
-                    what: need.what().to_owned(),
-                    fix: need.fix().to_owned(),
-                });
-            }
-        }
+        let by_name = self.index_tools()?;
         if let Some(unknown) = self
             .approval
             .named_tools()
@@ -318,12 +259,6 @@ impl RegistryBuilder {
             return Err(BuildError::UnknownToolInPolicy {
                 tool: unknown.to_owned(),
                 known: known.join(", "),
-            });
-        }
-        if self.max_result_tokens == Some(0) {
-            return Err(BuildError::InvalidLimit {
-                what: "max_result_tokens".into(),
-                problem: "is 0, so no result could be sent; use at least 100, or None".into(),
             });
         }
         // The counter is made (or taken) only when some cap is in tokens.
@@ -372,6 +307,92 @@ impl RegistryBuilder {
                 sending: super::Sending::default(),
             }),
         })
+    }
+
+    /// The limits a registry cannot run with, refused: no call could run, every call would
+    /// time out, no result could be sent.
+    fn check_limits(&self) -> Result<(), BuildError> {
+        self.budget.validate()?;
+        let invalid = |what: &str, problem: &str| {
+            Err(BuildError::InvalidLimit {
+                what: what.into(),
+                problem: problem.into(),
+            })
+        };
+        let never = "is 0, so no call could ever run; use at least 1";
+        if self.max_calls_per_turn == 0 {
+            return invalid("max_calls_per_turn", never);
+        }
+        if self.max_calls_per_tool == 0 {
+            return invalid("max_calls_per_tool", never);
+        }
+        if self.default_timeout == Some(Duration::ZERO) {
+            return invalid(
+                "default_timeout",
+                "is zero, so every call would time out; use None for no timeout",
+            );
+        }
+        if self.max_result_tokens == Some(0) {
+            return invalid(
+                "max_result_tokens",
+                "is 0, so no result could be sent; use at least 100, or None",
+            );
+        }
+        Ok(())
+    }
+
+    /// With an artifact store, `read_artifact` is the registry's own: every marker sends the
+    /// model to it, so no other tool may take its name (a server's tool could then read every
+    /// page asked for and answer what it likes). A `ReadArtifact` registered by hand is the
+    /// same tool; without one, it is added.
+    fn add_reader(&mut self) -> Result<(), BuildError> {
+        let Some(store) = &self.artifacts else {
+            return Ok(());
+        };
+        let reader = std::any::type_name::<ReadArtifact>();
+        if let Some(other) = self.tools.iter().find(|t| {
+            t.spec().name == crate::artifacts::READ_ARTIFACT && t.spec().type_name != Some(reader)
+        }) {
+            return Err(BuildError::ReservedName {
+                name: crate::artifacts::READ_ARTIFACT.to_owned(),
+                tool: describe(other.spec()),
+            });
+        }
+        if !self
+            .tools
+            .iter()
+            .any(|t| t.spec().name == crate::artifacts::READ_ARTIFACT)
+        {
+            self.tools.push(into_dyn(ReadArtifact::new(store.clone())));
+        }
+        Ok(())
+    }
+
+    /// Each tool's place by its name, every spec checked: two tools of one name refused (both
+    /// named), and a tool whose needs the state does not meet (what it needs, how to add it).
+    fn index_tools(&self) -> Result<HashMap<String, usize>, BuildError> {
+        let mut by_name = HashMap::with_capacity(self.tools.len());
+        for (i, tool) in self.tools.iter().enumerate() {
+            let spec = tool.spec();
+            check_spec(spec)?;
+            if let Some(&first) = by_name.get(&spec.name) {
+                let first: &Arc<dyn DynTool> = &self.tools[first];
+                return Err(BuildError::DuplicateName {
+                    name: spec.name.clone(),
+                    first: describe(first.spec()),
+                    second: describe(spec),
+                });
+            }
+            by_name.insert(spec.name.clone(), i);
+            if let Some(need) = spec.needs.iter().find(|need| !self.state.satisfies(need)) {
+                return Err(BuildError::MissingState {
+                    tool: spec.name.clone(),
+                    what: need.what().to_owned(),
+                    fix: need.fix().to_owned(),
+                });
+            }
+        }
+        Ok(by_name)
     }
 }
 

@@ -119,8 +119,8 @@ pub(crate) fn over_cap_error(
     // Short: it must fit the cap it reports, whatever that is.
     let mut text = format!(
         "the result of `{tool}` is {} chars, over the cap of {}: none of it was sent ({why}).",
-        crate::trim::grouped(chars as usize),
-        crate::trim::grouped(cap),
+        crate::figures::grouped(chars as usize),
+        crate::figures::grouped(cap),
     );
     let ids = match kept {
         Ok(ids) if !ids.is_empty() => ids,

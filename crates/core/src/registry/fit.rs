@@ -382,67 +382,32 @@ fn notes_room(notes: &str) -> usize {
 /// for one or no valid cut fits, the structure beside the text, the notes after it, and the
 /// result with its figures.
 fn cut(
-    s: Settled,
+    mut s: Settled,
     stored: Option<Committed>,
     structure_stored: Option<Committed>,
     registry: &Registry,
 ) -> ToolResult {
+    let (kept, notes, schema, body_cut) = cut_text(&mut s, stored, registry);
     let Settled {
         record,
-        body,
         error_kind,
         tool_meta,
         beside,
         totals,
-        style,
-        storing: _,
         media,
         left_out,
-        notes,
         body_allowance,
-        tokens,
         structure_allowance,
-        structure_storing: _,
+        ..
     } = s;
-    let kept = Kept::of(stored, &body);
-    let continuation = Continuation {
-        full: kept.full(),
-        // An error is not a page: there is nothing to read on from.
-        page_offset: record
-            .page
-            .filter(|_| error_kind.is_none())
-            .map(|page| page.offset),
-        token_cap: None,
-    };
     let allowance = record.allowance;
-    let notes = fit_notes(notes, allowance, tokens.as_ref().map(|(cap, _)| cap));
-    // Only a JSON result or a structure beside the text is cut by a schema.
-    let schema = (error_kind.is_none() && (matches!(body, Body::Json(_)) || beside.is_some()))
-        .then(|| registry.output_schema(&record.name))
-        .flatten();
     let sharing = registry.inner.sending.structure_shares;
-    let over_tokens = tokens.as_ref().is_some_and(|(_, over)| over.is_some());
-    let typed = typed_body(
-        &body,
-        schema,
-        sharing,
-        totals.chars > body_allowance || over_tokens,
-    );
     let BodyCut {
         mut content,
         cut,
         tokens: sent_tokens,
         structure_cut,
-    } = cut_body(
-        body,
-        &totals,
-        &style,
-        body_allowance,
-        &continuation,
-        &notes,
-        tokens,
-        typed,
-    );
+    } = body_cut;
     let is_typed = structure_cut.is_some();
     let over_cap = |why, more: Option<ArtifactId>| OverCapError {
         chars: totals.chars,
@@ -466,36 +431,35 @@ fn cut(
         _ => None,
     };
     if let Some(why) = why {
-        return over_cap(why, None).result(record, media, left_out, tool_meta, &notes);
+        let cap = sent_tokens.as_ref().map(|(cap, ..)| cap);
+        return over_cap(why, None).result(record, media, left_out, tool_meta, &notes, cap);
     }
     let structure_cut = structure_cut.flatten();
     // The structure beside the text: within its room, cut by its schema when it states one.
     let beside = beside.filter(|_| error_kind.is_none());
     let structure_beside = beside.is_some();
-    let (structure, structure_facts) = match beside {
+    let sent = match beside {
         Some(structure) => {
             let room = structure_room(structure_allowance, allowance, &content);
             match fit_beside(*structure, schema, room, structure_stored) {
                 Beside::Sent(value, facts) => (value, facts),
                 Beside::Over(artifact) => {
                     let failed = over_cap(facts::OverCapWhy::NoValidCut, artifact);
-                    return failed.result(record, media, left_out, tool_meta, &notes);
+                    let cap = sent_tokens.as_ref().map(|(cap, ..)| cap);
+                    return failed.result(record, media, left_out, tool_meta, &notes, cap);
                 }
             }
         }
-        None => match &structure_cut {
-            // A typed JSON result's cut is its structure.
-            Some(typed) => (
-                Some(typed.value.clone()),
-                Some(typed.facts(kept.artifact.as_ref())),
-            ),
-            // A typed JSON result whole, with notes after it: its JSON is its structure.
-            None if kept.was_json && schema.is_some() && !notes.is_empty() && cut.is_none() => {
-                (serde_json::from_str(&content).ok(), None)
-            }
-            None => (None, None),
-        },
+        None => typed_structure(
+            structure_cut.as_ref(),
+            &kept,
+            schema.is_some(),
+            &notes,
+            &cut,
+            &content,
+        ),
     };
+    let (structure, structure_facts) = sent;
     // The tool's JSON, as it wrote it: no cut, no note after it.
     let structured =
         !is_typed && cut.is_none() && kept.was_json && notes.is_empty() && error_kind.is_none();
@@ -536,6 +500,61 @@ fn cut(
     }
 }
 
+/// The text of a result cut into its body's allowance (a typed JSON by its schema), naming
+/// its artifact (`stored`, when it was) in the marker; and where the whole is, the notes as
+/// fitted, and the schema that cuts it (a JSON result's or a structure beside the text's).
+fn cut_text<'r>(
+    s: &mut Settled,
+    stored: Option<Committed>,
+    registry: &'r Registry,
+) -> (
+    Kept,
+    String,
+    Option<&'r crate::structure::OutputSchema>,
+    BodyCut,
+) {
+    let body = std::mem::replace(&mut s.body, Body::Text(String::new()));
+    let kept = Kept::of(stored, &body);
+    let continuation = Continuation {
+        full: kept.full(),
+        // An error is not a page: there is nothing to read on from.
+        page_offset: s
+            .record
+            .page
+            .filter(|_| s.error_kind.is_none())
+            .map(|page| page.offset),
+        token_cap: None,
+    };
+    let tokens = s.tokens.take();
+    let notes = fit_notes(
+        std::mem::take(&mut s.notes),
+        s.record.allowance,
+        tokens.as_ref().map(|(cap, _)| cap),
+    );
+    // Only a JSON result or a structure beside the text is cut by a schema.
+    let schema = (s.error_kind.is_none() && (matches!(body, Body::Json(_)) || s.beside.is_some()))
+        .then(|| registry.output_schema(&s.record.name))
+        .flatten();
+    let over_tokens = tokens.as_ref().is_some_and(|(_, over)| over.is_some());
+    let typed = typed_body(
+        &body,
+        schema,
+        registry.inner.sending.structure_shares,
+        s.totals.chars > s.body_allowance || over_tokens,
+    );
+    let body_cut = cut_body(
+        body,
+        &s.totals,
+        &s.style,
+        s.body_allowance,
+        &continuation,
+        &notes,
+        tokens,
+        typed,
+    );
+    (kept, notes, schema, body_cut)
+}
+
 /// A typed JSON body (a JSON result of a tool with an output schema) that is `over` its
 /// allowance, ready to be cut by its schema: its text the cut's JSON laid out as the tool wrote
 /// it, its structure the cut (the same selection).
@@ -560,6 +579,28 @@ fn typed_body<'s>(
         shared,
         cuts: std::cell::RefCell::new(Vec::new()),
     })
+}
+
+/// The structure of a result with none beside its text, and the facts of its cut: a typed
+/// JSON result's cut; a typed JSON result whole, with notes after it, its JSON; else none.
+fn typed_structure(
+    structure_cut: Option<&StructureCut>,
+    kept: &Kept,
+    typed: bool,
+    notes: &str,
+    cut: &Option<Cut>,
+    content: &str,
+) -> (Option<Value>, Option<Value>) {
+    match structure_cut {
+        Some(structure) => (
+            Some(structure.value.clone()),
+            Some(structure.facts(kept.artifact.as_ref())),
+        ),
+        None if kept.was_json && typed && !notes.is_empty() && cut.is_none() => {
+            (serde_json::from_str(content).ok(), None)
+        }
+        None => (None, None),
+    }
 }
 
 /// The room of a structure beside a text: its share, or what the text left, when the two share
@@ -652,24 +693,33 @@ impl Kept {
 /// The notes of media left out, cut themselves when even they do not fit the allowance, and to
 /// the cap in tokens less the line break before them.
 fn fit_notes(notes: String, allowance: usize, cap: Option<&TokenCap>) -> String {
-    let none = Continuation::from(FullOutput::NotKept);
-    let notes = if notes_room(&notes) > allowance {
-        trim::fit_with(&notes, allowance, &TrimStyle::error(), &none)
-            .into_parts()
-            .0
-            .into_owned()
-    } else {
-        notes
-    };
-    let Some(cap) = cap.filter(|_| !notes.is_empty()) else {
+    if notes.is_empty() {
         return notes;
+    }
+    let notes_cap =
+        cap.map(|cap| TokenCap::new(cap.max().saturating_sub(1), Arc::clone(cap.counter())));
+    if notes_room(&notes) <= allowance && cap.is_none() {
+        return notes;
+    }
+    fit_plain(&notes, allowance, notes_cap.as_ref())
+}
+
+/// A text of the registry's own (an error, notes) within `allowance` chars and `cap` tokens:
+/// cut with the error style, no artifact named (the text is the registry's, not the tool's).
+fn fit_plain(text: &str, allowance: usize, cap: Option<&TokenCap>) -> String {
+    let none = Continuation::from(FullOutput::NotKept);
+    let fitted = trim::fit_with(text, allowance, &TrimStyle::error(), &none)
+        .into_parts()
+        .0
+        .into_owned();
+    let Some(cap) = cap else {
+        return fitted;
     };
-    let notes_cap = TokenCap::new(cap.max().saturating_sub(1), Arc::clone(cap.counter()));
-    match notes_cap.measure(&notes) {
-        Within::Fits(_) => notes,
+    match cap.measure(&fitted) {
+        Within::Fits(_) => fitted,
         Within::Over { chars, tokens } => {
-            let held = notes_cap.hold(allowance, Some((chars, tokens)), &none, |room, c| {
-                trim::fit_with(&notes, room, &TrimStyle::error(), c).into_parts()
+            let held = cap.hold(allowance, Some((chars, tokens)), &none, |room, c| {
+                trim::fit_with(text, room, &TrimStyle::error(), c).into_parts()
             });
             held.text.into_owned()
         }
@@ -920,6 +970,7 @@ impl OverCapError {
         left_out: Vec<MediaLeftOut>,
         tool_meta: Map<String, Value>,
         notes: &str,
+        cap: Option<&TokenCap>,
     ) -> ToolResult {
         let allowance = record.allowance;
         let text = facts::over_cap_error(
@@ -933,14 +984,13 @@ impl OverCapError {
                 (artifacts, _) => Ok(artifacts),
             },
         );
-        let none = Continuation::from(FullOutput::NotKept);
-        let mut content = trim::fit_with(&text, allowance, &TrimStyle::error(), &none)
-            .into_parts()
-            .0
-            .into_owned();
+        let mut content = fit_plain(&text, allowance, cap);
         if !notes.is_empty() && content.chars().count() + notes_room(notes) <= allowance {
-            content.push('\n');
-            content.push_str(notes);
+            let with_notes = format!("{content}\n{notes}");
+            // Under a cap in tokens, the notes follow only where the two together hold it.
+            if cap.is_none_or(|cap| matches!(cap.measure(&with_notes), Within::Fits(_))) {
+                content = with_notes;
+            }
         }
         ToolResult {
             call_id: record.id,

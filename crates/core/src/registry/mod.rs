@@ -40,6 +40,7 @@ pub use facts::CUT_META_KEY;
 pub(crate) use fit::trailer_fits;
 pub use read_artifact::ReadArtifact;
 #[cfg(feature = "mcp")]
+#[cfg(feature = "mcp")]
 pub(crate) use read_artifact::{asks_whole, read_failure};
 pub use result::{MediaLeftOut, ResultMeta, TokensSent, ToolResult};
 pub use search_tools::{LOADED_META_KEY, Loaded, SEARCH_TOOLS, SearchToolsArgs};

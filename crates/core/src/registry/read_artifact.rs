@@ -12,11 +12,11 @@ use crate::artifacts::{
     ArtifactError, ArtifactId, ArtifactPage, ArtifactStore, MediaRead, PageRequest, READ_ARTIFACT,
     too_large_to_read, try_read_media,
 };
+use crate::figures::grouped;
 use crate::tool::ToolContext;
 use crate::tool::{Media, MediaKind};
 use crate::tool::{Tool, ToolAnnotations, ToolLimits};
 use crate::tool::{ToolError, ToolOutput};
-use crate::trim::grouped;
 
 /// Room kept for the page header (`[artifact …: lines 1-120 of 5,000; next: offset=120]`,
 /// with a note when the artifact was capped).
@@ -171,6 +171,7 @@ impl ReadArtifact {
 /// or `limit`): then media come back as the content they were, or are refused at once when
 /// too large; a ranged read pages an artifact's lines, media's base64 included.
 /// Arguments that cannot be read ask for nothing whole: the reader says what is wrong.
+#[cfg(feature = "mcp")]
 pub(crate) fn asks_whole(arguments: &serde_json::Value) -> bool {
     serde_json::from_value::<ReadArtifactArgs>(arguments.clone())
         .is_ok_and(|args| args.asks_whole())

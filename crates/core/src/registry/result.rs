@@ -5,9 +5,10 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::artifacts::ArtifactId;
+use crate::figures::grouped;
 use crate::history::{Block, Extra, ResultContent, TextBlock, ToolResultBlock};
 use crate::tool::{ErrorKind, Media, MediaKind};
-use crate::trim::{Cut, grouped};
+use crate::trim::Cut;
 
 /// One tool result: exactly what the model sees, plus the figures behind it.
 #[derive(Debug, Clone, PartialEq, Eq)]

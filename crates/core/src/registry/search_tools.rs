@@ -11,9 +11,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::ToolResult;
+use crate::figures::grouped;
 use crate::search::ToolIndex;
 use crate::tool::{Tool, ToolAnnotations, ToolContext, ToolError, ToolLimits, ToolOutput};
-use crate::trim::grouped;
 
 /// The name of the built-in search tool, which a registry registers when any of its tools is
 /// deferred. No other tool may take it.

@@ -152,7 +152,7 @@ impl StructureCut {
     /// The places cut, as the note after a text that repeats the structure names them:
     /// `/entities 12 of 400 items`.
     pub(crate) fn summary(&self) -> Vec<String> {
-        let grouped = |n: u64| crate::trim::grouped(n);
+        let grouped = |n: u64| crate::figures::grouped(n);
         let mut lines: Vec<String> = self
             .places
             .iter()

@@ -6,7 +6,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::figures::DisplayDuration;
-use crate::trim::grouped;
+use crate::figures::grouped;
 
 /// The failure of one tool call.
 ///

@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 
 use super::ToolError;
 use crate::artifacts::{ArtifactId, READ_ARTIFACT, is_mime_type};
-use crate::trim::grouped;
+use crate::figures::grouped;
 
 /// What kind of media a [`Media`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -3,9 +3,9 @@
 
 use std::borrow::Cow;
 
+use crate::figures::grouped;
 use crate::tokens::{CharsPerToken, TokenCounter};
 use crate::tool::ToolError;
-use crate::trim::grouped;
 
 /// An estimate of a result's size, made before the work is done.
 ///

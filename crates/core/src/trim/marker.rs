@@ -10,6 +10,7 @@
 use std::fmt::Write as _;
 
 use super::runs::{Run, Step};
+use crate::figures::{grouped, push_grouped};
 
 /// Where the full, untrimmed output can be found; named by the marker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -616,28 +617,6 @@ fn push_shortened(out: &mut String, reason: &str) {
     if cut {
         out.push('…');
     }
-}
-
-/// Writes `n` with a comma between groups of three digits: `45231` → `45,231`.
-///
-/// The length of the result never decreases as `n` grows, which the room reservation relies on.
-pub(crate) fn push_grouped(out: &mut String, n: impl TryInto<u64>) {
-    let digits = n.try_into().unwrap_or(u64::MAX).to_string();
-    let lead = digits.len() % 3;
-    for (i, digit) in digits.chars().enumerate() {
-        if i != 0 && (i + 3 - lead).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-}
-
-/// `n` (a `usize`, a `u64`, …) with a comma between groups of three digits, as every marker
-/// writes numbers: `45231` → `45,231`. For tools that write their own notes in the same voice.
-pub fn grouped(n: impl TryInto<u64>) -> String {
-    let mut out = String::new();
-    push_grouped(&mut out, n);
-    out
 }
 
 /// A marker read back from a text: the figures it states and where it says the full output is.

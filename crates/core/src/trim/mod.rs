@@ -37,7 +37,7 @@
 //!   [`Render`], [`Salience`]; [`fit_json`] and [`JsonFit`] for JSON cut to JSON.
 //! - **The marker**, for a reader of a cut result (an agent, a test, the CLI): [`find_marker`],
 //!   [`parse_marker`], [`Marker`], [`Cut`], [`LineSpan`], [`MarkedFull`], [`FullOutput`].
-//! - **Numbers as markers write them**, so a tool's own words count the same way: [`grouped`]
+//! - **Numbers as markers write them**, so a tool's own words count the same way: [`grouped`](crate::figures::grouped)
 //!   (`12,345`) and [`line_count`] (the lines a marker counts).
 //!
 //! A stream's capture, its spool and the positional cut's parts are the crate's own.
@@ -61,7 +61,6 @@ use std::borrow::Cow;
 pub(crate) use bytes::{after_last_break, byte_offset_after_chars, without_break};
 pub(crate) use capture::{Capture, Captured, CapturedParts, OpenSpool, Spool};
 pub use json::{JsonFit, fit_json, fit_json_with};
-pub use marker::grouped;
 pub(crate) use marker::render_structure_note;
 pub use marker::{Continuation, Cut, FullOutput, LineSpan, MarkedFull, Marker};
 pub use marker::{find as find_marker, parse as parse_marker};

@@ -1,7 +1,5 @@
 //! How to connect to an MCP server and what its tools become: [`McpClientBuilder`].
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -9,23 +7,8 @@ use super::connection::Inner;
 use super::tool::RemoteTool;
 use super::{DEFAULT_INIT_TIMEOUT, DEFAULT_MAX_MESSAGE_BYTES, McpClient, McpClientError};
 use crate::mcp::caps;
+use crate::mcp::target::Target;
 use crate::tool::{DynTool, ToolLimits};
-
-/// Where a server is.
-#[derive(Debug, Clone)]
-pub(super) enum Target {
-    Stdio {
-        command: String,
-        args: Vec<String>,
-        env: BTreeMap<String, String>,
-        cwd: Option<PathBuf>,
-    },
-    #[cfg(feature = "mcp-http")]
-    Http {
-        url: String,
-        headers: BTreeMap<String, String>,
-    },
-}
 
 /// How to connect to an MCP server and what its tools become. Made by [`McpClient::stdio`],
 /// [`McpClient::http`] or [`McpClient::from_config`]; [`connect`](Self::connect) finishes it.
@@ -57,12 +40,10 @@ impl McpClientBuilder {
     }
 
     /// The command's target, or `None` (the call recorded as a misuse) for an HTTP server.
-    #[cfg_attr(not(feature = "mcp-http"), allow(unused_variables))]
     fn for_command(&mut self, call: &'static str) -> Option<&mut Target> {
         match &mut self.target {
-            target @ Target::Stdio { .. } => Some(target),
-            #[cfg(feature = "mcp-http")]
-            Target::Http { .. } => {
+            target @ Target::Command { .. } => Some(target),
+            Target::Url { .. } => {
                 self.misuse.get_or_insert(call);
                 None
             }
@@ -72,7 +53,7 @@ impl McpClientBuilder {
     /// Adds an argument to the server's command. (A server reached over HTTP has no command:
     /// [`connect`](Self::connect) refuses the builder.)
     pub fn arg(mut self, arg: impl Into<String>) -> Self {
-        if let Some(Target::Stdio { args, .. }) = self.for_command("arg") {
+        if let Some(Target::Command { args, .. }) = self.for_command("arg") {
             args.push(arg.into());
         }
         self
@@ -80,7 +61,7 @@ impl McpClientBuilder {
 
     /// Adds arguments to the server's command. (Not for a server reached over HTTP.)
     pub fn args(mut self, more: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        if let Some(Target::Stdio { args, .. }) = self.for_command("args") {
+        if let Some(Target::Command { args, .. }) = self.for_command("args") {
             args.extend(more.into_iter().map(Into::into));
         }
         self
@@ -90,11 +71,10 @@ impl McpClientBuilder {
     /// (`Authorization: Bearer …`). (Not for a command.)
     pub fn header(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         match &mut self.target {
-            #[cfg(feature = "mcp-http")]
-            Target::Http { headers, .. } => {
+            Target::Url { headers, .. } => {
                 headers.insert(key.into(), value.into());
             }
-            Target::Stdio { .. } => {
+            Target::Command { .. } => {
                 let _ = (key, value);
                 self.misuse.get_or_insert("header");
             }
@@ -104,7 +84,7 @@ impl McpClientBuilder {
 
     /// Sets a variable of the server's environment. (Not for a server reached over HTTP.)
     pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        if let Some(Target::Stdio { env, .. }) = self.for_command("env") {
+        if let Some(Target::Command { env, .. }) = self.for_command("env") {
             env.insert(key.into(), value.into());
         }
         self
@@ -132,7 +112,7 @@ impl McpClientBuilder {
     }
 
     /// The longest message read from a stdio server, in bytes (256 MiB by default). A longer
-    /// answer is not read: its call fails at once, saying so, and the session goes on.
+    /// answer is not read: its call fails at once, saying so, and the connection goes on.
     pub fn max_message_bytes(mut self, bytes: usize) -> Self {
         self.max_message_bytes = bytes;
         self
@@ -145,7 +125,7 @@ impl McpClientBuilder {
         self
     }
 
-    /// Starts the server, initializes the session and lists the tools.
+    /// Starts the server, initializes the connection and lists the tools.
     ///
     /// # Errors
     ///
@@ -167,10 +147,10 @@ impl McpClientBuilder {
             init_timeout: self.init_timeout,
             max_message_bytes: self.max_message_bytes,
             progress: Arc::default(),
-            session: tokio::sync::Mutex::new(None),
+            connection: tokio::sync::Mutex::new(None),
         });
-        let session = inner.start().await?;
-        let listed = tokio::time::timeout(inner.init_timeout, list_tools(&inner, &session))
+        let connection = inner.start().await?;
+        let listed = tokio::time::timeout(inner.init_timeout, list_tools(&inner, &connection))
             .await
             .map_err(|_| {
                 inner.handshake(format!(
@@ -178,7 +158,7 @@ impl McpClientBuilder {
                     crate::figures::DisplayDuration(inner.init_timeout)
                 ))
             })??;
-        *inner.session.lock().await = Some(Arc::new(session));
+        *inner.connection.lock().await = Some(Arc::new(connection));
         let mut names = std::collections::HashSet::new();
         let tools = listed
             .into_iter()
@@ -219,9 +199,9 @@ impl McpClientBuilder {
 /// tools from at most [`caps::MAX_LIST_PAGES`] pages; a cursor given twice ends the listing.
 async fn list_tools(
     inner: &Inner,
-    session: &super::connection::Session,
+    connection: &super::connection::Connection,
 ) -> Result<Vec<rmcp::model::Tool>, McpClientError> {
-    let peer = session.service.peer();
+    let peer = connection.service.peer();
     let mut tools = Vec::new();
     let mut cursor: Option<String> = None;
     let mut seen = std::collections::HashSet::new();

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 use super::McpClientError;
+use crate::mcp::target::Target;
 
 /// One server of an `mcpServers` configuration, as Claude Desktop, Claude Code and Cursor
 /// write it: a command to start (`command`, `args`, `env`, `cwd`), or a streamable HTTP
@@ -287,6 +288,34 @@ pub fn parse_servers_config(text: &str) -> Result<Vec<(String, ServerConfig)>, M
         }
     }
     Ok(servers.into_iter().collect())
+}
+
+impl ServerConfig {
+    /// Where this configuration (expanded) says the server is: a `command` or a `url`, not both
+    /// and not neither; a `url` needs the `mcp-http` feature.
+    pub(crate) fn target(&self, server: &str) -> Result<Target, McpClientError> {
+        match (&self.command, &self.url) {
+            (Some(program), None) => Ok(Target::Command {
+                program: program.clone(),
+                args: self.args.clone(),
+                env: self.env.clone(),
+                cwd: self.cwd.clone(),
+            }),
+            #[cfg(feature = "mcp-http")]
+            (None, Some(url)) => Ok(Target::Url {
+                url: url.clone(),
+                headers: self.headers.clone(),
+            }),
+            #[cfg(not(feature = "mcp-http"))]
+            (None, Some(_)) => Err(McpClientError::Config(ConfigError::NoHttp {
+                server: server.to_owned(),
+            })),
+            (command, _) => Err(McpClientError::Config(ConfigError::Target {
+                server: server.to_owned(),
+                both: command.is_some(),
+            })),
+        }
+    }
 }
 
 #[cfg(test)]

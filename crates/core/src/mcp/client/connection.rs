@@ -1,4 +1,4 @@
-//! One session with a server: starting it (a child process, or an HTTP endpoint), initializing
+//! One connection with a server: starting it (a child process, or an HTTP endpoint), initializing
 //! it within the init timeout, and starting it again after it died.
 
 use std::sync::Arc;
@@ -9,10 +9,10 @@ use rmcp::service::{RoleClient, RunningService};
 use tokio_util::sync::CancellationToken;
 
 use super::McpClientError;
-use super::builder::Target;
 use super::progress::{Handler, Progress, Routed};
 use crate::figures::DisplayDuration;
 use crate::mcp::child::{self, Process};
+use crate::mcp::target::Target;
 use crate::mcp::transport::LineTransport;
 use crate::tool::ToolError;
 
@@ -24,15 +24,15 @@ pub(super) struct Inner {
     pub(super) max_message_bytes: usize,
     /// Where each running call's progress goes, by the progress token of its request.
     pub(super) progress: Progress,
-    /// The live session, if any: `None` before the first connect after the server died.
-    pub(super) session: tokio::sync::Mutex<Option<Arc<Session>>>,
+    /// The live connection, if any: `None` before the first connect after the server died.
+    pub(super) connection: tokio::sync::Mutex<Option<Arc<Connection>>>,
 }
 
-/// One session with the server: the service and, for a command, its process.
-pub(super) struct Session {
+/// One connection with the server: the service and, for a command, its process.
+pub(super) struct Connection {
     pub(super) service: RunningService<RoleClient, Handler>,
     /// The server's process (killed on drop) and, on Unix, everything it started (`npx` starts
-    /// node, which starts the server; a server may `setsid` a helper): killed when the session
+    /// node, which starts the server; a server may `setsid` a helper): killed when the connection
     /// ends.
     pub(super) _process: Option<Process>,
 }
@@ -61,16 +61,16 @@ impl Inner {
         }
     }
 
-    /// Starts the server and initializes a session, within the init timeout: a command's
+    /// Starts the server and initializes a connection, within the init timeout: a command's
     /// process, or an HTTP endpoint. A server of MCP 2026-07-28 only refuses the handshake
     /// naming that version: it is spoken to without one (rmcp's `Discover` lifecycle).
-    pub(super) async fn start(&self) -> Result<Session, McpClientError> {
+    pub(super) async fn start(&self) -> Result<Connection, McpClientError> {
         let handler = Handler {
             progress: Arc::clone(&self.progress),
         };
         match &self.target {
-            Target::Stdio {
-                command,
+            Target::Command {
+                program: command,
                 args,
                 env,
                 cwd,
@@ -91,8 +91,11 @@ impl Inner {
                 };
                 self.start_command(handler.clone(), spawn).await
             }
+            #[cfg(not(feature = "mcp-http"))]
+            Target::Url { .. } => Err(self
+                .handshake("is reached over HTTP, which needs the `mcp-http` feature".to_owned())),
             #[cfg(feature = "mcp-http")]
-            Target::Http { url, headers } => {
+            Target::Url { url, headers } => {
                 let custom = self.http_headers(headers)?;
                 let transport = || {
                     let config = rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(url.as_str())
@@ -115,7 +118,7 @@ impl Inner {
         ))
     }
 
-    /// A session with a server of 2026-07-28 only, over `transport`: discovered, no handshake.
+    /// A connection with a server of 2026-07-28 only, over `transport`: discovered, no handshake.
     async fn discover<T, E, A>(
         &self,
         handler: Handler,
@@ -139,13 +142,13 @@ impl Inner {
         }
     }
 
-    /// A command's session: `spawn` starts its process; a server of 2026-07-28 only is started
+    /// A command's connection: `spawn` starts its process; a server of 2026-07-28 only is started
     /// again and discovered. A refusal is the server's own words; a process that ended says why.
     async fn start_command<T, E, A>(
         &self,
         handler: Handler,
         spawn: impl Fn() -> Result<(Process, T), McpClientError>,
-    ) -> Result<Session, McpClientError>
+    ) -> Result<Connection, McpClientError>
     where
         T: rmcp::transport::IntoTransport<RoleClient, E, A>,
         E: std::error::Error + Send + Sync + 'static,
@@ -160,7 +163,7 @@ impl Inner {
                 drop(process);
                 let (process, transport) = spawn()?;
                 let service = self.discover(handler, transport).await?;
-                return Ok(Session {
+                return Ok(Connection {
                     service,
                     _process: Some(process),
                 });
@@ -180,20 +183,20 @@ impl Inner {
             }
             Err(_) => return Err(self.late()),
         };
-        Ok(Session {
+        Ok(Connection {
             service,
             _process: Some(process),
         })
     }
 
-    /// An HTTP endpoint's session over `transport`'s connections; a server of 2026-07-28 only
+    /// An HTTP endpoint's connection over `transport`; a server of 2026-07-28 only
     /// is discovered.
     #[cfg(feature = "mcp-http")]
     async fn start_http<T, E, A>(
         &self,
         handler: Handler,
         transport: impl Fn() -> T,
-    ) -> Result<Session, McpClientError>
+    ) -> Result<Connection, McpClientError>
     where
         T: rmcp::transport::IntoTransport<RoleClient, E, A>,
         E: std::error::Error + Send + Sync + 'static,
@@ -211,7 +214,7 @@ impl Inner {
             }
             Err(_) => return Err(self.late()),
         };
-        Ok(Session {
+        Ok(Connection {
             service,
             _process: None,
         })
@@ -241,28 +244,36 @@ impl Inner {
         Ok(custom)
     }
 
-    /// The live session, started anew if the server died.
-    pub(super) async fn session(&self) -> Result<Arc<Session>, ToolError> {
-        let mut slot = self.session.lock().await;
-        if let Some(session) = slot.as_ref()
-            && !session.service.is_closed()
-            && !session.service.peer().is_transport_closed()
+    /// The live connection, started anew if the server died.
+    pub(super) async fn connection(&self) -> Result<Arc<Connection>, ToolError> {
+        let mut slot = self.connection.lock().await;
+        if let Some(connection) = slot.as_ref()
+            && !connection.service.is_closed()
+            && !connection.service.peer().is_transport_closed()
         {
-            return Ok(Arc::clone(session));
+            return Ok(Arc::clone(connection));
         }
         *slot = None;
-        let session = Arc::new(self.start().await.map_err(|error| {
+        let connection = Arc::new(self.start().await.map_err(|error| {
             ToolError::failed(format!("{error}; the next call tries to start it again"))
         })?);
-        *slot = Some(Arc::clone(&session));
-        Ok(session)
+        *slot = Some(Arc::clone(&connection));
+        Ok(connection)
     }
 
-    /// Forgets `session` (if it is still the live one) after it failed mid-call, and the error
+    /// Forgets `connection` (if it is still the live one) after it failed mid-call, and the error
     /// the call gets.
-    pub(super) async fn ended(&self, session: &Arc<Session>, tool: &str, why: &str) -> ToolError {
-        let mut slot = self.session.lock().await;
-        if slot.as_ref().is_some_and(|live| Arc::ptr_eq(live, session)) {
+    pub(super) async fn ended(
+        &self,
+        connection: &Arc<Connection>,
+        tool: &str,
+        why: &str,
+    ) -> ToolError {
+        let mut slot = self.connection.lock().await;
+        if slot
+            .as_ref()
+            .is_some_and(|live| Arc::ptr_eq(live, connection))
+        {
             *slot = None;
         }
         ToolError::failed(format!(

@@ -125,7 +125,7 @@ fn link_line(link: &rmcp::model::Resource) -> String {
     about.extend(link.mime_type.clone());
     about.extend(
         link.size
-            .map(|size| format!("{} bytes", crate::trim::grouped(size))),
+            .map(|size| format!("{} bytes", crate::figures::grouped(size))),
     );
     let mut line = format!("[resource link: {}", link.name);
     if !about.is_empty() {
@@ -182,7 +182,7 @@ async fn binary(what: &str, mime_type: &str, base64: String, cx: &ToolContext) -
     );
     format!(
         "[{what}: {mime_type}, about {} bytes, {kept}]",
-        crate::trim::grouped(bytes)
+        crate::figures::grouped(bytes)
     )
 }
 

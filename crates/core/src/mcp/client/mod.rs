@@ -16,7 +16,6 @@ mod content;
 mod progress;
 mod tool;
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,8 +25,8 @@ pub use config::{
     ConfigError, ServerConfig, ToolsConfig, Unexpanded, expand_config, parse_servers_config,
 };
 
+use crate::mcp::target::Target;
 use crate::tool::DynTool;
-use builder::Target;
 use connection::Inner;
 
 /// How long a server has to answer `initialize` (and `tools/list`) by default.
@@ -102,15 +101,7 @@ impl McpClient {
     /// A server started as `command` and spoken to on its stdin and stdout; add arguments and
     /// environment on the builder. Its stderr is this process's.
     pub fn stdio(name: impl Into<String>, command: impl Into<String>) -> McpClientBuilder {
-        McpClientBuilder::new(
-            name,
-            Target::Stdio {
-                command: command.into(),
-                args: Vec::new(),
-                env: BTreeMap::new(),
-                cwd: None,
-            },
-        )
+        McpClientBuilder::new(name, Target::command(command))
     }
 
     /// A server at a streamable HTTP endpoint (`http://127.0.0.1:8000/mcp`). For `https`,
@@ -118,13 +109,7 @@ impl McpClient {
     #[cfg(feature = "mcp-http")]
     #[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
     pub fn http(name: impl Into<String>, url: impl Into<String>) -> McpClientBuilder {
-        McpClientBuilder::new(
-            name,
-            Target::Http {
-                url: url.into(),
-                headers: BTreeMap::new(),
-            },
-        )
+        McpClientBuilder::new(name, Target::url(url))
     }
 
     /// A server as a configuration file describes it ([`parse_servers_config`]), with
@@ -140,33 +125,8 @@ impl McpClient {
     ) -> Result<McpClientBuilder, McpClientError> {
         let name = name.into();
         let config = &expand_config(&name, config)?;
-        match (&config.command, &config.url) {
-            (Some(command), None) => Ok(McpClientBuilder::new(
-                name,
-                Target::Stdio {
-                    command: command.clone(),
-                    args: config.args.clone(),
-                    env: config.env.clone(),
-                    cwd: config.cwd.clone(),
-                },
-            )),
-            #[cfg(feature = "mcp-http")]
-            (None, Some(url)) => Ok(McpClientBuilder::new(
-                name,
-                Target::Http {
-                    url: url.clone(),
-                    headers: config.headers.clone(),
-                },
-            )),
-            #[cfg(not(feature = "mcp-http"))]
-            (None, Some(_)) => Err(McpClientError::Config(ConfigError::NoHttp {
-                server: name.to_owned(),
-            })),
-            _ => Err(McpClientError::Config(ConfigError::Target {
-                server: name.to_owned(),
-                both: config.command.is_some(),
-            })),
-        }
+        let target = config.target(&name)?;
+        Ok(McpClientBuilder::new(name, target))
     }
 
     /// The server's name.
@@ -179,10 +139,10 @@ impl McpClient {
         self.tools.as_ref().clone()
     }
 
-    /// Ends the session and stops the server (its whole process group, for a command). Calls
+    /// Ends the connection and stops the server (its whole process group, for a command). Calls
     /// made afterwards start it again. Dropping the last clone of the client does the same.
     pub async fn shutdown(&self) {
-        let session = self.inner.session.lock().await.take();
-        drop(session);
+        let connection = self.inner.connection.lock().await.take();
+        drop(connection);
     }
 }

@@ -154,7 +154,7 @@ fn route_log(progress: &Progress, params: LoggingMessageNotificationParam) {
         data = Value::String(format!(
             "{}… [toolsmith: log message cut from {} bytes]",
             &text[..end],
-            crate::trim::grouped(text.len())
+            crate::figures::grouped(text.len())
         ));
     }
     let routes = crate::sync::lock(progress);

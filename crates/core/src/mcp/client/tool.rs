@@ -16,12 +16,12 @@ use super::PREFIX_SEPARATOR;
 use super::connection::Inner;
 use super::progress::{PROGRESS_BACKLOG, ProgressRoute, Reported, Route};
 use crate::artifacts::READ_ARTIFACT;
+use crate::figures::grouped;
 use crate::mcp::wire::ANSWER_TOO_LARGE;
 use crate::tool::{
     Audience, CallArgs, DynTool, ToolAnnotations, ToolContext, ToolError, ToolLimits, ToolOutput,
     ToolSpec,
 };
-use crate::trim::grouped;
 
 /// One tool of a server.
 pub(super) struct RemoteTool {
@@ -145,8 +145,8 @@ impl DynTool for RemoteTool {
                 "the arguments must be a JSON object",
             ));
         };
-        let session = self.inner.session().await?;
-        let peer = session.service.peer().clone();
+        let connection = self.inner.connection().await?;
+        let peer = connection.service.peer().clone();
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(
             CallToolRequestParams::new(self.remote.clone()).with_arguments(arguments),
         ));
@@ -158,7 +158,7 @@ impl DynTool for RemoteTool {
             Err(error) => {
                 return Err(self
                     .inner
-                    .ended(&session, &self.remote, &error.to_string())
+                    .ended(&connection, &self.remote, &error.to_string())
                     .await);
             }
         };
@@ -222,11 +222,11 @@ impl DynTool for RemoteTool {
             ))),
             Ok(Err(error)) => Err(self
                 .inner
-                .ended(&session, &self.remote, &error.to_string())
+                .ended(&connection, &self.remote, &error.to_string())
                 .await),
             Err(_) => Err(self
                 .inner
-                .ended(&session, &self.remote, "its connection closed")
+                .ended(&connection, &self.remote, "its connection closed")
                 .await),
         }
     }

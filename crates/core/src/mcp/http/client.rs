@@ -11,9 +11,9 @@ use futures_util::StreamExt as _;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use crate::figures::grouped;
 use crate::mcp::link::{Link, QUEUE};
 use crate::mcp::wire::{self, Received};
-use crate::trim::grouped;
 
 const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";

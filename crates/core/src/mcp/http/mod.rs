@@ -114,6 +114,34 @@ pub(crate) fn over_streams(
     })
 }
 
+/// Whether `store` can keep the endpoint's clients apart (each session's or principal's
+/// artifacts read by it alone): tried before a client comes, so a store that cannot is
+/// refused at the start.
+pub(crate) fn check_apart(
+    store: &dyn crate::artifacts::ArtifactStore,
+) -> Result<(), crate::artifacts::ArtifactError> {
+    let owner =
+        crate::artifacts::ArtifactId::generate().and_then(|id| Owner::session(id.as_str()))?;
+    drop(store.scoped(&owner)?);
+    Ok(())
+}
+
+/// The part of `store` a session's artifacts go to and are read from: `owner`'s alone. Where
+/// the store cannot give it one (it could at the start), the session keeps its artifacts in
+/// memory until it ends, logged.
+pub(crate) fn store_for(
+    store: &Arc<dyn crate::artifacts::ArtifactStore>,
+    owner: &Owner,
+) -> Arc<dyn crate::artifacts::ArtifactStore> {
+    store.scoped(owner).unwrap_or_else(|error| {
+        tracing::warn!(
+            "the artifacts of {owner} cannot be kept apart ({error}); its session keeps them in \
+             memory until it ends"
+        );
+        Arc::new(crate::artifacts::MemoryStore::new())
+    })
+}
+
 /// Why an HTTP endpoint could not serve, a variant a caller can match.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

@@ -33,6 +33,119 @@ enum Unread {
     Broken,
 }
 
+/// What puts the client's id back on every line that carries the endpoint's (`own`) for a
+/// 2026-07-28 request: an answer's id, a listen's frame's subscription id.
+fn restorer(own: Value, client_id: Value) -> impl Fn(String) -> String + Send + 'static {
+    move |line: String| -> String {
+        match wire::parse(line.as_bytes()) {
+            Received::Message(mut answer) if answer.method.is_none() => {
+                answer.id = Some(client_id.clone());
+                answer.line()
+            }
+            Received::Message(_) if line.contains(era::SUBSCRIPTION_ID_KEY) => {
+                let mut frame: Value = serde_json::from_str(&line).unwrap_or_default();
+                let tagged = &mut frame["params"]["_meta"][era::SUBSCRIPTION_ID_KEY];
+                if *tagged == own {
+                    *tagged = client_id.clone();
+                }
+                frame.to_string()
+            }
+            _ => line,
+        }
+    }
+}
+
+/// Relays the rest of a 2026-07-28 request's lines to its stream of events, restored; a client
+/// that closes the stream before the answer cancels the request (`own`, the endpoint's id).
+async fn relay_rest(
+    mut answers: mpsc::Receiver<String>,
+    relay: mpsc::Sender<String>,
+    restore: impl Fn(String) -> String,
+    live: Arc<table::LiveSession>,
+    own: Value,
+) {
+    loop {
+        tokio::select! {
+            line = answers.recv() => {
+                let Some(line) = line else { return };
+                if relay.send(restore(line)).await.is_err() {
+                    break;
+                }
+            }
+            () = relay.closed() => break,
+        }
+    }
+    crate::sync::lock(&live.router).abandon(&own.to_string());
+    let cancel = wire::notification(
+        "notifications/cancelled",
+        Some(wire::raw(&serde_json::json!({
+            "requestId": own,
+            "reason": "the client closed its stream",
+        }))),
+    );
+    if let Received::Message(cancel) = wire::parse(cancel.as_bytes()) {
+        let _ = live.to_session.send(Received::Message(cancel)).await;
+    }
+}
+
+/// What the endpoint needs to know of a posted message before it routes it.
+struct Posted {
+    is_initialize: bool,
+    is_call: bool,
+    /// A request's id, as the router keys it (`None`: a notification, or an answer).
+    request_id: Option<String>,
+    /// Its progress token, as the router keys it.
+    token: String,
+}
+
+impl Posted {
+    fn of(received: &Received) -> Self {
+        match received {
+            Received::Message(message) => Posted {
+                is_initialize: message.method.as_deref() == Some("initialize"),
+                is_call: message.method.as_deref() == Some("tools/call"),
+                request_id: message
+                    .id
+                    .as_ref()
+                    .filter(|_| message.method.is_some())
+                    .map(Value::to_string),
+                token: message.params_value()["_meta"]["progressToken"].to_string(),
+            },
+            Received::Unreadable { .. } => Posted {
+                is_initialize: false,
+                is_call: false,
+                request_id: None,
+                token: String::new(),
+            },
+        }
+    }
+}
+
+impl Unread {
+    /// The answer to a body that was not read, saying why.
+    fn response(self) -> Response<Body> {
+        match self {
+            Unread::TooLarge => json_error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                wire::INVALID_REQUEST,
+                "the message is over the limit of 16 MiB and was not read",
+            ),
+            Unread::Busy => {
+                let mut response = json_error(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    wire::INVALID_REQUEST,
+                    "the server is reading as many bytes of messages as it takes at once; retry shortly",
+                );
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+                response
+            }
+            Unread::Broken => full(StatusCode::BAD_REQUEST, "the body could not be read"),
+        }
+    }
+}
+
 impl Endpoint {
     pub(super) async fn handle(&self, request: Request<Incoming>) -> Response<Body> {
         if request.uri().path() == METRICS_PATH
@@ -161,6 +274,9 @@ impl Endpoint {
         Ok((read.freeze(), held))
     }
 
+    /// A POST: the body read within the limits, the principal's rate limits taken for a
+    /// request, then a request of 2026-07-28 served on its own, or a message of a session
+    /// (an `initialize` opening one) put on its session.
     async fn post(
         &self,
         request: Request<Incoming>,
@@ -179,124 +295,106 @@ impl Endpoint {
             method: header(era::METHOD_HEADER),
             name: header(era::NAME_HEADER),
         };
-        let (body, _held) = match self.body(request).await {
+        let (body, _reading) = match self.body(request).await {
             Ok(read) => read,
-            Err(Unread::TooLarge) => {
-                return json_error(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    wire::INVALID_REQUEST,
-                    "the message is over the limit of 16 MiB and was not read",
-                );
-            }
-            Err(Unread::Busy) => {
-                let mut response = json_error(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    wire::INVALID_REQUEST,
-                    "the server is reading as many bytes of messages as it takes at once; retry shortly",
-                );
-                response
-                    .headers_mut()
-                    .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
-                return response;
-            }
-            Err(Unread::Broken) => {
-                return full(StatusCode::BAD_REQUEST, "the body could not be read");
-            }
+            Err(unread) => return unread.response(),
         };
         let received = wire::parse(&body);
         drop(body);
-        let (is_initialize, is_call, request_id, token) = match &received {
-            Received::Message(message) => (
-                message.method.as_deref() == Some("initialize"),
-                message.method.as_deref() == Some("tools/call"),
-                message
-                    .id
-                    .as_ref()
-                    .filter(|_| message.method.is_some())
-                    .map(Value::to_string),
-                message.params_value()["_meta"]["progressToken"].to_string(),
-            ),
-            Received::Unreadable { .. } => (false, false, None, String::new()),
+        let posted = Posted::of(&received);
+        let held = match self.take_limits(&posted, credential) {
+            Ok(held) => held,
+            Err(refused) => return *refused,
         };
-        // Limits count requests (not notifications or answers, which finish what is running).
-        let principal = self.credentials.principal(credential).unwrap_or_default();
-        let mut held = limits::Held::default();
-        if request_id.is_some() {
-            let taken = self.limiter.request(principal).and_then(|()| {
-                if is_call {
-                    held = self.limiter.call(principal)?;
-                }
-                Ok(())
-            });
-            if let Err(refused) = taken {
-                return too_many(refused);
-            }
-        }
         // No session named and no handshake: a request of 2026-07-28, on its own (an
         // `initialize` naming 2026-07-28 too: it is answered that there is no handshake).
         let modern_header = era_headers.version.as_deref() == Some(era::MODERN);
-        if session.is_none() && (!is_initialize || modern_header) {
-            let modern = match &received {
-                Received::Message(message) => {
-                    era_headers.version.is_some()
-                        || era::has_envelope(Some(&message.params_value()))
-                }
-                Received::Unreadable { .. } => era_headers.version.is_some(),
-            };
+        if session.is_none() && (!posted.is_initialize || modern_header) {
+            let modern = era_headers.version.is_some()
+                || matches!(&received, Received::Message(message)
+                    if era::has_envelope(Some(&message.params_value())));
             if modern {
                 return self
                     .post_modern(received, era_headers, credential, held)
                     .await;
             }
         }
-        let (id, live) = match (session, is_initialize) {
-            (None, true) => match self.open(credential) {
-                Ok(opened) => opened,
-                Err(refused) => return *refused,
-            },
-            (Some(id), _) => match self.table.get(&id, credential) {
-                Some(live) => (id, live),
-                None => {
-                    return json_error(
-                        StatusCode::NOT_FOUND,
-                        wire::INVALID_REQUEST,
-                        "no such session (it ended or never was); initialize a new one",
-                    );
-                }
-            },
-            (None, false) => {
-                return json_error(
-                    StatusCode::BAD_REQUEST,
-                    wire::INVALID_REQUEST,
-                    "no `Mcp-Session-Id`: send `initialize` first, then its session id with every request",
-                );
-            }
+        let (id, live) = match self.session_of(session, posted.is_initialize, credential) {
+            Ok(found) => found,
+            Err(refused) => return *refused,
         };
-        let Some(request_id) = request_id else {
-            // A notification or an answer: accepted, nothing to stream back.
-            let unreadable = matches!(received, Received::Unreadable { .. });
-            let _ = live.to_session.send(received).await;
-            let mut response = full(
-                if unreadable {
+        let mut response = match posted.request_id {
+            Some(request_id) => {
+                let (stream, answers) = mpsc::channel(QUEUE);
+                crate::sync::lock(&live.router).wait(request_id, posted.token, stream);
+                let _ = live.to_session.send(received).await;
+                sse(answers, held)
+            }
+            None => {
+                // A notification or an answer: accepted, nothing to stream back.
+                let unreadable = matches!(received, Received::Unreadable { .. });
+                let _ = live.to_session.send(received).await;
+                let status = if unreadable {
                     StatusCode::BAD_REQUEST
                 } else {
                     StatusCode::ACCEPTED
-                },
-                "",
-            );
-            response
-                .headers_mut()
-                .insert(SESSION_HEADER, header_value(&id));
-            return response;
+                };
+                full(status, "")
+            }
         };
-        let (stream, answers) = mpsc::channel(QUEUE);
-        crate::sync::lock(&live.router).wait(request_id, token, stream);
-        let _ = live.to_session.send(received).await;
-        let mut response = sse(answers, held);
         response
             .headers_mut()
             .insert(SESSION_HEADER, header_value(&id));
         response
+    }
+
+    /// The principal's limits for a request: one more request, and one more call for a tool
+    /// call (held while it runs). Notifications and answers take none: they finish what runs.
+    fn take_limits(
+        &self,
+        posted: &Posted,
+        credential: Credential,
+    ) -> Result<limits::Held, Box<Response<Body>>> {
+        let principal = self.credentials.principal(credential).unwrap_or_default();
+        let mut held = limits::Held::default();
+        if posted.request_id.is_some() {
+            let taken = self.limiter.request(principal).and_then(|()| {
+                if posted.is_call {
+                    held = self.limiter.call(principal)?;
+                }
+                Ok(())
+            });
+            if let Err(refused) = taken {
+                return Err(Box::new(too_many(refused)));
+            }
+        }
+        Ok(held)
+    }
+
+    /// The session a message of the handshake era goes to: a new one for `initialize`, the
+    /// one it names otherwise (the credential's own), or why there is none.
+    fn session_of(
+        &self,
+        session: Option<String>,
+        is_initialize: bool,
+        credential: Credential,
+    ) -> Result<(String, Arc<table::LiveSession>), Box<Response<Body>>> {
+        match (session, is_initialize) {
+            (None, true) => self.open(credential),
+            (Some(id), _) => match self.table.get(&id, credential) {
+                Some(live) => Ok((id, live)),
+                None => Err(Box::new(json_error(
+                    StatusCode::NOT_FOUND,
+                    wire::INVALID_REQUEST,
+                    "no such session (it ended or never was); initialize a new one",
+                ))),
+            },
+            (None, false) => Err(Box::new(json_error(
+                StatusCode::BAD_REQUEST,
+                wire::INVALID_REQUEST,
+                "no `Mcp-Session-Id`: send `initialize` first, then its session id with every request",
+            ))),
+        }
     }
 
     /// A 2026-07-28 request: checked as the version asks (its envelope, its headers), then
@@ -357,28 +455,7 @@ impl Endpoint {
             crate::sync::lock(&live.router).wait(own.to_string(), token, stream);
         }
         let _ = live.to_session.send(Received::Message(message)).await;
-        // The client's id back on every line that carries the endpoint's: an answer's id, a
-        // listen's frame's subscription id.
-        let restore = {
-            let own = own.clone();
-            move |line: String| -> String {
-                match wire::parse(line.as_bytes()) {
-                    Received::Message(mut answer) if answer.method.is_none() => {
-                        answer.id = Some(client_id.clone());
-                        answer.line()
-                    }
-                    Received::Message(_) if line.contains(era::SUBSCRIPTION_ID_KEY) => {
-                        let mut frame: Value = serde_json::from_str(&line).unwrap_or_default();
-                        let tagged = &mut frame["params"]["_meta"][era::SUBSCRIPTION_ID_KEY];
-                        if *tagged == own {
-                            *tagged = client_id.clone();
-                        }
-                        frame.to_string()
-                    }
-                    _ => line,
-                }
-            }
-        };
+        let restore = restorer(own.clone(), client_id);
         let Some(first) = answers.recv().await else {
             return json_error(
                 StatusCode::INTERNAL_SERVER_ERROR,
@@ -400,31 +477,7 @@ impl Endpoint {
         // stream of events.
         let (relay, events) = mpsc::channel(QUEUE);
         let _ = relay.send(restore(first)).await;
-        tokio::spawn(async move {
-            loop {
-                tokio::select! {
-                    line = answers.recv() => {
-                        let Some(line) = line else { return };
-                        if relay.send(restore(line)).await.is_err() {
-                            break;
-                        }
-                    }
-                    () = relay.closed() => break,
-                }
-            }
-            // The client closed the stream before its answer: the request is cancelled.
-            crate::sync::lock(&live.router).abandon(&own.to_string());
-            let cancel = wire::notification(
-                "notifications/cancelled",
-                Some(wire::raw(&serde_json::json!({
-                    "requestId": own,
-                    "reason": "the client closed its stream",
-                }))),
-            );
-            if let Received::Message(cancel) = wire::parse(cancel.as_bytes()) {
-                let _ = live.to_session.send(Received::Message(cancel)).await;
-            }
-        });
+        tokio::spawn(relay_rest(answers, relay, restore, live, own));
         sse(events, held)
     }
 

@@ -7,9 +7,10 @@ use serde_json::{Value, json};
 use super::media::media_of;
 use super::store::{store, store_and_give_back, store_media};
 use super::structure::kept_as;
-use super::{Fitting, MAX_BLOCKS, Report, full_output, link};
+use super::{Fitting, MAX_BLOCKS, Report, artifact_link, full_output};
+use crate::figures::grouped;
 use crate::tool::left_out_note;
-use crate::trim::{self, Continuation, FullOutput, TrimStyle, grouped};
+use crate::trim::{self, Continuation, FullOutput, TrimStyle};
 
 /// A block as the fitter sees it.
 pub(super) enum Kind {
@@ -340,7 +341,7 @@ async fn share_texts(
         let (stored, text) = store_and_give_back(fitting, text).await;
         report.kept(&stored);
         // The link's chars come out of the text's share: together they fit it.
-        let link = link::after_cut(&stored, share);
+        let link = artifact_link::after_cut(&stored, share);
         let share = share - link.as_ref().map_or(0, visible_chars);
         let continuation =
             Continuation::from(full_output(&stored)).with_token_cap(fitting.marker_token_cap);

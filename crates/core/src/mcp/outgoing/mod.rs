@@ -16,7 +16,7 @@
 //!    (each block's bytes, the result's count) stored and noted — media are not text and do not
 //!    count; other blocks (resource links, unknown types) up to half the cap, the rest kept as
 //!    one artifact; texts share what is left max-min fairly, a text over its share cut with
-//!    the marker and followed by its link ([`link`]) where the link costs little.
+//!    the marker and followed by its link to the artifact ([`artifact_link`]) where the link costs little.
 //! 5. **Tokens** ([`tokens`]): with a cap in tokens, steps 1–4 are run again at the allowance in
 //!    chars that holds what a reader sees within it, each text stored once.
 //!
@@ -38,16 +38,16 @@ use crate::trim::{self, Continuation, FullOutput, TrimStyle};
 use blocks::Blocks;
 use tokens::{hold_tokens, tokens_seen};
 
+mod artifact_link;
 mod blocks;
-mod link;
 mod media;
 mod resource;
 mod store;
 pub(crate) mod structure;
 mod tokens;
 
+pub(crate) use artifact_link::{link_after_cut, link_chars};
 pub(crate) use blocks::visible_chars;
-pub(crate) use link::{link_after_cut, link_chars};
 pub(crate) use media::media_block;
 pub(crate) use resource::resource_contents;
 use store::StoreOutcome;

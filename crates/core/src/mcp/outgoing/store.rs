@@ -25,10 +25,7 @@ impl Stored {
     }
 
     pub(super) fn get(&self, key: u64) -> Option<StoreOutcome> {
-        let written = self
-            .written
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let written = crate::sync::lock(&self.written);
         written
             .iter()
             .find(|(k, _)| *k == key)
@@ -37,10 +34,7 @@ impl Stored {
 
     /// Every artifact written, in order.
     pub(super) fn written(&self) -> Vec<ArtifactId> {
-        let written = self
-            .written
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let written = crate::sync::lock(&self.written);
         written
             .iter()
             .filter_map(|(_, stored)| stored.as_ref().ok().map(|(id, _)| id.clone()))
@@ -48,10 +42,7 @@ impl Stored {
     }
 
     pub(super) fn put(&self, key: u64, stored: &StoreOutcome) {
-        let mut written = self
-            .written
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut written = crate::sync::lock(&self.written);
         written.push((key, stored.clone()));
     }
 }

@@ -25,7 +25,7 @@ use crate::trim::Continuation;
 pub(crate) use crate::structure::OutputSchema;
 
 use crate::artifacts::{ArtifactId, READ_ARTIFACT};
-use crate::trim::grouped;
+use crate::figures::grouped;
 
 /// A result's structure and content as they go.
 #[derive(Debug, Default)]

@@ -296,11 +296,7 @@ impl Proxy {
     #[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
     pub async fn serve_http(self, options: HttpOptions) -> Result<HttpServer, ProxyError> {
         let settings = self.settings()?;
-        // A store that cannot keep clients apart is refused before a client comes.
-        let probe = crate::artifacts::ArtifactId::generate()
-            .and_then(|id| crate::artifacts::Owner::session(id.as_str()))
-            .and_then(|owner| settings.fitting.store.scoped(&owner));
-        drop(probe.map_err(ProxyError::Artifacts)?);
+        http::check_apart(settings.fitting.store.as_ref()).map_err(ProxyError::Artifacts)?;
         let metrics = crate::mcp::Metrics::new(options.metrics.clone());
         if let Some(shared) = settings.shared.clone() {
             shared.count_into(metrics.clone());
@@ -314,15 +310,8 @@ impl Proxy {
         }
         let sessions: http::Sessions = Arc::new(move |link, owner, telemetry| {
             // Each client reads only the artifacts of its own session (or principal).
-            let settings = settings
-                .scoped(&owner, Some(telemetry.clone()))
-                .or_else(|error| {
-                    tracing::warn!(
-                        "the artifacts of {owner} cannot be kept apart ({error}); its session \
-                         keeps them in memory until it ends"
-                    );
-                    settings.alone(Some(telemetry))
-                });
+            let store = http::store_for(&settings.fitting.store, &owner);
+            let settings = settings.over(store, Some(telemetry));
             let Ok(settings) = settings else {
                 // Its streams end unanswered rather than wait.
                 return Box::pin(async {});

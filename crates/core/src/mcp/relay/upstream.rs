@@ -2,8 +2,7 @@
 //! client's own `initialize`, and started again after it died.
 
 use crate::mcp::outgoing::Copies;
-use std::collections::BTreeMap;
-use std::path::PathBuf;
+pub(crate) use crate::mcp::target::Target;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,22 +16,6 @@ use crate::mcp::client::{ConfigError, McpClientError, ServerConfig, expand_confi
 use crate::mcp::link::{self, Link};
 use crate::mcp::wire;
 use crate::tool::OverCap;
-
-/// Where a server is.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Target {
-    Command {
-        program: String,
-        args: Vec<String>,
-        env: BTreeMap<String, String>,
-        cwd: Option<PathBuf>,
-    },
-    #[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
-    Url {
-        url: String,
-        headers: BTreeMap<String, String>,
-    },
-}
 
 /// When a server's tool (or prompt) names get the server's name in front
 /// (`git__status`).
@@ -92,12 +75,7 @@ impl Upstream {
     pub fn command(name: impl Into<String>, program: impl Into<String>) -> Self {
         Upstream {
             name: name.into(),
-            target: Target::Command {
-                program: program.into(),
-                args: Vec::new(),
-                env: BTreeMap::new(),
-                cwd: None,
-            },
+            target: Target::command(program),
             prefix: Prefix::default(),
             allow: Vec::new(),
             deny: Vec::new(),
@@ -112,10 +90,7 @@ impl Upstream {
     pub fn url(name: impl Into<String>, url: impl Into<String>) -> Self {
         Upstream {
             name: name.into(),
-            target: Target::Url {
-                url: url.into(),
-                headers: BTreeMap::new(),
-            },
+            target: Target::url(url),
             prefix: Prefix::default(),
             allow: Vec::new(),
             deny: Vec::new(),
@@ -138,31 +113,7 @@ impl Upstream {
     ) -> Result<Self, McpClientError> {
         let name = name.into();
         let config = expand_config(&name, config)?;
-        let target = match (config.command, config.url) {
-            (Some(program), None) => Target::Command {
-                program,
-                args: config.args,
-                env: config.env,
-                cwd: config.cwd,
-            },
-            #[cfg(feature = "mcp-http")]
-            (None, Some(url)) => Target::Url {
-                url,
-                headers: config.headers,
-            },
-            #[cfg(not(feature = "mcp-http"))]
-            (None, Some(_)) => {
-                return Err(McpClientError::Config(ConfigError::NoHttp {
-                    server: name.clone(),
-                }));
-            }
-            (command, _) => {
-                return Err(McpClientError::Config(ConfigError::Target {
-                    server: name.clone(),
-                    both: command.is_some(),
-                }));
-            }
-        };
+        let target = config.target(&name)?;
         let prefix = match config.prefix.as_deref() {
             None => Prefix::default(),
             Some(setting) => Prefix::from_setting(setting).ok_or_else(|| {
@@ -306,7 +257,7 @@ pub(crate) struct Live {
     _process: Option<Process>,
 }
 
-/// Limits of a connection.
+/// How a server is connected to: how long its start may take, the largest message it may send.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Connecting {
     pub(crate) init_timeout: Duration,
@@ -407,12 +358,12 @@ impl Warm {
 pub(crate) async fn start(
     upstream: &Upstream,
     params: &Value,
-    limits: Connecting,
+    connecting: Connecting,
     warm: Option<&Warm>,
     on_incoming: impl Fn(Arc<Peer>, Incoming) -> BoxFuture<'static, ()> + Send + Sync + 'static,
 ) -> Result<Live, String> {
     let waiting = warm.and_then(|warm| warm.take(upstream));
-    let started = start_with(upstream, params, limits, waiting, on_incoming).await;
+    let started = start_with(upstream, params, connecting, waiting, on_incoming).await;
     // The pool is filled again once no server is starting: a refill during a burst of sessions
     // would take the cores the burst's own starts need (measured: 50 sessions at once on 2
     // cores opened slower with a pool refilled at each take than with none).
@@ -428,7 +379,7 @@ pub(crate) async fn start(
 async fn start_with(
     upstream: &Upstream,
     params: &Value,
-    limits: Connecting,
+    connecting: Connecting,
     waiting: Option<Spawned>,
     on_incoming: impl Fn(Arc<Peer>, Incoming) -> BoxFuture<'static, ()> + Send + Sync + 'static,
 ) -> Result<Live, String> {
@@ -460,13 +411,13 @@ async fn start_with(
                 })?,
             };
             (
-                link::lines(stdout, stdin, limits.max_message_bytes),
+                link::lines(stdout, stdin, connecting.max_message_bytes),
                 Some(process),
             )
         }
         #[cfg(feature = "mcp-http")]
         Target::Url { url, headers } => (
-            crate::mcp::http::connect(url, headers, limits.max_message_bytes)
+            crate::mcp::http::connect(url, headers, connecting.max_message_bytes)
                 .map_err(|why| format!("MCP server `{name}` at {url}: {why}"))?,
             None,
         ),
@@ -480,14 +431,14 @@ async fn start_with(
     let link: Link = link;
     let peer = Peer::start(label, link, Side::Server, on_incoming);
     let pending = peer.request("initialize", Some(wire::raw(params))).await;
-    let answer = match tokio::time::timeout(limits.init_timeout, pending.answer()).await {
+    let answer = match tokio::time::timeout(connecting.init_timeout, pending.answer()).await {
         Ok(Ok(result)) => serde_json::from_str(result.get()).unwrap_or(Value::Null),
         Ok(Err(error)) => {
             let error = serde_json::from_str(error.get()).unwrap_or(Value::Null);
             // A server of 2026-07-28 only refuses the handshake naming the version it speaks:
             // it is spoken to without one, every request carrying the client's envelope.
             if speaks_modern_only(&error) {
-                let initialized = discover(&peer, params, limits, name).await?;
+                let initialized = discover(&peer, params, connecting, name).await?;
                 return Ok(Live {
                     peer,
                     initialized,
@@ -510,7 +461,7 @@ async fn start_with(
         Err(_) => {
             return Err(format!(
                 "MCP server `{name}` did not answer `initialize` within {}",
-                DisplayDuration(limits.init_timeout)
+                DisplayDuration(connecting.init_timeout)
             ));
         }
     };
@@ -537,7 +488,7 @@ fn speaks_modern_only(error: &Value) -> bool {
 async fn discover(
     peer: &Arc<Peer>,
     params: &Value,
-    limits: Connecting,
+    connecting: Connecting,
     name: &str,
 ) -> Result<Value, String> {
     let mut envelope = serde_json::Map::new();
@@ -557,23 +508,23 @@ async fn discover(
     }
     peer.speak_modern(envelope);
     let pending = peer.request("server/discover", None).await;
-    let discovered: Value = match tokio::time::timeout(limits.init_timeout, pending.answer()).await
-    {
-        Ok(Ok(result)) => serde_json::from_str(result.get()).unwrap_or(Value::Null),
-        Ok(Err(error)) => {
-            let error = serde_json::from_str(error.get()).unwrap_or(Value::Null);
-            return Err(format!(
-                "MCP server `{name}` speaks 2026-07-28 only and refused `server/discover`: {}",
-                error_text(&error)
-            ));
-        }
-        Err(_) => {
-            return Err(format!(
-                "MCP server `{name}` did not answer `server/discover` within {}",
-                DisplayDuration(limits.init_timeout)
-            ));
-        }
-    };
+    let discovered: Value =
+        match tokio::time::timeout(connecting.init_timeout, pending.answer()).await {
+            Ok(Ok(result)) => serde_json::from_str(result.get()).unwrap_or(Value::Null),
+            Ok(Err(error)) => {
+                let error = serde_json::from_str(error.get()).unwrap_or(Value::Null);
+                return Err(format!(
+                    "MCP server `{name}` speaks 2026-07-28 only and refused `server/discover`: {}",
+                    error_text(&error)
+                ));
+            }
+            Err(_) => {
+                return Err(format!(
+                    "MCP server `{name}` did not answer `server/discover` within {}",
+                    DisplayDuration(connecting.init_timeout)
+                ));
+            }
+        };
     let server_info = discovered["_meta"][wire::era::SERVER_INFO_KEY].clone();
     // What a client of the handshake era is answered: the version it asked for (the proxy
     // speaks both eras to it); the server's own era is the proxy's business.

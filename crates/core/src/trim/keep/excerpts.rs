@@ -1,12 +1,13 @@
 //! The salient parts of a middle a cut cannot show whole: found in a text's middle, or gathered
 //! from a stream as it passed; trimmed to what the walks do not cover.
 
+use super::super::Totals;
 use super::super::bytes::{nth_line_end, nth_line_start};
 use super::super::marker::gap_line;
 use super::super::salience::{self, Searcher};
-use super::super::{Totals, grouped};
 use super::Source;
 use super::walk::Walk;
+use crate::figures::grouped;
 
 /// The most candidates gathered from a middle: the first and the last half of them.
 const MAX_CANDIDATES: usize = 4_096;

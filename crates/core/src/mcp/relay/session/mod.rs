@@ -71,30 +71,8 @@ pub(crate) struct Settings {
 // What a gateway's sessions need, with the HTTP front.
 #[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
 impl Settings {
-    /// The same settings, the artifacts kept in `owner`'s part of the store (and read from it
-    /// alone).
-    pub(crate) fn scoped(
-        &self,
-        owner: &crate::artifacts::Owner,
-        telemetry: Option<crate::mcp::metrics::Telemetry>,
-    ) -> Result<Arc<Settings>, super::ProxyError> {
-        let store = self
-            .fitting
-            .store
-            .scoped(owner)
-            .map_err(super::ProxyError::Artifacts)?;
-        self.over(store, telemetry)
-    }
-
-    /// The same settings, the artifacts kept in memory for this session alone.
-    pub(crate) fn alone(
-        &self,
-        telemetry: Option<crate::mcp::metrics::Telemetry>,
-    ) -> Result<Arc<Settings>, super::ProxyError> {
-        self.over(Arc::new(crate::artifacts::MemoryStore::new()), telemetry)
-    }
-
-    fn over(
+    /// The same settings, the artifacts kept in `store` (and read from it alone).
+    pub(crate) fn over(
         &self,
         store: Arc<dyn crate::artifacts::ArtifactStore>,
         telemetry: Option<crate::mcp::metrics::Telemetry>,

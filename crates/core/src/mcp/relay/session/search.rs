@@ -1,9 +1,9 @@
 //! Tool search over the servers' tools: `search_tools` and `call_tool`.
 
 use super::{CALL_TOOL, SEARCH_TOOLS, Searchable, Session};
+use crate::figures::grouped;
 use crate::mcp::outgoing;
 use crate::sync::lock;
-use crate::trim::grouped;
 use serde_json::Value;
 use serde_json::json;
 use std::sync::Arc;
