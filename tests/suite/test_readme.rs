@@ -165,11 +165,14 @@ fn the_readme_says_every_step_ci_runs() {
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
     let development = section(&readme, "## Development\n");
     let ci = std::fs::read_to_string(root.join(".ci/run")).unwrap();
-    // The scripts CI runs: on its command lines, not in what it echoes.
+    // The scripts CI runs: on its command lines, not in what it echoes or names its phases.
     let scripts: Vec<&str> = ci
         .lines()
+        .map(str::trim_start)
         .filter(|line| {
-            !line.trim_start().starts_with("echo") && !line.trim_start().starts_with('#')
+            !["echo", "#", "phase "]
+                .iter()
+                .any(|not| line.starts_with(not))
         })
         .flat_map(str::split_whitespace)
         .filter(|word| word.starts_with("scripts/"))
