@@ -1,9 +1,10 @@
-//! `trim::fit_json` on ~100 MB JSON documents of four shapes, cut to 20,000 chars, against one
+//! `trim::fit_json` on ~100 MB JSON documents of five shapes, cut to 20,000 chars, against one
 //! validating pass of serde_json over the same text (`from_str::<IgnoredAny>`), and the
 //! process's peak memory growth while fitting.
 //!
 //! The shapes: a compact array of issue-like objects (as an API returns them); the same kind of
-//! records pretty-printed and nested (as `jq .` or a `--pretty` flag writes them); one wide object
+//! records pretty-printed and nested (as `jq .` or a `--pretty` flag writes them); objects nested
+//! seven deep with four-space indentation (a list of pods); one wide object
 //! of keys with non-ASCII values; and arrays nested ten deep.
 //!
 //! Run: `cargo bench --bench json_fit` (a bench binary; three runs of each, in one process).
@@ -15,7 +16,7 @@ mod inputs;
 use std::time::{Duration, Instant};
 
 use common::resident_mib;
-use inputs::{compact, deep_arrays, pretty, wide_unicode};
+use inputs::{compact, deep_arrays, pretty, pretty_nested, wide_unicode};
 use serde::de::IgnoredAny;
 use toolsmith::trim::{FullOutput, fit_json};
 
@@ -60,9 +61,10 @@ fn main() {
         return;
     }
     let filter = args.iter().find(|arg| !arg.starts_with("--"));
-    let shapes: [(&str, Shape); 4] = [
+    let shapes: [(&str, Shape); 5] = [
         ("compact", compact),
         ("pretty", pretty),
+        ("pretty_nested", pretty_nested),
         ("wide_unicode", wide_unicode),
         ("deep_arrays", deep_arrays),
     ];

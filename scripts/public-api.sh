@@ -25,12 +25,16 @@ esac
 surface=$(mktemp)
 trap 'rm -f "$surface"' EXIT
 status=0
+# One rustdoc run for the whole workspace, every feature on (the features `cargo doc` and
+# clippy build with): one set of dependencies checked, not one per package. Its own target
+# directory: the JSON output needs RUSTC_BOOTSTRAP, which cargo counts in every unit's
+# fingerprint, so sharing the main one would check every dependency again each way.
+RUSTC_BOOTSTRAP=1 RUSTDOCFLAGS="-Z unstable-options --output-format json" \
+    cargo doc --workspace --all-features --no-deps --target-dir target/public-api --quiet
 # package, its directory under crates/
 for pair in toolsmith:core toolsmith-std:tools-std toolsmith-rig:rig; do
     package=${pair%%:*}
     list=crates/${pair#*:}/public-api.txt
-    RUSTC_BOOTSTRAP=1 RUSTDOCFLAGS="-Z unstable-options --output-format json" \
-        cargo doc -p "$package" --all-features --no-deps --target-dir target/public-api --quiet
     python3 scripts/public-api.py "target/public-api/doc/${package//-/_}.json" >"$surface"
     if $update; then
         cat "$surface" >"$list"

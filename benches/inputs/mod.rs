@@ -1,4 +1,4 @@
-//! The inputs the benches measure, each made in one place: a build log, JSON documents of four
+//! The inputs the benches measure, each made in one place: a build log, JSON documents of five
 //! shapes, and an agent's session. Each bench binary uses some of them.
 #![allow(dead_code)]
 
@@ -72,6 +72,60 @@ pub(crate) fn pretty(bytes: usize) -> String {
             i % 31,
             i * 7 % 10_000,
             i
+        )
+        .unwrap();
+    })
+}
+
+/// Objects nested seven deep, pretty-printed with four-space indentation (as `kubectl get -o
+/// json` or `python -m json.tool` writes a list of pods): most bytes are indentation, most
+/// tokens short keys and values.
+pub(crate) fn pretty_nested(bytes: usize) -> String {
+    let frame = (
+        "{\n    \"kind\": \"List\",\n    \"items\": [\n",
+        ",\n",
+        "\n    ]\n}\n",
+    );
+    container(bytes, frame, |out, i| {
+        write!(
+            out,
+            r#"        {{
+            "metadata": {{
+                "name": "api-{i}",
+                "labels": {{
+                    "app": "api",
+                    "tier": "t{}"
+                }}
+            }},
+            "spec": {{
+                "containers": [
+                    {{
+                        "name": "main",
+                        "resources": {{
+                            "limits": {{
+                                "cpu": "{}m",
+                                "memory": "{}Mi"
+                            }}
+                        }},
+                        "ports": [
+                            {{
+                                "containerPort": {},
+                                "protocol": "TCP"
+                            }}
+                        ]
+                    }}
+                ]
+            }},
+            "status": {{
+                "phase": "Running",
+                "restartCount": {}
+            }}
+        }}"#,
+            i % 7,
+            100 + i % 900,
+            64 << (i % 5),
+            8000 + i % 100,
+            i % 3
         )
         .unwrap();
     })

@@ -33,12 +33,14 @@ fn workspace_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// `target/readme-crate`, beside the workspace's own builds.
+/// `target/packaged`, beside the workspace's own builds: where `scripts/package.sh` verifies
+/// the published crates, built as the README's crate builds them (from outside the workspace,
+/// default features), so what it compiled is not compiled again here.
 fn readme_target_dir() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR"))
         .parent()
         .expect("the target directory")
-        .join("readme-crate")
+        .join("packaged")
 }
 
 #[test]

@@ -216,7 +216,7 @@ async fn a_short_command_output_is_never_cut_to_make_room_for_a_marker() {
         )])
         .await
         .remove(0);
-    assert_eq!(result.content, "$ echo hi\nhi\n[exit code: 0]\n");
+    assert_eq!(result.content, "hi\n[exit code: 0]\n");
     assert!(!result.meta.trimmed());
 
     // An output just under its allowance keeps every line.
@@ -233,10 +233,7 @@ async fn a_short_command_output_is_never_cut_to_make_room_for_a_marker() {
         .await
         .remove(0);
     assert!(!result.meta.trimmed(), "{}", result.content);
-    assert_eq!(
-        result.content,
-        format!("$ cat out.txt\n{lines}[exit code: 0]\n")
-    );
+    assert_eq!(result.content, format!("{lines}[exit code: 0]\n"));
 }
 
 #[tokio::test]
@@ -256,14 +253,13 @@ async fn a_huge_command_output_has_exact_figures() {
         )])
         .await
         .remove(0);
-    let header = format!("$ {command}\n");
     let footer = "[exit code: 0]\n";
     assert_eq!(
         result.meta.original_chars,
         // 299 newlines from fold, one run_command adds before the status line.
-        header.chars().count() + 314_572_800 + 299 + 1 + footer.len()
+        314_572_800 + 299 + 1 + footer.len()
     );
-    assert_eq!(result.meta.original_lines, 1 + 300 + 1);
+    assert_eq!(result.meta.original_lines, 300 + 1);
     assert!(result.meta.trimmed());
     assert!(result.meta.artifact.is_some(), "{:?}", result.meta);
     assert!(result.content_chars() <= 20_000);

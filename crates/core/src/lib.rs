@@ -214,6 +214,27 @@
     rust_2018_idioms
 )]
 
+/// The crate's own code, for the tests that hold every path to its owner: each source file
+/// but `except`, with what comes before its tests.
+#[cfg(test)]
+pub(crate) fn own_code(except: &str) -> Vec<(std::path::PathBuf, String)> {
+    let mut stack = vec![std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src")];
+    let mut files = Vec::new();
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|ext| ext == "rs") && !path.ends_with(except) {
+                let source = std::fs::read_to_string(&path).unwrap();
+                let code = source.split("#[cfg(test)]").next().unwrap_or_default();
+                files.push((path, code.to_owned()));
+            }
+        }
+    }
+    files
+}
+
 mod copies;
 mod fair;
 mod names;

@@ -39,41 +39,26 @@ mod tests {
     /// owner: a new path that bypasses it is a test failure, not a 40 ms regression found later.
     #[test]
     fn every_socket_the_crate_accepts_goes_through_the_owner() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-        let mut stack = vec![root];
         let mut bypasses = Vec::new();
-        while let Some(dir) = stack.pop() {
-            for entry in std::fs::read_dir(&dir).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    stack.push(path);
-                    continue;
-                }
-                if path.extension().is_none_or(|ext| ext != "rs") || path.ends_with("net.rs") {
-                    continue;
-                }
-                let source = std::fs::read_to_string(&path).unwrap();
-                // The crate's own code: what comes before its tests.
-                let code = source.split("#[cfg(test)]").next().unwrap_or_default();
-                let lines: Vec<&str> = code.lines().collect();
-                for (i, line) in lines.iter().enumerate() {
-                    if line.contains("reqwest::Client::builder()") {
-                        let near = lines[i..lines.len().min(i + 10)].join("\n");
-                        if !near.contains(".tcp_nodelay(true)") {
-                            bypasses.push(format!("{}:{}: {}", path.display(), i + 1, line.trim()));
-                        }
-                        continue;
-                    }
-                    let accepts = line.contains("listener.accept()");
-                    let connects = line.contains("TcpStream::connect(");
-                    if !(accepts || connects) {
-                        continue;
-                    }
-                    // The owner is called on the stream in the lines that follow.
-                    let near = lines[i..lines.len().min(i + 40)].join("\n");
-                    if !near.contains("net::accepted(") {
+        for (path, code) in crate::own_code("net.rs") {
+            let lines: Vec<&str> = code.lines().collect();
+            for (i, line) in lines.iter().enumerate() {
+                if line.contains("reqwest::Client::builder()") {
+                    let near = lines[i..lines.len().min(i + 10)].join("\n");
+                    if !near.contains(".tcp_nodelay(true)") {
                         bypasses.push(format!("{}:{}: {}", path.display(), i + 1, line.trim()));
                     }
+                    continue;
+                }
+                let accepts = line.contains("listener.accept()");
+                let connects = line.contains("TcpStream::connect(");
+                if !(accepts || connects) {
+                    continue;
+                }
+                // The owner is called on the stream in the lines that follow.
+                let near = lines[i..lines.len().min(i + 40)].join("\n");
+                if !near.contains("net::accepted(") {
+                    bypasses.push(format!("{}:{}: {}", path.display(), i + 1, line.trim()));
                 }
             }
         }

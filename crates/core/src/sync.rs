@@ -32,38 +32,18 @@ mod tests {
     /// `.lock().unwrap()` would turn one panicking task into a panic in every task after it.
     #[test]
     fn every_lock_of_the_crate_goes_through_the_owner() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-        let mut stack = vec![root];
         let mut bypasses = Vec::new();
-        while let Some(dir) = stack.pop() {
-            for entry in std::fs::read_dir(&dir).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    stack.push(path);
-                    continue;
-                }
-                if path.extension().is_none_or(|ext| ext != "rs") || path.ends_with("sync.rs") {
-                    continue;
-                }
-                let source = std::fs::read_to_string(&path).unwrap();
-                // The crate's own code, what comes before its tests, read without whitespace
-                // so a chain split over lines is still seen.
-                let code: String = source
-                    .split("#[cfg(test)]")
-                    .next()
-                    .unwrap_or_default()
-                    .chars()
-                    .filter(|c| !c.is_whitespace())
-                    .collect();
-                for bypass in [
-                    "PoisonError",
-                    ".lock().unwrap(",
-                    ".lock().expect(",
-                    ".lock()?",
-                ] {
-                    if code.contains(bypass) {
-                        bypasses.push(format!("{}: {bypass}", path.display()));
-                    }
+        for (path, code) in crate::own_code("sync.rs") {
+            // Read without whitespace, so a chain split over lines is still seen.
+            let code: String = code.chars().filter(|c| !c.is_whitespace()).collect();
+            for bypass in [
+                "PoisonError",
+                ".lock().unwrap(",
+                ".lock().expect(",
+                ".lock()?",
+            ] {
+                if code.contains(bypass) {
+                    bypasses.push(format!("{}: {bypass}", path.display()));
                 }
             }
         }

@@ -399,10 +399,12 @@ pub fn check_tool_loop(requests: &[Value], batch_budget: usize, notes: &str) -> 
     let Some((id, page)) = paged.last() else {
         return Err("the third request answers no call".to_owned());
     };
-    // The artifact holds `run_command`'s output as the model read it: the command's own line
-    // first, so its line `PAGE_OFFSET` (from 0) is the output's line `PAGE_OFFSET` (from 1).
+    // The artifact holds `run_command`'s output as the model read it, numbered as the output
+    // is: its line `PAGE_OFFSET` from 0 is the output's line `PAGE_OFFSET + 1`.
     let shown: Vec<&str> = page.lines().skip(1).collect();
-    let asked: Vec<String> = (PAGE_OFFSET..PAGE_OFFSET + 5).map(tool_loop_line).collect();
+    let asked: Vec<String> = (PAGE_OFFSET + 1..=PAGE_OFFSET + 5)
+        .map(tool_loop_line)
+        .collect();
     if id != "call_page" || shown != asked {
         return Err(format!(
             "read_artifact did not answer the five lines asked for: {id} {page:.400}"

@@ -33,6 +33,7 @@ const CASES: &[&str] = &[
     "fit_json_compact_1mib",
     "fit_json_as_text_1mib",
     "fit_json_pretty_1mib",
+    "fit_json_pretty_nested_1mib",
     "fit_json_wide_unicode_1mib",
     "fit_json_deep_arrays_1mib",
     "turn_execute_100_noops",
@@ -66,6 +67,7 @@ fn input(case: &str) -> Option<Input> {
         // (what telling costs is this case less fit_json_compact_1mib).
         "fit_json_as_text_1mib" => Input::Text(inputs::compact(MIB), TrimStyle::default()),
         "fit_json_pretty_1mib" => Input::Json(inputs::pretty(MIB)),
+        "fit_json_pretty_nested_1mib" => Input::Json(inputs::pretty_nested(MIB)),
         "fit_json_wide_unicode_1mib" => Input::Json(inputs::wide_unicode(MIB)),
         "fit_json_deep_arrays_1mib" => Input::Json(inputs::deep_arrays(MIB)),
         "turn_execute_100_noops" => {

@@ -33,8 +33,8 @@ const PROGRESS_EVERY: Duration = Duration::from_secs(2);
 /// Runs a shell command in the workspace and returns its output and exit status.
 ///
 /// The command runs with `sh -c` in the workspace root (or `cwd` inside it), with no input;
-/// stdout and stderr are merged in the order they were written. The result is the command
-/// line, the output, and `[exit code: N]` on the last line. A long output keeps its
+/// stdout and stderr are merged in the order they were written. The result is the output and
+/// `[exit code: N]` on the last line; its line numbers are the output's own. A long output keeps its
 /// beginning and, mostly, its end, where errors are; all of it stays readable with
 /// read_artifact. At `timeout_secs` (default 120, at most 900) the command and everything it
 /// started are killed; when it exits, whatever it left running in the background is killed too,
@@ -83,16 +83,8 @@ impl RunCommand {
             return Err(ToolError::invalid_arguments("command: is empty"));
         }
         let policy = cx.state::<CommandPolicy>().cloned().unwrap_or_default();
-        let shown_command: String = self.command.chars().take(200).collect();
-        let ellipsis = if self.command.chars().count() > 200 {
-            "…"
-        } else {
-            ""
-        };
-        let header = format!("$ {shown_command}{ellipsis}\n");
         run_streamed(
             &self.command,
-            header,
             &cwd,
             sandbox.root(),
             &policy,
@@ -114,12 +106,12 @@ enum End {
 /// One item of the output stream.
 type Item = Result<Vec<u8>, ToolError>;
 
-/// Starts the command and returns its output as a stream: the header, every chunk as the
-/// command writes it, then the status. A driver task waits for the command; when the stream
+/// Starts the command and returns its output as a stream: every chunk as the command writes
+/// it, then the status. Nothing comes before the output: its line N is the result's and the
+/// artifact's line N, the number a model reads in a marker and asks `read_artifact` for. A driver task waits for the command; when the stream
 /// is dropped (nobody reads any more), the driver kills the command and all it started.
 fn run_streamed(
     command: &str,
-    header: String,
     cwd: &Path,
     root: &Path,
     policy: &CommandPolicy,
@@ -158,8 +150,6 @@ fn run_streamed(
     tree.started(&child);
 
     let (sender, receiver) = tokio::sync::mpsc::channel::<Item>(CHUNKS_IN_FLIGHT);
-    // The channel is empty: the header always fits.
-    let _ = sender.try_send(Ok(header.into_bytes()));
     let lines = Arc::new(AtomicUsize::new(0));
     let reading = {
         let sender = sender.clone();

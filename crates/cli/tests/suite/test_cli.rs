@@ -137,9 +137,9 @@ fn call_json_reports_the_figures_of_a_trimmed_result() {
             .unwrap()
             .ends_with(&format!("{}[exit code: 0]\n", log_line(3_000)))
     );
-    // The figures are the whole output's: the command line, the log and the status.
+    // The figures are the whole output's: the log and the status.
     let log = std::fs::read_to_string(dir.path().join("big.log")).unwrap();
-    let whole = log.chars().count() + "$ cat big.log\n[exit code: 0]\n".chars().count();
+    let whole = log.chars().count() + "[exit code: 0]\n".chars().count();
     assert_eq!(result["original_chars"], whole, "{result}");
     assert_eq!(result["trimmed"], true);
 
@@ -371,7 +371,7 @@ fn demo_shows_the_budget_at_work() {
     for shown in [
         "  test suite::totals ... FAILED\n",
         "   right: 4\n",
-        "  [lines 3-1,501: 2 to 1500, one a line]\n",
+        "  [lines 2-1,500: 2 to 1500, one a line]\n",
         "escape sequences and 0 redraws removed",
     ] {
         assert!(run.stdout.contains(shown), "{shown}:\n{}", run.stdout);

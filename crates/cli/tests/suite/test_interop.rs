@@ -1835,7 +1835,7 @@ async fn artifacts_are_resources_both_sdk_clients_read() {
             .as_str()
             .unwrap_or_else(|| panic!("serve, {sdk}: {:.600}", results[1]));
         assert!(
-            page.contains("19990\n") && page.contains("19999\n"),
+            page.contains("19991\n") && page.contains("20000\n"),
             "{sdk}: {page}"
         );
         let refused = results[2]["raised"].as_str().unwrap_or_default();
@@ -1918,8 +1918,8 @@ async fn serve_shares_its_cap_with_a_repeating_structure_and_links_a_cut_text() 
     let page = ts[2]["contents"][0]["text"]
         .as_str()
         .unwrap_or_else(|| panic!("{:.600}", ts[2]));
-    // Lines 19,991 to 20,000 (the command's line first): i = 19,990 to 19,999.
-    for i in [19_990u64, 19_999] {
+    // Lines 19,991 to 20,000: i = 19,991 to 20,000, the output's own numbers.
+    for i in [19_991u64, 20_000] {
         assert!(
             page.contains(&format!("\n{}", i * 7_919 % 100_003)),
             "{page}"

@@ -107,7 +107,7 @@ async fn a_real_mcp_client_sees_well_formed_results_for_every_tool() {
     let grep = call(&client, "grep", json!({ "pattern": "beta" })).await;
     assert_eq!(text(&grep), "notes.md:2:beta\n");
     let run = call(&client, "run_command", json!({ "command": "cat new.txt" })).await;
-    assert_eq!(text(&run), "$ cat new.txt\ntwo\n[exit code: 0]\n");
+    assert_eq!(text(&run), "two\n[exit code: 0]\n");
     // What the tool stated beside its content is the result's `_meta`.
     let confinement = run
         .meta
@@ -132,7 +132,7 @@ async fn a_real_mcp_client_sees_well_formed_results_for_every_tool() {
     );
     // The numbers count up by one: one lossless fold stands for all but the first.
     assert!(
-        big_text.ends_with("\n[lines 3-100,001: 2 to 100000, one a line]\n[exit code: 0]\n"),
+        big_text.ends_with("\n[lines 2-100,000: 2 to 100000, one a line]\n[exit code: 0]\n"),
         "{big_text}"
     );
     let Some(toolsmith::trim::MarkedFull::Stored { id, .. }) =
@@ -146,8 +146,9 @@ async fn a_real_mcp_client_sees_well_formed_results_for_every_tool() {
         json!({ "id": id, "offset": 49_999, "limit": 2 }),
     )
     .await;
-    // The artifact is the whole result: line 1 is the command line.
-    assert!(text(&page).ends_with("49999\n50000\n"), "{}", text(&page));
+    // The artifact is the whole output, numbered as the output is: offset 49,999 (from 0) is
+    // line 50,000.
+    assert!(text(&page).ends_with("50000\n50001\n"), "{}", text(&page));
 
     // Errors are results with isError, never protocol failures.
     let missing = call(&client, "read_file", json!({ "path": "nope" })).await;

@@ -1,10 +1,19 @@
 //! Where an MCP server is, for every side that reaches one (the MCP client's tools, the
 //! proxy's upstreams): a command started as a child process, or a streamable HTTP endpoint.
-//! One type and its defaults, written once (a configuration is read into one by the client's
+//! One type and its defaults (and how long a server has to start, the longest message read
+//! from it), written once (a configuration is read into one by the client's
 //! `ServerConfig::target`).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::time::Duration;
+
+/// How long a server has to start and answer its first requests (`initialize` or
+/// `server/discover`, and each page of a listing), unless the client or the proxy is told.
+pub(crate) const DEFAULT_INIT_TIMEOUT: Duration = Duration::from_secs(30);
+/// The longest message read from a server on stdio by default, in bytes: a result larger than
+/// this could not be kept as an artifact whole anyway.
+pub(crate) const DEFAULT_MAX_MESSAGE_BYTES: usize = 256 << 20;
 
 /// Where a server is.
 #[derive(Debug, Clone, PartialEq, Eq)]

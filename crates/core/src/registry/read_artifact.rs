@@ -28,7 +28,8 @@ const HEADER_RESERVE: usize = 300;
 pub struct ReadArtifactArgs {
     /// The artifact id, as the truncation marker gives it.
     pub id: String,
-    /// The first line to read, counting from 0. Defaults to 0.
+    /// The first line to read, counting from 0: a line a marker numbers N is `offset` N-1.
+    /// Defaults to 0.
     #[serde(default)]
     pub offset: usize,
     /// Where in line `offset` to start, in chars from its beginning. Defaults to 0; a page

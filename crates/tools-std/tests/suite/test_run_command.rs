@@ -24,19 +24,13 @@ async fn run_command_reports_exit_codes_and_merges_streams() {
         !result.is_error(),
         "a failing command is a result, not a tool error"
     );
-    assert_eq!(
-        result.content,
-        "$ echo out; echo err >&2; exit 3\nout\nerr\n[exit code: 3]\n"
-    );
+    assert_eq!(result.content, "out\nerr\n[exit code: 3]\n");
     let silent = w.call("run_command", json!({ "command": "true" })).await;
-    assert_eq!(silent.content, "$ true\n(no output)\n[exit code: 0]\n");
+    assert_eq!(silent.content, "(no output)\n[exit code: 0]\n");
     let unended = w
         .call("run_command", json!({ "command": "printf 'no newline'" }))
         .await;
-    assert_eq!(
-        unended.content,
-        "$ printf 'no newline'\nno newline\n[exit code: 0]\n"
-    );
+    assert_eq!(unended.content, "no newline\n[exit code: 0]\n");
 }
 
 #[tokio::test]
@@ -83,6 +77,64 @@ async fn background_processes_do_not_outlive_the_command() {
     );
 }
 
+/// A line a model reads numbered in the output is the line `read_artifact` gives it for that
+/// number: nothing comes before the output in the result or its artifact (no command line
+/// shifting every number by one), and `offset` counts from 0 as the tool says.
+#[tokio::test]
+async fn a_line_named_in_a_cut_output_is_the_line_read_artifact_pages_to() {
+    let w = workspace();
+    let result = w
+        .call(
+            "run_command",
+            json!({ "command": "seq 1 20000 | awk '{ print \"row \" $1 \" sum \" ($1 * 7919) % 9973 }'" }),
+        )
+        .await;
+    assert!(result.meta.trimmed(), "{}", result.content);
+    let row = |n: usize| format!("row {n} sum {}", (n * 7919) % 9973);
+    // The result's first lines are the output's first lines, numbered as the output numbers them.
+    assert!(
+        result
+            .content
+            .starts_with(&format!("{}\n{}\n", row(1), row(2))),
+        "{}",
+        result.content
+    );
+    let marker = result
+        .content
+        .lines()
+        .find(|line| line.starts_with("[toolsmith: "))
+        .expect("a marker");
+    let parsed = toolsmith::trim::parse_marker(marker).expect("a marker that parses");
+    assert_eq!(
+        parsed.lines,
+        Some(20_001),
+        "the output's lines and the status: {marker}"
+    );
+    let toolsmith::trim::MarkedFull::Stored { id, .. } = parsed.full else {
+        panic!("the marker names no artifact: {marker}")
+    };
+    // The marker says which lines were kept; the first one left out, and the last one kept,
+    // read back by the numbers the marker gives.
+    let first_kept = parsed.spans.first().expect("kept spans");
+    let last_kept = parsed.spans.last().expect("kept spans");
+    for line in [first_kept.last + 1, last_kept.first, 20_000] {
+        let page = w
+            .call(
+                "read_artifact",
+                json!({ "id": id, "offset": line - 1, "limit": 1 }),
+            )
+            .await;
+        assert!(!page.is_error(), "{}", page.content);
+        assert!(
+            page.content.contains(&format!("\n{}\n", row(line)))
+                || page.content.ends_with(&row(line)),
+            "line {line} of the output is `{}`, the page read:\n{}",
+            row(line),
+            page.content
+        );
+    }
+}
+
 #[tokio::test]
 async fn a_long_output_keeps_head_and_tail_and_spools_the_rest() {
     let w = workspace();
@@ -100,15 +152,15 @@ async fn a_long_output_keeps_head_and_tail_and_spools_the_rest() {
     // The numbers count up by one: a lossless fold stands for all of them but the first, so
     // nothing is left out and the cut says it condensed.
     assert!(
-        result.content.starts_with(
-            "$ seq 1 200000; echo 'error: the end' >&2\n1\n[toolsmith: output condensed, "
-        ),
+        result
+            .content
+            .starts_with("1\n[toolsmith: output condensed, "),
         "{}",
         result.content
     );
     assert!(
         result.content.ends_with(
-            "\n[lines 3-200,001: 2 to 200000, one a line]\nerror: the end\n[exit code: 0]\n"
+            "\n[lines 2-200,000: 2 to 200000, one a line]\nerror: the end\n[exit code: 0]\n"
         ),
         "{}",
         result.content
@@ -119,11 +171,11 @@ async fn a_long_output_keeps_head_and_tail_and_spools_the_rest() {
         .find(|line| line.starts_with("[toolsmith: output condensed"))
         .expect("a marker");
     let parsed = toolsmith::trim::parse_marker(marker).expect("a marker that parses");
-    assert_eq!(parsed.lines, Some(200_003));
+    assert_eq!(parsed.lines, Some(200_002));
     assert_eq!(parsed.spans.first().map(|s| s.first), Some(1), "{marker}");
     assert_eq!(
         parsed.spans.last().map(|s| s.last),
-        Some(200_003),
+        Some(200_002),
         "{marker}"
     );
     assert_eq!(parsed.folded_lines, 199_999, "{marker}");
@@ -137,16 +189,14 @@ async fn a_long_output_keeps_head_and_tail_and_spools_the_rest() {
     let id = toolsmith::artifacts::ArtifactId::parse(&id).unwrap();
     let full = w.store.get(&id).unwrap();
     // The artifact is the whole stream, and the figures are its figures.
-    assert_eq!(full.lines().count(), 200_003);
+    assert_eq!(full.lines().count(), 200_002);
     let numbers: String = (1..=200_000).map(|i| format!("{i}\n")).collect();
     assert!(
-        full == format!(
-            "$ seq 1 200000; echo 'error: the end' >&2\n{numbers}error: the end\n[exit code: 0]\n"
-        ),
+        full == format!("{numbers}error: the end\n[exit code: 0]\n"),
         "the artifact is the stream, byte for byte"
     );
     assert_eq!(result.meta.original_chars, full.chars().count());
-    assert_eq!(result.meta.original_lines, 200_003);
+    assert_eq!(result.meta.original_lines, 200_002);
     assert!(result.meta.trimmed());
     assert_eq!(result.meta.artifact, Some(id));
 }

@@ -5,9 +5,10 @@ use std::time::Duration;
 
 use super::connection::Inner;
 use super::tool::RemoteTool;
-use super::{DEFAULT_INIT_TIMEOUT, DEFAULT_MAX_MESSAGE_BYTES, McpClient, McpClientError};
+use super::{McpClient, McpClientError};
 use crate::mcp::caps;
 use crate::mcp::target::Target;
+use crate::mcp::target::{DEFAULT_INIT_TIMEOUT, DEFAULT_MAX_MESSAGE_BYTES};
 use crate::tool::{DynTool, ToolLimits};
 
 /// How to connect to an MCP server and what its tools become. Made by [`McpClient::stdio`],

@@ -18,7 +18,6 @@ mod tool;
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::Duration;
 
 pub use builder::McpClientBuilder;
 pub use config::{
@@ -29,11 +28,6 @@ use crate::mcp::target::Target;
 use crate::tool::DynTool;
 use connection::Inner;
 
-/// How long a server has to answer `initialize` (and `tools/list`) by default.
-const DEFAULT_INIT_TIMEOUT: Duration = Duration::from_secs(30);
-/// The longest message read from a server on stdio by default, in bytes: a result larger than
-/// this could not be kept as an artifact whole anyway.
-const DEFAULT_MAX_MESSAGE_BYTES: usize = 256 << 20;
 /// The separator between a server's name and its tool's, in prefixed names.
 pub const PREFIX_SEPARATOR: &str = "__";
 

@@ -481,22 +481,29 @@ impl Endpoint {
         sse(events, held)
     }
 
-    /// The credential's session for its 2026-07-28 requests.
-    fn modern_session(
-        &self,
-        credential: Credential,
-    ) -> Result<Arc<table::LiveSession>, Box<Response<Body>>> {
+    /// What a session of `credential` opens with: its telemetry, and the owner of its
+    /// artifacts (its principal's, or the session's own, by its id).
+    fn opening(&self, credential: Credential) -> (Telemetry, impl Fn(&str) -> Owner + '_) {
         let principal = self.credentials.principal(credential);
         let telemetry = Telemetry {
             metrics: self.metrics.clone(),
             principal: principal.map(Arc::from),
         };
-        let owner_of = |id: &str| {
+        let owner_of = move |id: &str| {
             principal
                 .and_then(|name| Owner::principal(name).ok())
                 .or_else(|| Owner::session(id).ok())
                 .expect("a session id of hex digits names an owner")
         };
+        (telemetry, owner_of)
+    }
+
+    /// The credential's session for its 2026-07-28 requests.
+    fn modern_session(
+        &self,
+        credential: Credential,
+    ) -> Result<Arc<table::LiveSession>, Box<Response<Body>>> {
+        let (telemetry, owner_of) = self.opening(credential);
         self.table
             .modern(&self.sessions, credential, owner_of, telemetry)
             .map_err(|refused| Box::new(refusal(refused)))
@@ -507,17 +514,7 @@ impl Endpoint {
         &self,
         credential: Credential,
     ) -> Result<(String, Arc<table::LiveSession>), Box<Response<Body>>> {
-        let principal = self.credentials.principal(credential);
-        let telemetry = Telemetry {
-            metrics: self.metrics.clone(),
-            principal: principal.map(Arc::from),
-        };
-        let owner_of = |id: &str| {
-            principal
-                .and_then(|name| Owner::principal(name).ok())
-                .or_else(|| Owner::session(id).ok())
-                .expect("a session id of hex digits names an owner")
-        };
+        let (telemetry, owner_of) = self.opening(credential);
         self.table
             .open(&self.sessions, credential, owner_of, telemetry)
             .map_err(|refused| Box::new(refusal(refused)))

@@ -43,6 +43,7 @@ use crate::budget::BudgetPolicy;
 use crate::mcp::http::{self, HttpOptions, HttpServer};
 use crate::mcp::link;
 use crate::mcp::outgoing;
+use crate::mcp::target::{DEFAULT_INIT_TIMEOUT, DEFAULT_MAX_MESSAGE_BYTES};
 use crate::mcp::wire;
 use crate::registry::{ReadArtifact, Registry};
 use crate::schema::Dialect;
@@ -93,8 +94,8 @@ impl Proxy {
             media: MediaLimits::default(),
             store: None,
             timeout: Duration::from_secs(600),
-            init_timeout: Duration::from_secs(30),
-            max_message_bytes: 256 << 20,
+            init_timeout: DEFAULT_INIT_TIMEOUT,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             tool_search: false,
             share_upstreams: false,
             warm_upstreams: 0,
