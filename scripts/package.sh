@@ -2,10 +2,10 @@
 # Every published crate packaged as crates.io would receive it, in dependency order, and the
 # build of each package verified (`cargo package`: what `cargo publish --dry-run` checks, for
 # the whole workspace at once, members that depend on each other packaged together). The
-# packages land in target/packaged/package/. The gate and the root package are not published.
+# packages land in target/package/. The gate and the root package are not published.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# Cargo verifies the packages against a registry of its own made in target/packaged/package/, and unpacks
+# Cargo verifies the packages against a registry of its own made in target/package/, and unpacks
 # each into the cargo home under a name derived from the checkout's path. A package of the same
 # version unpacked there by an earlier run is never unpacked again: the build would verify the
 # old sources (a fresh clone at a path packaged before failed so). Our own packages' unpacked
@@ -15,14 +15,9 @@ for crate in toolsmith-macros toolsmith toolsmith-std toolsmith-cli toolsmith-ri
     # Local registries' directories are named "-<hash>" (no host); crates.io's are not.
     rm -rf "$cargo_home"/registry/src/-*/"$crate"-[0-9]*
 done
-# The verifying build has a target directory of its own, the one the README's crate is built in
-# by its test (tests/suite/test_readme.rs): both build the published crates from outside the
-# workspace with their default features, so the test then compiles only the crates themselves
-# (about 10 s instead of two minutes of dependencies built again).
-target=target/packaged
-cargo package --workspace --exclude toolsmith-gate --exclude toolsmith-workspace --target-dir "$target" "$@"
+cargo package --workspace --exclude toolsmith-gate --exclude toolsmith-workspace "$@"
 for crate in toolsmith-macros toolsmith toolsmith-std toolsmith-cli toolsmith-rig; do
-    file=$(ls "$target"/package/"$crate"-[0-9]*.crate)
+    file=$(ls target/package/"$crate"-[0-9]*.crate)
     files=$(tar -tzf "$file")
     # A package holds its sources and licenses, never the test fixtures.
     if grep -E '/(tests|benches|interop|fuzz)/' <<<"$files" >&2; then

@@ -1,6 +1,6 @@
 //! The root package's integration tests, one binary: the registry with the standard tools and
 //! the fixture tools of this package, history formats, shapes and must-see lines of real outputs (`tests/corpus`), the cap over
-//! every path, the module ladder, the UI tests of the macros (`tests/ui`), the adapters' loops,
+//! every path, the module ladder, the adapters' loops,
 //! the README's claims. One binary links the workspace once, not once per area; each area is a
 //! module (`cargo test --test suite test_trim::` runs one). The tests that measure this process's
 //! memory (`test_artifact_memory`, `test_bucket_memory`, `test_history_alloc`, whose allocator is
@@ -35,4 +35,3 @@ mod test_tool_search;
 mod test_tracing;
 mod test_trim;
 mod test_typed;
-mod test_ui;

@@ -33,16 +33,13 @@ fn workspace_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// `target/packaged`, beside the workspace's own builds: where `scripts/package.sh` verifies
-/// the published crates, built as the README's crate builds them (from outside the workspace,
-/// default features), so what it compiled is not compiled again here.
+/// `target/readme-crate`, beside the workspace's own builds.
 fn readme_target_dir() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR"))
         .parent()
         .expect("the target directory")
-        .join("packaged")
+        .join("readme-crate")
 }
-
 #[test]
 fn the_readme_crate_builds_and_runs() {
     let readme = std::fs::read_to_string(workspace_root().join("README.md")).unwrap();
