@@ -15,6 +15,11 @@ for crate in toolsmith-macros toolsmith toolsmith-std toolsmith-cli toolsmith-ri
     # Local registries' directories are named "-<hash>" (no host); crates.io's are not.
     rm -rf "$cargo_home"/registry/src/-*/"$crate"-[0-9]*
 done
+# Cargo takes a registry package's build for done by its name and version alone, never by its
+# sources: a build of our packages verified by an earlier run (the same version, older sources)
+# would be linked as it is, and the verify fail on an item moved since, or pass on one removed.
+# Their builds are removed first (the workspace's own builds of them too: a fresh run has none).
+cargo clean --quiet -p toolsmith-macros -p toolsmith -p toolsmith-std -p toolsmith-cli -p toolsmith-rig
 cargo package --workspace --exclude toolsmith-gate --exclude toolsmith-workspace "$@"
 for crate in toolsmith-macros toolsmith toolsmith-std toolsmith-cli toolsmith-rig; do
     file=$(ls target/package/"$crate"-[0-9]*.crate)
