@@ -2,6 +2,20 @@ use super::*;
 use crate::artifacts::MemoryStore;
 use proptest::prelude::*;
 
+/// The chars a reader sees of a fitted result's content, and of its structure's JSON.
+fn seen_and_structure(fitted: &Value) -> (usize, usize) {
+    let seen = fitted["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(visible_chars)
+        .sum();
+    let structure = fitted
+        .get("structuredContent")
+        .map_or(0, |value| value.to_string().chars().count());
+    (seen, structure)
+}
+
 /// One content block of a result, as a server may write it.
 fn block() -> impl Strategy<Value = Value> {
     let text = (0usize..30_000, any::<u8>()).prop_map(|(chars, seed)| {
@@ -149,15 +163,7 @@ fn fit_typed_result(
     let (fitted, report) = runtime
         .block_on(tool_result(&raw, &call, &fitting))
         .unwrap();
-    let seen: usize = fitted["content"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(visible_chars)
-        .sum();
-    let structure = fitted
-        .get("structuredContent")
-        .map_or(0, |s| s.to_string().chars().count());
+    let (seen, structure) = seen_and_structure(&fitted);
     assert!(seen + structure <= cap, "{seen} + {structure} over {cap}");
     assert_eq!(report.sent_chars as usize, seen + structure);
     if let Some(structure) = fitted.get("structuredContent") {
@@ -321,17 +327,9 @@ proptest! {
         let (fitted, report) = runtime
             .block_on(tool_result(&raw, &call(schema.as_ref()), &fitting))
             .unwrap();
-        let seen: usize = fitted["content"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(visible_chars)
-            .sum();
         // The report's figures are what happened: the chars sent are the chars a reader
         // sees, the structure's JSON included, and each artifact it names was written.
-        let structure_chars = fitted
-            .get("structuredContent")
-            .map_or(0, |value| value.to_string().chars().count());
+        let (seen, structure_chars) = seen_and_structure(&fitted);
         prop_assert!(
             seen + structure_chars <= cap,
             "{seen} chars seen and a structure of {structure_chars} against a cap of {cap}"
