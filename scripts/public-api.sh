@@ -3,7 +3,7 @@
 # toolsmith-rig), held to its committed list (crates/<dir>/public-api.txt), so it changes only
 # on purpose: every path a user can write, each type's variants, public fields,
 # methods and trait impls, read from rustdoc's JSON (the stable toolchain's own rustdoc, its JSON
-# output unlocked with RUSTC_BOOTSTRAP). It also fails when an item has two homes besides a
+# output unlocked with RUSTC_BOOTSTRAP, seen by rustdoc alone). It also fails when an item has two homes besides a
 # crate-root re-export.
 #
 #   bash scripts/public-api.sh            check the surface against the list
@@ -25,17 +25,17 @@ esac
 surface=$(mktemp)
 trap 'rm -f "$surface"' EXIT
 status=0
-# One rustdoc run for the whole workspace, every feature on (the features `cargo doc` and
-# clippy build with): one set of dependencies checked, not one per package. Its own target
-# directory: the JSON output needs RUSTC_BOOTSTRAP, which cargo counts in every unit's
-# fingerprint, so sharing the main one would check every dependency again each way.
-RUSTC_BOOTSTRAP=1 RUSTDOCFLAGS="-Z unstable-options --output-format json" \
-    cargo doc --workspace --all-features --no-deps --target-dir target/public-api --quiet
+# One rustdoc run for the whole workspace, with the targets and features `cargo doc` and clippy
+# build (every library and example, every feature): the dependencies they checked are used as
+# they are. RUSTC_BOOTSTRAP reaches rustdoc alone (scripts/rustdoc-unstable): cargo counts it in
+# every unit's fingerprint, and would check every dependency again.
+RUSTDOC="$PWD/scripts/rustdoc-unstable" RUSTDOCFLAGS="-Z unstable-options --output-format json" \
+    cargo doc --workspace --all-features --no-deps --lib --examples --quiet
 # package, its directory under crates/
 for pair in toolsmith:core toolsmith-std:tools-std toolsmith-rig:rig; do
     package=${pair%%:*}
     list=crates/${pair#*:}/public-api.txt
-    python3 scripts/public-api.py "target/public-api/doc/${package//-/_}.json" >"$surface"
+    python3 scripts/public-api.py "${CARGO_TARGET_DIR:-target}/doc/${package//-/_}.json" >"$surface"
     if $update; then
         cat "$surface" >"$list"
         echo "public-api: wrote $(wc -l <"$list") lines to $list"
