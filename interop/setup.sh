@@ -3,8 +3,9 @@
 # conformance suite, and a Node of their own — pinned by package-lock.json, into
 # interop/node_modules; and the official Python SDK, pinned by requirements.txt, into
 # interop/.venv; and an S3-compatible server (moto), pinned by requirements-s3.txt, into
-# interop/.venv-s3. Run by the README's test command; does nothing when the installs are already
-# those of the pins.
+# interop/.venv-s3; and the signal gate's Python anchors (llmslim, tooltrim), pinned by
+# requirements-anchors.txt, into interop/.venv-anchors. Run by the README's test command (and
+# the signal gate); does nothing when the installs are already those of the pins.
 set -euo pipefail
 cd "$(dirname "$0")"
 command -v npm >/dev/null || { echo "interop: npm is not installed; install Node.js (20 or later), which brings it" >&2; exit 1; }
@@ -38,4 +39,15 @@ if [[ ! -f $s3_stamp || $(cat "$s3_stamp") != "$s3_want" || ! -x .venv-s3/bin/py
     .venv-s3/bin/pip install --quiet --disable-pip-version-check --no-deps -r requirements-s3.txt
     .venv-s3/bin/python -c "import moto.server" >/dev/null
     echo "$s3_want" > "$s3_stamp"
+fi
+
+anchors_stamp=.venv-anchors/.toolsmith-requirements
+anchors_want=$(sha256sum requirements-anchors.txt | cut -d' ' -f1)
+if [[ ! -f $anchors_stamp || $(cat "$anchors_stamp") != "$anchors_want" || ! -x .venv-anchors/bin/python ]]; then
+    echo "interop: installing the signal gate's Python anchors (llmslim, tooltrim: pip, into interop/.venv-anchors)" >&2
+    rm -rf .venv-anchors
+    python3 -m venv .venv-anchors
+    .venv-anchors/bin/pip install --quiet --disable-pip-version-check --no-deps -r requirements-anchors.txt
+    .venv-anchors/bin/python -c "import llmslim._fit, tooltrim" >/dev/null
+    echo "$anchors_want" > "$anchors_stamp"
 fi

@@ -141,6 +141,33 @@ async fn every_must_see_line_survives_the_registry_s_cut_of_a_text_and_of_a_stre
 }
 
 #[tokio::test]
+async fn at_a_small_allowance_every_distinct_error_comes_before_routine_tail_lines() {
+    // 1,000 chars: an error record and the traceback after it (its exception at its last line),
+    // a Node crash whose TypeError precedes a long stack. The tail of routine lines shrinks
+    // first; each error is shown by its lines, the traceback at least by its first and last.
+    let store = MemoryStore::new();
+    let registry = registry(&store, 1_000);
+    for name in ["python-log", "node-uncaught"] {
+        let must = corpus::read(&corpus::dir())
+            .unwrap()
+            .into_iter()
+            .find(|output| output.name == name)
+            .unwrap()
+            .must;
+        for tool in ["text", "stream"] {
+            let result = show(&registry, tool, name).await;
+            assert!(result.content_chars() <= 1_000, "{name} via {tool}");
+            let missing = missing(&result, &must);
+            assert!(
+                missing.is_empty(),
+                "{name} via {tool} misses {missing:?}:\n{}",
+                result.content
+            );
+        }
+    }
+}
+
+#[tokio::test]
 async fn a_coloured_build_s_escapes_are_removed_and_counted() {
     let store = MemoryStore::new();
     let registry = registry(&store, 4_000);

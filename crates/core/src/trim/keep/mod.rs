@@ -1,7 +1,7 @@
 //! The cut that keeps what matters, and spends the allowance on the output.
 //!
 //! In order: the salient lines of the middle (errors, failures, tracebacks, each with its
-//! block), up to [`EXCERPT_SHARE`] of the room; then as many lines of the head and the tail as
+//! block), up to [`EXCERPT_SHARE`] of the room (more of a small room: [`excerpt_share`]); then as many lines of the head and the tail as
 //! the room holds, verbatim (or as a terminal shows them); and only the middle that cannot be
 //! shown is summarised, on the line after the marker, by its count, its span and its first
 //! line. A lossless run (the same lines repeated, or one number counting up by one) is shown as
@@ -30,8 +30,24 @@ pub(crate) use excerpts::HeldExcerpt;
 use excerpts::{Candidate, block_overhead, candidates, within};
 use walk::{Room, Shown, Walk};
 
-/// The share of the room the salient lines of the middle may take, at most.
+/// The share of the room the salient lines of the middle may take, at most, from a room of
+/// [`FULL_ROOM`] chars up.
 const EXCERPT_SHARE: f64 = 0.4;
+/// The share they may take of a room of [`SMALL_ROOM`] chars or less: where a head and a tail
+/// of routine lines would crowd out the second error, the tail shrinks first.
+const SMALL_ROOM_SHARE: f64 = 0.75;
+/// The rooms between which the share moves from [`SMALL_ROOM_SHARE`] to [`EXCERPT_SHARE`].
+const SMALL_ROOM: usize = 800;
+const FULL_ROOM: usize = 1_600;
+
+/// The share of `room` the salient lines of the middle may take.
+fn excerpt_share(room: usize) -> f64 {
+    if room >= FULL_ROOM {
+        return EXCERPT_SHARE;
+    }
+    let small = room.saturating_sub(SMALL_ROOM) as f64 / (FULL_ROOM - SMALL_ROOM) as f64;
+    SMALL_ROOM_SHARE + (EXCERPT_SHARE - SMALL_ROOM_SHARE) * small.min(1.0)
+}
 /// The most separate parts kept from the middle (each costs a gap line and a span).
 const MAX_BLOCKS: usize = 12;
 
@@ -250,12 +266,13 @@ impl<'s, 'a> Plan<'s, 'a> {
             return Vec::new();
         };
         let totals = self.source.totals;
-        let budget = (room as f64 * EXCERPT_SHARE) as usize;
+        let share = excerpt_share(room);
+        let budget = (room as f64 * share) as usize;
         // Without a line limit, lines are not what the share is counted in.
         let (line_budget, walk_lines) = if self.max_lines == usize::MAX {
             (usize::MAX, usize::MAX)
         } else {
-            let share = (self.max_lines as f64 * EXCERPT_SHARE) as usize;
+            let share = (self.max_lines as f64 * share) as usize;
             (share, self.max_lines - share)
         };
         let (head, tail) = self.walks(room - budget, walk_lines);
@@ -282,16 +299,35 @@ impl<'s, 'a> Plan<'s, 'a> {
             })
             .collect();
         let shown = self.shown;
-        let picked = salience::choose(&excerpts, budget, line_budget, MAX_BLOCKS, |i| {
+        let cost = |candidate: &Candidate<'_>| {
             // A warning is costed at its bytes, no fewer than its chars as shown (a walk only
             // renders or folds lines away): warnings can be many, and a walk is not cheap.
-            if in_middle[i].tier == salience::Tier::Warning {
-                return (in_middle[i].text.len() + per_block, in_middle[i].lines);
+            if candidate.tier == salience::Tier::Warning {
+                return (candidate.text.len() + per_block, candidate.lines);
             }
-            let walk = walk_block(&in_middle[i], shown);
+            let walk = walk_block(candidate, shown);
             (walk.chars + per_block, walk.lines)
+        };
+        let picked = salience::choose(&excerpts, budget, line_budget, MAX_BLOCKS, |i| {
+            cost(&in_middle[i])
         });
-        picked.into_iter().map(|i| in_middle[i].clone()).collect()
+        let mut chosen: Vec<Candidate<'a>> = picked.iter().map(|&i| in_middle[i].clone()).collect();
+        if room < FULL_ROOM {
+            let (used, used_lines) = chosen
+                .iter()
+                .map(&cost)
+                .fold((0, 0), |(c, l), (cc, ll)| (c + cc, l + ll));
+            chosen.extend(ends_of_the_rest(
+                &in_middle,
+                &picked,
+                budget.saturating_sub(used),
+                line_budget.saturating_sub(used_lines),
+                MAX_BLOCKS - chosen.len(),
+                cost,
+            ));
+            chosen.sort_by_key(|c| c.first_line);
+        }
+        chosen
     }
 
     /// The cut laid out with `chosen` parts from the middle, the marker's room reserved as
@@ -364,6 +400,51 @@ impl<'s, 'a> Plan<'s, 'a> {
             text: self.shown.lines(line).0,
         })
     }
+}
+
+/// At a small room, the errors that did not fit whole, each by its ends: its first two lines
+/// (the line before it and the error's own, or a traceback's head) and its last (a traceback's
+/// exception): every distinct error before routine lines, chosen fairly within `budget` as the
+/// whole ones were.
+fn ends_of_the_rest<'a>(
+    candidates: &[Candidate<'a>],
+    picked: &[usize],
+    budget: usize,
+    line_budget: usize,
+    max: usize,
+    cost: impl Fn(&Candidate<'_>) -> (usize, usize),
+) -> Vec<Candidate<'a>> {
+    let mut ends: Vec<Candidate<'a>> = Vec::new();
+    for (i, candidate) in candidates.iter().enumerate() {
+        if picked.contains(&i) || candidate.tier != salience::Tier::Error || candidate.lines < 2 {
+            continue;
+        }
+        let first = candidate.first_line;
+        let last = first + candidate.lines - 1;
+        if candidate.lines > 3 {
+            ends.extend(within(candidate, first, first + 1));
+            ends.extend(within(candidate, last, last));
+        } else {
+            ends.extend(within(candidate, first, last.min(first + 1)));
+        }
+    }
+    if ends.is_empty() || max == 0 {
+        return Vec::new();
+    }
+    let excerpts: Vec<salience::Excerpt> = ends
+        .iter()
+        .map(|c| salience::Excerpt {
+            bytes: 0..0,
+            first_line: c.first_line,
+            lines: c.lines,
+            group: c.group,
+            tier: c.tier,
+        })
+        .collect();
+    salience::choose(&excerpts, budget, line_budget, max, |i| cost(&ends[i]))
+        .into_iter()
+        .map(|i| ends[i].clone())
+        .collect()
 }
 
 /// A part of the middle walked whole.

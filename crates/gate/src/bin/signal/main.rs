@@ -39,8 +39,11 @@ use toolsmith::tokens::{O200k, TokenCap, TokenCounter};
 use toolsmith::tool::{ToolAnnotations, ToolContext};
 use toolsmith::{BudgetPolicy, Registry, Tool, ToolCall, ToolError, ToolOutput, async_trait};
 
-/// The budgets every path is measured at.
+/// The budgets the typed paths are measured at.
 const BUDGETS: [usize; 3] = [2_000, 4_000, 10_000];
+/// The budgets the text paths and the anchors are measured at: down to 1,000 chars, where a
+/// text shares a small cap with the structure it repeats.
+const TEXT_BUDGETS: [usize; 4] = [1_000, 2_000, 4_000, 10_000];
 /// The caps in tokens the path through the proxy with a cap in tokens is measured at.
 const TOKEN_BUDGETS: [usize; 3] = [1_000, 2_000, 3_000];
 /// The paths, in the order they are printed.
@@ -49,8 +52,10 @@ const PATHS: [&str; 5] = ["registry", "stream", "run_command", "proxy", "proxy_t
 /// with its output schema) and the proxy's (a structure and its JSON as text, sharing the cap).
 const TYPED_PATHS: [&str; 2] = ["typed", "proxy_typed"];
 
+mod anchors;
+
 // The corpus's one reader, shared with the tests and the keep bench.
-#[path = "../../../../tests/common/corpus.rs"]
+#[path = "../../../../../tests/common/corpus.rs"]
 mod corpus;
 
 /// One output of the corpus, and whether it is a JSON document.
@@ -125,6 +130,8 @@ struct Figures {
     escapes: usize,
     json_valid: usize,
     json_total: usize,
+    /// The chars sent, over every output.
+    sent: usize,
     /// What was missed, for the report.
     missed: Vec<String>,
     /// Whether each output's fill is reported as it is measured.
@@ -145,6 +152,7 @@ impl Figures {
             }
         }
         self.escapes += shown.chars().filter(|&c| c == '\x1b' || c == '\r').count();
+        self.sent += shown.chars().count();
         if case.json {
             self.json_total += 1;
             if serde_json::from_str::<Value>(shown).is_ok() {
@@ -185,8 +193,13 @@ impl Figures {
             (self.fill_sum / self.cut as f64 * 1000.0).round() as usize
         };
         format!(
-            "{path} {budget} must={}/{} fill={fill} escapes={} json={}/{}",
-            self.must_kept, self.must_total, self.escapes, self.json_valid, self.json_total
+            "{path} {budget} must={}/{} fill={fill} escapes={} json={}/{} sent={}",
+            self.must_kept,
+            self.must_total,
+            self.escapes,
+            self.json_valid,
+            self.json_total,
+            self.sent
         )
     }
 }
@@ -238,7 +251,7 @@ async fn through_proxy(text: &str, cap: usize, tokens: Option<TokenCap>) -> Stri
         .join("\n")
 }
 
-async fn run(dir: PathBuf, verbose: bool) -> Result<(), String> {
+async fn run(dir: PathBuf, python_anchors: Option<PathBuf>, verbose: bool) -> Result<(), String> {
     let cases = cases(&dir)?;
     if cases.is_empty() {
         return Err(format!("the corpus {} holds no output", dir.display()));
@@ -254,11 +267,11 @@ async fn run(dir: PathBuf, verbose: bool) -> Result<(), String> {
         std::sync::Arc::new(O200k::new().map_err(|e| format!("no o200k encoder: {e}"))?);
     for path in PATHS {
         let budgets = if path == "proxy_tokens" {
-            TOKEN_BUDGETS
+            &TOKEN_BUDGETS[..]
         } else {
-            BUDGETS
+            &TEXT_BUDGETS[..]
         };
-        for budget in budgets {
+        for &budget in budgets {
             let mut figures = Figures {
                 per_case: verbose,
                 tokens: (path == "proxy_tokens").then(|| std::sync::Arc::clone(&o200k)),
@@ -294,6 +307,68 @@ async fn run(dir: PathBuf, verbose: bool) -> Result<(), String> {
                     eprintln!("  missed: {missed}");
                 }
             }
+        }
+    }
+    run_anchors(&cases, python_anchors, verbose)
+}
+
+/// The anchors' figures, on the same corpus: each reimplemented cut at every budget (its whole
+/// answer within the budget's chars) and at its own default, and the Python libraries' answers
+/// read from `python` (written by `scripts/anchors.py`: `{library: {budget: {output: text}}}`).
+fn run_anchors(cases: &[Case], python: Option<PathBuf>, verbose: bool) -> Result<(), String> {
+    let report = |name: &str, budget: usize, shown: &dyn Fn(&Case) -> Result<String, String>| {
+        let mut figures = Figures::default();
+        for case in cases {
+            figures.add(case, &shown(case)?, budget, name);
+        }
+        println!("{}", figures.line(name, budget));
+        if verbose {
+            for missed in &figures.missed {
+                eprintln!("  missed: {missed}");
+            }
+        }
+        Ok::<(), String>(())
+    };
+    for anchor in &anchors::ANCHORS {
+        let name = format!("anchor:{}", anchor.name);
+        for budget in TEXT_BUDGETS {
+            report(&name, budget, &|case| {
+                Ok(anchors::within(budget, anchor.cut, &case.output.text))
+            })?;
+        }
+        // As it ships: its own limit, in its own unit.
+        report(&format!("{name}:default"), anchor.default, &|case| {
+            Ok((anchor.cut)(&case.output.text, anchor.default))
+        })?;
+    }
+    let Some(python) = python else { return Ok(()) };
+    let text = std::fs::read_to_string(&python)
+        .map_err(|e| format!("cannot read the anchors' answers {}: {e}", python.display()))?;
+    let answers: std::collections::BTreeMap<
+        String,
+        std::collections::BTreeMap<String, std::collections::HashMap<String, String>>,
+    > = serde_json::from_str(&text).map_err(|e| {
+        format!(
+            "the anchors' answers {} are not {{library: {{budget: {{output: text}}}}}}: {e}",
+            python.display()
+        )
+    })?;
+    for (library, budgets) in &answers {
+        for budget in TEXT_BUDGETS {
+            let Some(outputs) = budgets.get(&budget.to_string()) else {
+                return Err(format!(
+                    "{library} has no answers at {budget} chars in {}",
+                    python.display()
+                ));
+            };
+            report(&format!("anchor:{library}"), budget, &|case| {
+                outputs.get(&case.output.name).cloned().ok_or_else(|| {
+                    format!(
+                        "{library} has no answer for {} at {budget} chars",
+                        case.output.name
+                    )
+                })
+            })?;
         }
     }
     Ok(())
@@ -497,11 +572,27 @@ fn main() -> std::process::ExitCode {
     let mut args = std::env::args().skip(1);
     let mut dir = None;
     let mut verbose = false;
-    for arg in args.by_ref() {
+    let mut python_anchors = None;
+    while let Some(arg) = args.next() {
         match arg.as_str() {
             "-v" | "--verbose" => verbose = true,
+            "--sources" => {
+                for anchor in &anchors::ANCHORS {
+                    println!("{}: {}", anchor.name, anchor.source);
+                }
+                return std::process::ExitCode::SUCCESS;
+            }
+            "--anchors" => match args.next() {
+                Some(file) => python_anchors = Some(PathBuf::from(file)),
+                None => {
+                    eprintln!("signal: --anchors names a file (scripts/anchors.py writes it)");
+                    return std::process::ExitCode::from(2);
+                }
+            },
             "-h" | "--help" => {
-                println!("usage: signal [--verbose] CORPUS_DIR");
+                println!(
+                    "usage: signal [--verbose] [--anchors FILE] CORPUS_DIR\n       signal --sources   where each anchor's cut is read from"
+                );
                 return std::process::ExitCode::SUCCESS;
             }
             _ => dir = Some(PathBuf::from(arg)),
@@ -524,7 +615,7 @@ fn main() -> std::process::ExitCode {
     };
     let typed = dir.clone();
     match runtime.block_on(async move {
-        run(dir, verbose).await?;
+        run(dir, python_anchors, verbose).await?;
         run_typed(&typed, verbose).await
     }) {
         Ok(()) => std::process::ExitCode::SUCCESS,
