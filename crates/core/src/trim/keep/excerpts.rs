@@ -32,6 +32,19 @@ pub(super) struct Candidate<'a> {
     pub(super) tier: salience::Tier,
 }
 
+impl Candidate<'_> {
+    /// The candidate as [`salience::choose`] weighs it: its lines, its group and its tier.
+    pub(super) fn excerpt(&self) -> salience::Excerpt {
+        salience::Excerpt {
+            bytes: 0..0,
+            first_line: self.first_line,
+            lines: self.lines,
+            group: self.group,
+            tier: self.tier,
+        }
+    }
+}
+
 /// What one part kept from the middle costs beyond its lines: its gap line and its span in the
 /// marker, at their widest.
 pub(super) fn block_overhead(totals: Totals) -> usize {

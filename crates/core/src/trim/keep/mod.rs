@@ -288,16 +288,7 @@ impl<'s, 'a> Plan<'s, 'a> {
             return Vec::new();
         }
         let per_block = block_overhead(totals);
-        let excerpts: Vec<salience::Excerpt> = in_middle
-            .iter()
-            .map(|c| salience::Excerpt {
-                bytes: 0..0,
-                first_line: c.first_line,
-                lines: c.lines,
-                group: c.group,
-                tier: c.tier,
-            })
-            .collect();
+        let excerpts: Vec<salience::Excerpt> = in_middle.iter().map(Candidate::excerpt).collect();
         let shown = self.shown;
         let cost = |candidate: &Candidate<'_>| {
             // A warning is costed at its bytes, no fewer than its chars as shown (a walk only
@@ -431,16 +422,7 @@ fn ends_of_the_rest<'a>(
     if ends.is_empty() || max == 0 {
         return Vec::new();
     }
-    let excerpts: Vec<salience::Excerpt> = ends
-        .iter()
-        .map(|c| salience::Excerpt {
-            bytes: 0..0,
-            first_line: c.first_line,
-            lines: c.lines,
-            group: c.group,
-            tier: c.tier,
-        })
-        .collect();
+    let excerpts: Vec<salience::Excerpt> = ends.iter().map(Candidate::excerpt).collect();
     salience::choose(&excerpts, budget, line_budget, max, |i| cost(&ends[i]))
         .into_iter()
         .map(|i| ends[i].clone())
