@@ -26,6 +26,10 @@ use super::marker::{Continuation, FullOutput, render_counted};
 
 /// How deep a cut descends into nested containers; deeper ones are kept whole or replaced.
 const MAX_DESCENT: usize = 64;
+
+/// How many of a container's first members are listed with it when they are containers
+/// themselves (`Fitter::list`).
+const LISTED_MEMBERS: usize = 16;
 /// The key of the member that carries an object's marker.
 const MARKER_KEY: &str = "\"…\"";
 /// Its length in chars.
@@ -217,6 +221,7 @@ fn fit_counted(
         markers: 0,
         marker_chars: 0,
         min_shrunk: 0,
+        listed: Vec::new(),
     };
     // Room for a cut value's marker (its figures no wider than the input's size in bytes, which
     // is at least its size in chars) and a little. (Whether the note `, JSON compacted` will be
@@ -288,6 +293,73 @@ impl Member {
     }
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Set by a test to fit without the listings a parent makes for its members (`list`).
+    static WITHOUT_LISTINGS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether a container's listing keeps its members' listings (always, but in a test that
+/// compares the fit without them).
+fn listings_kept() -> bool {
+    #[cfg(test)]
+    if WITHOUT_LISTINGS.with(std::cell::Cell::get) {
+        return false;
+    }
+    true
+}
+
+/// A container's members as one scan listed them: the first `keep` and the last `keep` (all
+/// of them when there are no more), how many there are, the container's end (after its closing
+/// bracket) and its compact size in chars.
+struct Listing {
+    start: usize,
+    head: Vec<Member>,
+    tail: VecDeque<Member>,
+    count: usize,
+    end: usize,
+    size: usize,
+}
+
+impl Listing {
+    /// Adds the next member, keeping `keep` at each end.
+    fn push(&mut self, member: Member, keep: usize) {
+        if self.head.len() < keep {
+            self.head.push(member);
+        } else {
+            if self.tail.len() == keep {
+                self.tail.pop_front();
+            }
+            self.tail.push_back(member);
+        }
+        self.count += 1;
+    }
+
+    /// The member at `index`, if the listing kept it.
+    fn member(&self, index: usize) -> Option<&Member> {
+        if index < self.head.len() {
+            self.head.get(index)
+        } else {
+            self.tail
+                .get(index.checked_sub(self.count - self.tail.len())?)
+        }
+    }
+
+    /// The listing a scan keeping `keep` members at each end would have made (`keep` no more
+    /// than this listing kept).
+    fn narrowed(self, keep: usize) -> Listing {
+        if keep >= self.head.len() {
+            return self;
+        }
+        let tail_len = keep.min(self.count - keep);
+        let head = (0..keep).filter_map(|i| self.member(i).copied()).collect();
+        let tail = (self.count - tail_len..self.count)
+            .filter_map(|i| self.member(i).copied())
+            .collect();
+        Listing { head, tail, ..self }
+    }
+}
+
 struct Fitter<'a, 'scope> {
     bytes: &'a [u8],
     head_ratio: f64,
@@ -303,6 +375,8 @@ struct Fitter<'a, 'scope> {
     marker_chars: usize,
     /// The least room a value is shrunk into; less, and it is dropped instead.
     min_shrunk: usize,
+    /// Listings of containers made while listing their parent, for their own fit (`list`).
+    listed: Vec<Listing>,
 }
 
 impl Fitter<'_, '_> {
@@ -421,65 +495,22 @@ impl Fitter<'_, '_> {
         };
         // The members that could be shown: at most this many from each end.
         let keep_at_most = allowance / 2 + 2;
-        let mut head: Vec<Member> = Vec::new();
-        let mut tail: VecDeque<Member> = VecDeque::new();
-        let mut count = 0usize;
+        let listed = self.listed.iter().position(|l| l.start == node.start);
+        let listing = match listed {
+            Some(i) => self.listed.swap_remove(i).narrowed(keep_at_most),
+            None => match self.list(node.start, keep_at_most, Some(allowance)) {
+                Some(listing) => listing,
+                None => return false,
+            },
+        };
         let bytes = self.bytes;
-        let mut at = skip_ws(bytes, node.start + 1);
-        // The container's compact size: brackets, members, commas.
-        let mut size = 2usize;
-        if bytes.get(at) != Some(&(close as u8)) {
-            loop {
-                let key = if object {
-                    let Some((end, next, chars)) = scan_key(bytes, at) else {
-                        return false;
-                    };
-                    let key = (at, end, chars);
-                    at = skip_ws(bytes, next);
-                    Some(key)
-                } else {
-                    None
-                };
-                let Some((end, value_size)) = scan_value(bytes, at) else {
-                    return false;
-                };
-                let member = Member {
-                    key,
-                    value: Node {
-                        start: at,
-                        end,
-                        size: value_size,
-                    },
-                };
-                size += member.key_chars() + value_size + usize::from(count > 0);
-                if head.len() < keep_at_most {
-                    head.push(member);
-                } else {
-                    if tail.len() == keep_at_most {
-                        tail.pop_front();
-                    }
-                    tail.push_back(member);
-                }
-                count += 1;
-                at = skip_ws(bytes, end);
-                match bytes.get(at) {
-                    Some(b',') => at = skip_ws(bytes, at + 1),
-                    Some(&byte) if byte == close as u8 => break,
-                    _ => return false,
-                }
-            }
-        }
+        let (count, end, size) = (listing.count, listing.end, listing.size);
         if depth == 0 {
-            self.root = Some((at + 1, size));
+            self.root = Some((end, size));
             self.compacted = size < self.original_chars.get();
         }
-        let member = |index: usize| -> Option<&Member> {
-            if index < head.len() {
-                head.get(index)
-            } else {
-                tail.get(index.checked_sub(count - tail.len())?)
-            }
-        };
+        let member = |index: usize| listing.member(index);
+        let (head, tail) = (&listing.head, &listing.tail);
         let least = |m: &Member| -> usize {
             let value = if shrinkable(bytes, m.value) {
                 m.value.size.min(self.min_shrunk)
@@ -615,7 +646,85 @@ impl Fitter<'_, '_> {
             self.push_marker_member(out, object, kept.len(), count, unit, kept_head, kept_tail);
         }
         out.push(close);
+        // Listings of members that were not fitted (dropped, or whole) are of no more use.
+        self.listed
+            .retain(|l| l.start < node.start || l.start >= end);
         true
+    }
+
+    /// Lists the container at `start` (an object or an array): validates it, measures it and
+    /// keeps its first `keep` and last `keep` members. Given the room the container is fitted
+    /// into (`cut_above`), a member that is itself a container is listed as well, and its
+    /// listing kept for that member's own fit when it is larger than the room (so it will be
+    /// cut): a big array under a wrapper object (`{"items": [...]}`) is read once, not once
+    /// for its parent and again for itself. Only the first `LISTED_MEMBERS` members are listed
+    /// so (a wrapper names its payload among its first keys; an array of many small records is
+    /// scanned, not listed record by record), and those listings hold at most `2 * keep`
+    /// members in all; past either, members are only scanned.
+    fn list(&mut self, start: usize, keep: usize, cut_above: Option<usize>) -> Option<Listing> {
+        let bytes = self.bytes;
+        let object = bytes[start] == b'{';
+        let close = if object { b'}' } else { b']' };
+        let mut listing = Listing {
+            start,
+            head: Vec::new(),
+            tail: VecDeque::new(),
+            count: 0,
+            end: 0,
+            // Brackets, members, commas.
+            size: 2,
+        };
+        let mut spare = if listings_kept() {
+            cut_above.map_or(0, |_| 2 * keep)
+        } else {
+            0
+        };
+        let mut at = skip_ws(bytes, start + 1);
+        if bytes.get(at) != Some(&close) {
+            loop {
+                let key = if object {
+                    let (end, next, chars) = scan_key(bytes, at)?;
+                    let key = (at, end, chars);
+                    at = skip_ws(bytes, next);
+                    Some(key)
+                } else {
+                    None
+                };
+                let (end, size) = match (cut_above, bytes.get(at)) {
+                    (Some(room), Some(b'{' | b'['))
+                        if spare > 0 && listing.count < LISTED_MEMBERS =>
+                    {
+                        let child = self.list(at, keep, None)?;
+                        let figures = (child.end, child.size);
+                        let held = child.head.len() + child.tail.len();
+                        spare = spare.saturating_sub(held);
+                        if child.size > room {
+                            self.listed.push(child);
+                        }
+                        figures
+                    }
+                    _ => scan_value(bytes, at)?,
+                };
+                let member = Member {
+                    key,
+                    value: Node {
+                        start: at,
+                        end,
+                        size,
+                    },
+                };
+                listing.size += member.key_chars() + size + usize::from(listing.count > 0);
+                listing.push(member, keep);
+                at = skip_ws(bytes, end);
+                match bytes.get(at) {
+                    Some(b',') => at = skip_ws(bytes, at + 1),
+                    Some(&byte) if byte == close => break,
+                    _ => return None,
+                }
+            }
+        }
+        listing.end = at + 1;
+        Some(listing)
     }
 
     /// The room of each of `members`, so that all of them fit `room`: a value that cannot shrink
@@ -818,6 +927,16 @@ fn continuation_bytes(word: u64) -> usize {
     (ones.wrapping_mul(LOW_BITS) >> 56) as usize
 }
 
+/// `continuation_bytes`, skipped for a word of ASCII (most words of most JSON): one test
+/// instead of the count's shifts and multiplication.
+fn non_ascii_continuations(word: u64) -> usize {
+    if word & HIGH_BITS == 0 {
+        0
+    } else {
+        continuation_bytes(word)
+    }
+}
+
 /// Validates the string at `at`; returns its end and its chars, quotes included.
 fn scan_string(bytes: &[u8], at: usize) -> Option<(usize, usize)> {
     if bytes.get(at) != Some(&b'"') {
@@ -827,25 +946,29 @@ fn scan_string(bytes: &[u8], at: usize) -> Option<(usize, usize)> {
     let mut chars = 2;
     loop {
         // One pass: find the next quote, backslash or control char, counting chars on the way,
-        // eight bytes at a time (the word that holds one is counted up to it).
-        while let Some(chunk) = bytes.get(i..i + 8) {
+        // eight bytes at a time (the word that holds one is counted up to it, and the stop is
+        // read from the word: no second load of it), the last few bytes one at a time.
+        let stop = loop {
+            let Some(chunk) = bytes.get(i..i + 8) else {
+                while !STRING_STOPS[usize::from(*bytes.get(i)?)] {
+                    chars += usize::from((bytes[i] as i8) >= -0x40);
+                    i += 1;
+                }
+                break bytes[i];
+            };
             let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
             let ends = run_ends(word);
             if ends != 0 {
                 let before = (ends.trailing_zeros() / 8) as usize;
                 let plain = word & ((1u64 << (before * 8)) - 1);
-                chars += before - continuation_bytes(plain);
+                chars += before - non_ascii_continuations(plain);
                 i += before;
-                break;
+                break (word >> (before * 8)) as u8;
             }
-            chars += 8 - continuation_bytes(word);
+            chars += 8 - non_ascii_continuations(word);
             i += 8;
-        }
-        while !STRING_STOPS[usize::from(*bytes.get(i)?)] {
-            chars += usize::from((bytes[i] as i8) >= -0x40);
-            i += 1;
-        }
-        match bytes[i] {
+        };
+        match stop {
             b'"' => return Some((i + 1, chars)),
             b'\\' => {
                 let escape = *bytes.get(i + 1)?;
@@ -1083,5 +1206,51 @@ mod tests {
         }
         assert_eq!(scan_string(b"\"ab\x01cd\"", 0), None);
         assert_eq!(scan_string(b"\"abcdefgh\x1fij\"", 0), None);
+    }
+
+    /// A JSON value of nested objects and arrays, some of them long, with strings, numbers and
+    /// literals: wrappers around big arrays, big objects inside arrays, small values beside them.
+    fn nested_json() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::from),
+            any::<i32>().prop_map(serde_json::Value::from),
+            "[a-z\\\\\"é ]{0,40}".prop_map(serde_json::Value::from),
+        ];
+        leaf.prop_recursive(4, 2_000, 60, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..150).prop_map(serde_json::Value::Array),
+                proptest::collection::vec(("[a-z]{1,6}", inner), 0..12)
+                    .prop_map(|members| serde_json::Value::Object(members.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        /// A parent's listings of its members change nothing in what is fitted: the same text,
+        /// markers and figures as scanning every member again for its own fit.
+        #[test]
+        fn listings_kept_for_members_fit_exactly_as_scanning_them_again(
+            value in nested_json(),
+            allowance in 20usize..1_500,
+            pretty in proptest::bool::ANY,
+            head_ratio in 0.0f64..1.0,
+        ) {
+            let text = if pretty {
+                serde_json::to_string_pretty(&value).unwrap()
+            } else {
+                serde_json::to_string(&value).unwrap()
+            };
+            let fit = |without: bool| {
+                WITHOUT_LISTINGS.with(|flag| flag.set(without));
+                let fit = fit_json(&text, allowance, head_ratio, &FullOutput::NotKept);
+                WITHOUT_LISTINGS.with(|flag| flag.set(false));
+                fit.map(|fit| (fit.text, fit.kept_chars, fit.markers, fit.whitespace_removed))
+            };
+            proptest::prop_assert_eq!(fit(false), fit(true));
+        }
     }
 }
