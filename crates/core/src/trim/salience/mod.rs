@@ -54,12 +54,20 @@ const PATTERNS: &[&str] = &[
     "--- FAIL",
     "FAIL ",
     "failed:",
+    // systemd and many daemons: `Failed to start orders.service`.
+    "Failed to ",
+    // A Kubernetes event of type Warning (`kubectl get events`, its TYPE column): how a cluster
+    // reports a failure (BackOff, FailedMount, FailedScheduling); the other type is Normal.
+    " Warning  ",
     "not ok ",
     "panicked at",
     "panic:",
     "\nE   ",
     "AssertionError",
     "Assertion failed",
+    // Jest's and Vitest's assertion, below the failing test after a blank line.
+    "  Expected: ",
+    "  Received: ",
     // Tracebacks and exceptions.
     "Traceback (most recent call last)",
     "Exception in thread",

@@ -1,8 +1,6 @@
 #!/usr/bin/env bash
-# The corpus wider still, pending: the outputs of the infrastructure and CI tools an agent runs
-# beside the compilers and test runners of generate.sh and generate-field.sh. They wait here,
-# outside what the tests and the signal gate read, until toolsmith keeps their must-see lines
-# (README.md in this folder says what each needs).
+# The corpus wider still: the outputs of the infrastructure and CI tools an agent runs beside
+# the compilers and test runners of generate.sh and generate-field.sh.
 #
 # terraform's apply is the real tool's (terraform 1.x with its built-in terraform_data resource:
 # no provider to download). The others cannot run here (no cluster, no Docker daemon, no
@@ -15,11 +13,10 @@
 #
 # Run it by hand; the outputs are committed, so the tests and the signal gate need none of it.
 #
-#   bash tests/corpus/pending/generate.sh
+#   bash tests/corpus/generate-infra.sh
 set -euo pipefail
 # shellcheck source=tests/corpus/lib.sh
-source "$(dirname "$0")/../lib.sh"
-here="$here/pending"
+source "$(dirname "$0")/lib.sh"
 
 # terraform apply: 120 resources, one whose provisioner fails (parallelism 1, so the order is
 # the plan's).
