@@ -13,7 +13,7 @@ This reads the table `ANCHORED` from the module, every `*.out` of the folders gi
 corpus) and the build log the perf gate cuts (benches/inputs `log_of`, made here alike: its
 warnings are the true anchors the gate pays for), and searches coordinate by coordinate (one pattern's anchor and bucket at a time, every
 choice tried, the best kept) until no change helps. What it lowers: the false candidates per
-4,000 bytes of each output (over the bound weighs ten times more), and a tenth as much the
+4,000 bytes of each output (over the bound weighs a thousand times more), and a tenth as much the
 patterns compared per 4,000 bytes (at each candidate, every pattern of each bucket that accepts
 it: the search's cost beyond the kernel). The counts are made over the distinct four-byte
 windows, each weighted by how often each output holds it. It prints, per output, the
@@ -139,11 +139,11 @@ class Search:
         return self.matrix @ weighted
 
     def score(self, false, compares=None):
-        # The outputs' rates summed, a rate over the bound weighing ten times more: smooth
+        # The outputs' rates summed, a rate over the bound weighing a thousand times more: smooth
         # enough for a search one choice at a time to find its way down; then the comparisons
         # per 4,000 bytes, a tenth as much.
         per = false * BOUND / self.sizes
-        score = float(per.sum() + 10 * np.maximum(per - 1, 0).sum())
+        score = float(per.sum() + 1000 * np.maximum(per - 1, 0).sum())
         if compares is not None:
             score += 0.1 * float((compares * BOUND / self.sizes).sum())
         return score

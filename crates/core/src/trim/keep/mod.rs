@@ -38,7 +38,7 @@ const EXCERPT_SHARE: f64 = 0.4;
 const SMALL_ROOM_SHARE: f64 = 0.75;
 /// The rooms between which the share moves from [`SMALL_ROOM_SHARE`] to [`EXCERPT_SHARE`].
 const SMALL_ROOM: usize = 800;
-const FULL_ROOM: usize = 1_600;
+const FULL_ROOM: usize = 3_200;
 
 /// The share of `room` the salient lines of the middle may take.
 fn excerpt_share(room: usize) -> f64 {

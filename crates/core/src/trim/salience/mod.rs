@@ -56,6 +56,14 @@ const PATTERNS: &[&str] = &[
     "failed:",
     // systemd and many daemons: `Failed to start orders.service`.
     "Failed to ",
+    // GNU tar, cp and their kin: `tar: data/x.csv: Cannot open: File exists`.
+    ": Cannot ",
+    // The sanitizers' reports and summaries: `SUMMARY: AddressSanitizer: heap-buffer-overflow`.
+    "Sanitizer: ",
+    // g++'s pointer from a template's error to the user's line that instantiated it.
+    "required from here",
+    // rustfmt's check: each place a file is not formatted.
+    "Diff in ",
     // A Kubernetes event of type Warning (`kubectl get events`, its TYPE column): how a cluster
     // reports a failure (BackOff, FailedMount, FailedScheduling); the other type is Normal.
     " Warning  ",
@@ -176,11 +184,22 @@ pub(crate) fn tier_of(bytes: &[u8], occurrence: Range<usize>) -> Option<Tier> {
     let pattern = &bytes[occurrence.clone()];
     if LEVEL_KEYS.iter().any(|key| key.as_bytes() == pattern) {
         level_after(bytes, occurrence.end)
-    } else if WARNINGS.iter().any(|warning| warning.as_bytes() == pattern) {
+    } else if WARNINGS.iter().any(|warning| warning.as_bytes() == pattern)
+        || (pattern == b"failed:" && in_a_note(bytes, occurrence.start))
+    {
         Some(Tier::Warning)
     } else {
         Some(Tier::Error)
     }
+}
+
+/// Whether the line holding `at` is a compiler's note before it (`path:line:col: note: …`):
+/// context for an error, not one — g++ writes `note:   template argument
+/// deduction/substitution failed:` under every candidate it tried, and those are a tier below.
+fn in_a_note(bytes: &[u8], at: usize) -> bool {
+    let from = at.saturating_sub(512);
+    let line_start = memchr::memrchr(b'\n', &bytes[from..at]).map_or(from, |i| from + i + 1);
+    memchr::memmem::find(&bytes[line_start..at], b": note: ").is_some()
 }
 
 /// Drops from `found[from..]` the level keys whose value is neither an error's nor a warning's.

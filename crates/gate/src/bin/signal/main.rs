@@ -15,7 +15,9 @@
 //! - `fill`: the share of the allowance spent on the output's own lines (a line of the result
 //!   that is a line of the output), per mille, averaged over the outputs that were cut; an
 //!   output's own chars over the smaller of the allowance and its size;
-//! - `escapes`: ANSI escapes and carriage returns shown (the model reads neither);
+//! - `escapes`: ANSI escapes and carriage returns shown in a cut (the model reads neither; a
+//!   carriage return that ends a line with its line feed, as HTTP headers do, is a line ending;
+//!   an output that fits is passed as the tool wrote it, escapes and all, and not counted);
 //! - `json`: the outputs that are one JSON document, and how many of them the result still is.
 //!
 //! The typed results (`tests/corpus/typed`: a structure, its output schema, the records a
@@ -151,7 +153,11 @@ impl Figures {
                     .push(format!("{path} {budget} {}: {line}", output.name));
             }
         }
-        self.escapes += shown.chars().filter(|&c| c == '\x1b' || c == '\r').count();
+        // A whole output passed as it came is the tool's own words (a text that fits is not
+        // rendered: `Render::OnCut`); what a path cut is what it chose to show.
+        if shown != output.text {
+            self.escapes += escapes_in(shown);
+        }
         self.sent += shown.chars().count();
         if case.json {
             self.json_total += 1;
@@ -527,7 +533,7 @@ async fn run_typed(dir: &Path, verbose: bool) -> Result<(), String> {
                     (answer["result"].get("structuredContent").cloned(), text)
                 };
                 total += case.must.len();
-                escapes += text.chars().filter(|&c| c == '\x1b' || c == '\r').count();
+                escapes += escapes_in(&text);
                 let Some(structure) = structure else { continue };
                 let here = records_kept(&structure, &case.must);
                 if verbose && here < case.must.len() {
@@ -624,4 +630,15 @@ fn main() -> std::process::ExitCode {
             std::process::ExitCode::from(2)
         }
     }
+}
+
+/// The escapes and redraws `text` shows: each ESC, and each carriage return that is not half of
+/// a CRLF line ending.
+fn escapes_in(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    bytes
+        .iter()
+        .enumerate()
+        .filter(|&(i, &b)| b == 0x1b || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n')))
+        .count()
 }
