@@ -757,6 +757,26 @@ mod tests {
     }
 
     #[test]
+    fn a_compiler_notes_failure_is_a_warning_and_an_errors_is_an_error() {
+        let note = b"/usr/include/c++/12/bits/stl_map.h:846:9: note:   template argument deduction/substitution failed:";
+        assert_eq!(tier_of_line(note), Tier::Warning);
+        let error = b"src/ledger.rs:12: assertion failed: total == 4";
+        assert_eq!(tier_of_line(error), Tier::Error);
+        // The note is the line's, not the one before it.
+        let after_a_note = b"x.cpp:1:1: note: candidate\nthe build failed: 3 errors";
+        let at = after_a_note.len() - b"failed: 3 errors".len();
+        assert_eq!(
+            tier_of(after_a_note, at..at + b"failed:".len()),
+            Some(Tier::Error)
+        );
+        // An error line that also holds a note's words stays an error by its own pattern.
+        assert_eq!(
+            tier_of_line(b"ledger.cpp:11:18: error: no match; note: substitution failed:"),
+            Tier::Error
+        );
+    }
+
+    #[test]
     fn the_warnings_and_level_keys_are_where_their_counts_say() {
         assert_eq!(WARNINGS, ["WARN", "warning:", "Warning:"]);
         assert!(
