@@ -15,19 +15,34 @@ pub(crate) struct Anchor {
     /// The public source the cut is read from: repository, file and commit, or the
     /// documentation where the source is not public.
     pub(crate) source: &'static str,
-    /// The anchor's own limit, in its unit (bytes or chars), as it ships.
+    /// The anchor's own limit, in its unit (bytes, chars or lines), as it ships.
     pub(crate) default: usize,
     pub(crate) cut: fn(&str, usize) -> String,
+    /// Whether its limit counts lines: the largest that fits a budget is then searched for
+    /// ([`within_lines`]), a limit in lines being no measure of chars.
+    pub(crate) lines: bool,
+}
+
+impl Anchor {
+    /// The anchor's answer at a budget of the gate: the largest limit whose answer fits it.
+    pub(crate) fn within(&self, budget: usize, text: &str) -> String {
+        if self.lines {
+            within_lines(budget, self.cut, text)
+        } else {
+            within(budget, self.cut, text)
+        }
+    }
 }
 
 /// Every anchor reimplemented here, in the order of the table.
-pub(crate) const ANCHORS: [Anchor; 5] = [
+pub(crate) const ANCHORS: [Anchor; 6] = [
     Anchor {
         name: "codex",
         source: "openai/codex codex-rs/core/src/truncate.rs @ 020809453255 \
                  (format_output_for_model_body: 10 KiB, 256 lines)",
         default: 10 * 1024,
         cut: codex,
+        lines: false,
     },
     Anchor {
         name: "opencode",
@@ -35,6 +50,7 @@ pub(crate) const ANCHORS: [Anchor; 5] = [
                  head: 2,000 lines, 50 KiB; the full output to a file)",
         default: 50 * 1024,
         cut: opencode,
+        lines: false,
     },
     Anchor {
         name: "claude_code",
@@ -43,6 +59,16 @@ pub(crate) const ANCHORS: [Anchor; 5] = [
                  marker's wording is ours",
         default: 30_000,
         cut: claude_code,
+        lines: false,
+    },
+    Anchor {
+        name: "cline",
+        source: "cline/cline src/hosts/vscode/terminal/VscodeTerminalManager.ts @ 4b6d016da06d \
+                 (processOutput: over terminalOutputLineLimit, 500 lines, the first and the last \
+                 half of it around `... (output truncated) ...`)",
+        default: 500,
+        cut: cline,
+        lines: true,
     },
     Anchor {
         name: "zed",
@@ -50,6 +76,7 @@ pub(crate) const ANCHORS: [Anchor; 5] = [
                  (process_content: the first 16 KiB, to the last whole line)",
         default: 16 * 1024,
         cut: zed,
+        lines: false,
     },
     Anchor {
         name: "inspect",
@@ -57,6 +84,7 @@ pub(crate) const ANCHORS: [Anchor; 5] = [
                  (truncate_tool_output: max_tool_output 16 KiB, the first bytes)",
         default: 16 * 1024,
         cut: inspect,
+        lines: false,
     },
 ];
 
@@ -71,6 +99,26 @@ pub(crate) fn within(budget: usize, cut: fn(&str, usize) -> String, text: &str) 
         }
         limit = limit.saturating_sub(chars - budget);
     }
+}
+
+/// The answer of an anchor whose limit counts lines, at the largest limit whose answer is at
+/// most `budget` chars (an answer grows with its limit: searched by halves).
+pub(crate) fn within_lines(budget: usize, cut: fn(&str, usize) -> String, text: &str) -> String {
+    let fits = |limit: usize| cut(text, limit).chars().count() <= budget;
+    let lines = text.lines().count();
+    if fits(lines) {
+        return cut(text, lines);
+    }
+    let (mut fitting, mut over) = (0, lines);
+    while fitting + 1 < over {
+        let middle = fitting + (over - fitting) / 2;
+        if fits(middle) {
+            fitting = middle;
+        } else {
+            over = middle;
+        }
+    }
+    cut(text, fitting)
 }
 
 /// The longest prefix of `text` of at most `bytes` bytes, on a char boundary.
@@ -193,6 +241,21 @@ fn zed(content: &str, limit: usize) -> String {
     }
 }
 
+/// Cline: over the line limit, the first and the last half of it around a notice; the whole
+/// trimmed.
+fn cline(text: &str, limit: usize) -> String {
+    let lines: Vec<&str> = text.split('\n').collect();
+    if lines.len() > limit {
+        let half = limit / 2;
+        let start = lines[..half].join("\n");
+        let end = lines[lines.len() - half..].join("\n");
+        return format!("{start}\n... (output truncated) ...\n{end}")
+            .trim()
+            .to_owned();
+    }
+    lines.join("\n").trim().to_owned()
+}
+
 /// Inspect: the first bytes of the output, in its notice.
 fn inspect(output: &str, max_bytes: usize) -> String {
     if output.len() <= max_bytes {
@@ -218,7 +281,7 @@ mod tests {
         let long = numbered(5_000);
         for anchor in &ANCHORS {
             for budget in [1_000, 2_000, 4_000, 10_000] {
-                let answer = within(budget, anchor.cut, &long);
+                let answer = anchor.within(budget, &long);
                 assert!(
                     answer.chars().count() <= budget,
                     "{} at {budget}: {} chars",
@@ -246,6 +309,10 @@ mod tests {
         for cut in [codex as fn(&str, usize) -> String, claude_code] {
             assert!(within(2_000, cut, &long).contains("line 5000"));
         }
+        let cline = within_lines(2_000, cline, &long);
+        assert!(cline.contains("line 5000") && cline.contains("... (output truncated) ..."));
+        // The largest limit that fits: one more line each side would not.
+        assert!(cline.chars().count() > 2_000 - 2 * "line 5000\n".len());
         assert!(!within(2_000, opencode, &long).contains("line 5000"));
         assert!(codex(&long, 10 * 1024).starts_with("Total output lines: 5000\n\n"));
     }

@@ -322,10 +322,15 @@ async fn run(dir: PathBuf, python_anchors: Option<PathBuf>, verbose: bool) -> Re
 /// answer within the budget's chars) and at its own default, and the Python libraries' answers
 /// read from `python` (written by `scripts/anchors.py`: `{library: {budget: {output: text}}}`).
 fn run_anchors(cases: &[Case], python: Option<PathBuf>, verbose: bool) -> Result<(), String> {
-    let report = |name: &str, budget: usize, shown: &dyn Fn(&Case) -> Result<String, String>| {
+    // `allowance`: what the fill is counted against (a budget's chars; for a limit in lines,
+    // no chars at all: the output's size).
+    let report = |name: &str,
+                  budget: usize,
+                  allowance: usize,
+                  shown: &dyn Fn(&Case) -> Result<String, String>| {
         let mut figures = Figures::default();
         for case in cases {
-            figures.add(case, &shown(case)?, budget, name);
+            figures.add(case, &shown(case)?, allowance, name);
         }
         println!("{}", figures.line(name, budget));
         if verbose {
@@ -338,14 +343,22 @@ fn run_anchors(cases: &[Case], python: Option<PathBuf>, verbose: bool) -> Result
     for anchor in &anchors::ANCHORS {
         let name = format!("anchor:{}", anchor.name);
         for budget in TEXT_BUDGETS {
-            report(&name, budget, &|case| {
-                Ok(anchors::within(budget, anchor.cut, &case.output.text))
+            report(&name, budget, budget, &|case| {
+                Ok(anchor.within(budget, &case.output.text))
             })?;
         }
         // As it ships: its own limit, in its own unit.
-        report(&format!("{name}:default"), anchor.default, &|case| {
-            Ok((anchor.cut)(&case.output.text, anchor.default))
-        })?;
+        let allowance = if anchor.lines {
+            usize::MAX
+        } else {
+            anchor.default
+        };
+        report(
+            &format!("{name}:default"),
+            anchor.default,
+            allowance,
+            &|case| Ok((anchor.cut)(&case.output.text, anchor.default)),
+        )?;
     }
     let Some(python) = python else { return Ok(()) };
     let text = std::fs::read_to_string(&python)
@@ -367,7 +380,7 @@ fn run_anchors(cases: &[Case], python: Option<PathBuf>, verbose: bool) -> Result
                     python.display()
                 ));
             };
-            report(&format!("anchor:{library}"), budget, &|case| {
+            report(&format!("anchor:{library}"), budget, budget, &|case| {
                 outputs.get(&case.output.name).cloned().ok_or_else(|| {
                     format!(
                         "{library} has no answer for {} at {budget} chars",
