@@ -14,7 +14,11 @@ use crate::corpus;
 fn outputs() -> Vec<(String, String, Vec<String>)> {
     let outputs = corpus::read(&corpus::dir()).unwrap();
     // The corpus is as wide as the field: at least 60 outputs (62 of 56 tools when written).
-    assert!(outputs.len() >= 60, "the corpus holds {} outputs", outputs.len());
+    assert!(
+        outputs.len() >= 60,
+        "the corpus holds {} outputs",
+        outputs.len()
+    );
     outputs
         .into_iter()
         .map(|output| (output.name, output.text, output.must))
