@@ -659,8 +659,9 @@ impl Fitter<'_, '_> {
     /// cut): a big array under a wrapper object (`{"items": [...]}`) is read once, not once
     /// for its parent and again for itself. Only the first `LISTED_MEMBERS` members are listed
     /// so (a wrapper names its payload among its first keys; an array of many small records is
-    /// scanned, not listed record by record), and those listings hold at most `2 * keep`
-    /// members in all; past either, members are only scanned.
+    /// scanned, not listed record by record). Members are listed so while the listings made
+    /// hold fewer than `2 * keep` members in all, and one listing holds at most `2 * keep`: what
+    /// is held for later stays under `4 * keep`; past either bound, members are only scanned.
     fn list(&mut self, start: usize, keep: usize, cut_above: Option<usize>) -> Option<Listing> {
         let bytes = self.bytes;
         let object = bytes[start] == b'{';
