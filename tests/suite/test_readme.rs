@@ -2,8 +2,11 @@
 //! `Cargo.toml` lines and its `src/main.rs`, built and run, so that the way in cannot rot.
 //!
 //! The crate depends on this workspace by path (the README's `../toolsmith/` prefix points here)
-//! and builds offline, with this workspace's lock file, into a directory of this workspace's
-//! target directory (kept between runs, so a rebuild is incremental).
+//! and builds offline, with this workspace's lock file, into this workspace's target directory:
+//! a dependency it shares with another build of the workspace at the same features (in CI,
+//! those `cargo package` built to verify toolsmith-std) is built once, and a rebuild is
+//! incremental. Cargo holds the directory's lock while it builds, not while the tests it built
+//! run, so the nested build does not wait on the `cargo test` that runs it.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -33,12 +36,12 @@ fn workspace_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// `target/readme-crate`, beside the workspace's own builds.
+/// The workspace's target directory (the parent of `target/tmp`).
 fn readme_target_dir() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR"))
         .parent()
         .expect("the target directory")
-        .join("readme-crate")
+        .to_path_buf()
 }
 #[test]
 fn the_readme_crate_builds_and_runs() {
