@@ -3285,32 +3285,47 @@ async fn both_official_clients_in_every_mode_on_every_front() {
         ),
         ("serve over HTTP", vec![&serve_url], read_file),
     ];
+    // The 54 runs, three at a time: each is a chain of processes started one after another (a
+    // client, toolsmith, a server), mostly waiting on each other's start.
+    let runs = std::sync::Arc::new(tokio::sync::Semaphore::new(3));
+    let mut reports = tokio::task::JoinSet::new();
     for (front, target, call) in &fronts {
         for sdk in ["TypeScript", "Python"] {
             for mode in ["legacy", "auto", "2026-07-28"] {
-                let calls = [call.clone(), page.clone()];
-                let report = era_calls(sdk, mode, target, &calls).await;
                 let said = format!("{sdk} in {mode} against {front}");
-                let want = if mode == "legacy" {
-                    "2025-11-25"
-                } else {
-                    "2026-07-28"
-                };
-                assert_eq!(report["version"], want, "{said}");
-                assert!(!report["tools"].as_array().unwrap().is_empty(), "{said}");
-                let results = report["results"].as_array().unwrap();
-                for result in results {
-                    assert!(result.get("raised").is_none(), "{said}: {result:.400}");
-                }
-                let text = results[0]["content"][0]["text"].as_str().unwrap();
-                assert!(text.contains("[toolsmith: output"), "{said}: {text:.300}");
-                assert!(text.contains("artifact "), "{said}: {text:.300}");
-                let read = results[1]["contents"][0]["text"]
-                    .as_str()
-                    .unwrap_or_default();
-                assert!(!read.is_empty(), "{said}: {:.300}", results[1]);
+                let target: Vec<String> = target.iter().map(|word| word.to_string()).collect();
+                let calls = [call.clone(), page.clone()];
+                let runs = runs.clone();
+                reports.spawn(async move {
+                    let _run = runs.acquire_owned().await.unwrap();
+                    let target: Vec<&str> = target.iter().map(String::as_str).collect();
+                    (mode, said, era_calls(sdk, mode, &target, &calls).await)
+                });
             }
         }
+    }
+    let mut reports = reports.join_all().await;
+    reports.sort_by(|a, b| a.1.cmp(&b.1));
+    assert_eq!(reports.len(), fronts.len() * 6);
+    for (mode, said, report) in reports {
+        let want = if mode == "legacy" {
+            "2025-11-25"
+        } else {
+            "2026-07-28"
+        };
+        assert_eq!(report["version"], want, "{said}");
+        assert!(!report["tools"].as_array().unwrap().is_empty(), "{said}");
+        let results = report["results"].as_array().unwrap();
+        for result in results {
+            assert!(result.get("raised").is_none(), "{said}: {result:.400}");
+        }
+        let text = results[0]["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains("[toolsmith: output"), "{said}: {text:.300}");
+        assert!(text.contains("artifact "), "{said}: {text:.300}");
+        let read = results[1]["contents"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(!read.is_empty(), "{said}: {:.300}", results[1]);
     }
 }
 
