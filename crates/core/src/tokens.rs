@@ -142,7 +142,7 @@ pub struct O200k {
 #[cfg(feature = "tiktoken")]
 impl O200k {
     /// The encoder (its tables read on first use, once per process: some tens of
-    /// milliseconds optimized).
+    /// milliseconds where bpe is optimized, see above).
     ///
     /// # Errors
     ///
