@@ -31,6 +31,8 @@ pub(crate) struct LineTransport<R, W> {
     closed: CancellationToken,
     /// As a server that drains: the requests read and not yet answered.
     answering: Option<Arc<Answering>>,
+    /// As a server: the error answers `receive` gave, each written by a task of its own.
+    replies: tokio::task::JoinSet<()>,
     /// As a server: whether the session began (`initialize` was read, or a request that
     /// carries its protocol version inline). Before that, a notification or an answer means
     /// nothing and is dropped: rmcp would end the session on it, leaving what follows unread.
@@ -91,6 +93,7 @@ where
             write: Arc::new(tokio::sync::Mutex::new(write)),
             closed,
             answering: None,
+            replies: tokio::task::JoinSet::new(),
             begun: false,
         }
     }
@@ -121,6 +124,8 @@ where
     async fn next_line(&mut self) -> Option<Next> {
         let next = self.lines.next().await;
         if next.is_none() {
+            // The error answers still being written, then the requests still running.
+            while self.replies.join_next().await.is_some() {}
             if let Some(answering) = &self.answering {
                 answering.settled().await;
             }
@@ -129,11 +134,18 @@ where
         next
     }
 
-    /// Writes a JSON-RPC error response.
-    async fn reply_error(&self, id: Value, code: i64, message: String) {
+    /// Answers with a JSON-RPC error, written by a task of its own that the end of the input
+    /// waits for. rmcp polls `receive` in a `select!` and drops it whenever another event wins;
+    /// an answer written in place (waiting for the writer while a long result goes out, say)
+    /// would go with it, and its request would never be answered.
+    fn reply_error(&mut self, id: Value, code: i64, message: String) {
+        while self.replies.try_join_next().is_some() {}
         let response = wire::error_answer(&id, code, message).into_bytes();
-        // A client that went away cannot be answered; the next read ends the session.
-        let _ = write_bytes(&self.write, response).await;
+        let write = Arc::clone(&self.write);
+        self.replies.spawn(async move {
+            // A client that went away cannot be answered; the next read ends the session.
+            let _ = write_bytes(&write, response).await;
+        });
     }
 }
 
@@ -196,20 +208,19 @@ where
                          send smaller messages (large inputs belong in files)",
                         grouped(self.lines.max_line())
                     );
-                    self.reply_error(id_in_prefix(&prefix), INVALID_REQUEST, message)
-                        .await;
+                    self.reply_error(id_in_prefix(&prefix), INVALID_REQUEST, message);
                 }
                 Next::Text(text) => {
                     let value: Value = match serde_json::from_slice(&text) {
                         Ok(value) => value,
                         Err(error) => {
                             let message = format!("parse error: the message is not JSON ({error})");
-                            self.reply_error(Value::Null, PARSE_ERROR, message).await;
+                            self.reply_error(Value::Null, PARSE_ERROR, message);
                             continue;
                         }
                     };
                     if let Some((id, message)) = missing_params(&value) {
-                        self.reply_error(id, INVALID_PARAMS, message).await;
+                        self.reply_error(id, INVALID_PARAMS, message);
                         continue;
                     }
                     match serde_json::from_value::<RxJsonRpcMessage<RoleServer>>(value.clone()) {
@@ -235,7 +246,7 @@ where
                                 value.get("id").filter(|_| value.get("method").is_some())
                             {
                                 let message = format!("invalid request: {error}");
-                                self.reply_error(id.clone(), INVALID_REQUEST, message).await;
+                                self.reply_error(id.clone(), INVALID_REQUEST, message);
                             }
                         }
                     }
@@ -512,4 +523,47 @@ pub(crate) async fn stdout_gone() {
         }
     }
     std::future::pending::<()>().await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncBufReadExt as _;
+
+    /// rmcp polls `receive` in a `select!` and drops it whenever another event wins: an error
+    /// answer `receive` was writing then (waiting for the writer while a long result goes out)
+    /// is still written, and the end of the input waits for it.
+    #[tokio::test]
+    async fn an_error_answer_outlives_the_receive_that_wrote_it() {
+        let input: &'static [u8] = b"{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"tools/call\"}\n";
+        let (written, server_out) = tokio::io::duplex(1 << 16);
+        let mut transport = LineTransport::new(input, server_out, CancellationToken::new())
+            .draining(std::future::pending());
+        // Another answer holds the writer.
+        let busy = Arc::clone(&transport.write).lock_owned().await;
+        tokio::select! {
+            biased;
+            message = Transport::<RoleServer>::receive(&mut transport) => {
+                panic!("a request without params reached rmcp: {message:?}")
+            }
+            () = tokio::task::yield_now() => {}
+        }
+        drop(busy);
+        let end = Transport::<RoleServer>::receive(&mut transport).await;
+        assert!(end.is_none(), "the input held one line: {end:?}");
+        drop(transport);
+        let mut lines = tokio::io::BufReader::new(written).lines();
+        let answer = lines
+            .next_line()
+            .await
+            .unwrap()
+            .expect("the request was answered");
+        let answer: Value = serde_json::from_str(&answer).unwrap();
+        assert_eq!(answer["id"], 11, "{answer}");
+        assert_eq!(answer["error"]["code"], INVALID_PARAMS, "{answer}");
+        assert!(
+            lines.next_line().await.unwrap().is_none(),
+            "one answer only"
+        );
+    }
 }
