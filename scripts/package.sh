@@ -2,7 +2,8 @@
 # Every published crate packaged as crates.io would receive it, in dependency order, and the
 # build of each package verified (`cargo package`: what `cargo publish --dry-run` checks, for
 # the whole workspace at once, members that depend on each other packaged together). The
-# packages land in target/package/. The gate and the root package are not published.
+# packages land in target/package/. The gate, the macros' compile errors and the root package are
+# not published.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Cargo verifies the packages against a registry of its own made in target/package/, and unpacks
@@ -20,7 +21,7 @@ done
 # would be linked as it is, and the verify fail on an item moved since, or pass on one removed.
 # Their builds are removed first (the workspace's own builds of them too: a fresh run has none).
 cargo clean --quiet -p toolsmith-macros -p toolsmith -p toolsmith-std -p toolsmith-cli -p toolsmith-rig
-cargo package --workspace --exclude toolsmith-gate --exclude toolsmith-workspace "$@"
+cargo package --workspace --exclude toolsmith-gate --exclude toolsmith-macros-ui --exclude toolsmith-workspace "$@"
 for crate in toolsmith-macros toolsmith toolsmith-std toolsmith-cli toolsmith-rig; do
     file=$(ls target/package/"$crate"-[0-9]*.crate)
     files=$(tar -tzf "$file")

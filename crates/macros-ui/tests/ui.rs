@@ -2,11 +2,13 @@
 //! for `three_errors_at_once`, several) and its `.stderr` is the exact error the user sees.
 //!
 //! After an intended change to an error, regenerate with `TRYBUILD=overwrite cargo test -p
-//! toolsmith-macros --test ui` and review the diff of the `.stderr` files.
+//! toolsmith-macros-ui --test ui` and review the diff of the `.stderr` files.
 //!
-//! They live in the macros' own package: trybuild builds each case against the package's
+//! They live in a package of their own: trybuild builds each case against the package's
 //! dependencies and dev-dependencies, and these are few (the core, serde, schemars), where the
-//! root package's are every model client the adapters are proved with.
+//! root package's are every model client the adapters are proved with; and in the macros'
+//! package the core would be a dev-dependency of a proc-macro, built a second time for the
+//! host.
 
 #[test]
 fn compile_fail() {
