@@ -1,7 +1,8 @@
 //! The core crate's modules form a ladder (docs/design.md, "Modules of the core crate"): each
 //! uses only the modules above it. This test reads the ladder from the design document and every
 //! source file of the core crate, and fails on an import that runs back up it, naming the file,
-//! the line and the module it reaches.
+//! the line and the module it reaches. And the crates' own layers: no workspace crate is built
+//! a second time for the host.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -252,5 +253,66 @@ fn json_rpc_is_written_and_its_codes_named_only_in_wire() {
         "JSON-RPC written outside `mcp/wire` (write it with `wire::answer`, \
          `wire::error_answer`, `wire::request`; name its codes there):\n{}",
         wrong.join("\n")
+    );
+}
+
+/// A proc-macro's dependencies, dev-dependencies included, are built for the host, with the
+/// host's features: a workspace crate among them is built (and checked by clippy) a second time,
+/// with everything under it. The macros' compile-fail cases once had the core so: CI built it,
+/// jsonschema and tokio twice, and the host's libc features kept aws-lc-sys's C build from being
+/// shared with the packages' verify.
+#[test]
+fn no_proc_macro_builds_a_workspace_crate_for_the_host() {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let output = std::process::Command::new(cargo)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "cargo metadata: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let packages = metadata["packages"].as_array().unwrap();
+    let members: Vec<&str> = packages
+        .iter()
+        .filter_map(|package| package["name"].as_str())
+        .collect();
+    let mut proc_macros = 0;
+    for package in packages {
+        let is_proc_macro = package["targets"].as_array().unwrap().iter().any(|target| {
+            target["kind"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|kind| kind == "proc-macro")
+        });
+        if !is_proc_macro {
+            continue;
+        }
+        proc_macros += 1;
+        for dependency in package["dependencies"].as_array().unwrap() {
+            let name = dependency["name"].as_str().unwrap();
+            assert!(
+                !members.contains(&name),
+                "the proc-macro package {} depends on the workspace's {name} ({} dependency): \
+                 it is built a second time, for the host; put what needs it in a package that \
+                 is not a proc-macro (as the compile-fail cases are, in toolsmith-macros-ui)",
+                package["name"],
+                dependency["kind"].as_str().unwrap_or("normal"),
+            );
+        }
+    }
+    assert!(
+        proc_macros > 0,
+        "the workspace's macros are a proc-macro package"
     );
 }
