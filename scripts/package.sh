@@ -1,28 +1,50 @@
 #!/usr/bin/env bash
-# Every published crate packaged as crates.io would receive it, in dependency order, and the
-# build of each package verified (`cargo package`: what `cargo publish --dry-run` checks, for
-# the whole workspace at once, members that depend on each other packaged together). The
-# packages land in target/package/. The gate, the macros' compile errors and the root package are
-# not published.
+# Every published crate packaged as crates.io would receive it (`cargo package`, for the whole
+# workspace at once, members that depend on each other packaged together), each package checked
+# to compile as a crate of its own, and its contents checked: its licenses, no tests or fixtures.
+# The packages land in target/package/. The gate, the macros' compile errors and the root package
+# are not published.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# Cargo verifies the packages against a registry of its own made in target/package/, and unpacks
-# each into the cargo home under a name derived from the checkout's path. A package of the same
-# version unpacked there by an earlier run is never unpacked again: the build would verify the
-# old sources (a fresh clone at a path packaged before failed so). Our own packages' unpacked
-# copies are removed first; nothing else in the cargo home is touched.
-cargo_home=${CARGO_HOME:-$HOME/.cargo}
-for crate in toolsmith-macros toolsmith toolsmith-std toolsmith-cli toolsmith-rig; do
-    # Local registries' directories are named "-<hash>" (no host); crates.io's are not.
-    rm -rf "$cargo_home"/registry/src/-*/"$crate"-[0-9]*
+crates=(toolsmith-macros toolsmith toolsmith-std toolsmith-cli toolsmith-rig)
+cargo package --workspace --exclude toolsmith-gate --exclude toolsmith-macros-ui --exclude toolsmith-workspace --no-verify "$@"
+
+# Each package is then checked as crates.io would receive it: unpacked alone, its dependencies
+# resolved for it alone (its own features, not the workspace's union) from its own lockfile,
+# and the packages it depends on taken from their packages, not from the workspace's sources.
+# Cargo's own verification builds each package to machine code (its dependencies with each
+# package's features: jsonschema, tokio and the core four times over, 440 s of processor time);
+# `cargo check` catches what the verification is for — a file left out of a package, a feature
+# a package uses but does not turn on, a dependency's version too old — and the same code is
+# compiled to machine code and linked by the tests. Unpacked with fresh times: the packages' files carry a
+# fixed time, and an older check of the same path would be taken for current.
+unpacked=target/package/unpacked
+rm -rf "$unpacked"
+mkdir -p "$unpacked"
+for crate in "${crates[@]}"; do
+    tar -xzmf "$(ls target/package/"$crate"-[0-9]*.crate)" -C "$unpacked"
 done
-# Cargo takes a registry package's build for done by its name and version alone, never by its
-# sources: a build of our packages verified by an earlier run (the same version, older sources)
-# would be linked as it is, and the verify fail on an item moved since, or pass on one removed.
-# Their builds are removed first (the workspace's own builds of them too: a fresh run has none).
-cargo clean --quiet -p toolsmith-macros -p toolsmith -p toolsmith-std -p toolsmith-cli -p toolsmith-rig
-cargo package --workspace --exclude toolsmith-gate --exclude toolsmith-macros-ui --exclude toolsmith-workspace "$@"
-for crate in toolsmith-macros toolsmith toolsmith-std toolsmith-cli toolsmith-rig; do
+unpacked=$(cd "$unpacked" && pwd)
+for crate in "${crates[@]}"; do
+    dir=$(ls -d "$unpacked/$crate"-[0-9]*)
+    # Every other package of ours in its graph (its lockfile, made by `cargo package`, names them).
+    patches=()
+    for other in "${crates[@]}"; do
+        if [[ $other != "$crate" ]] && grep -qx "name = \"$other\"" "$dir/Cargo.lock"; then
+            patches+=(--config "patch.crates-io.$other.path=\"$(ls -d "$unpacked/$other"-[0-9]*)\"")
+        fi
+    done
+    # Its sources as packaged, to hold a build that writes into them (as cargo's verification
+    # does); the lockfile is the resolver's to update for the packages patched in.
+    sources=$(cd "$dir" && find . -type f ! -name Cargo.lock -print0 | sort -z | xargs -0 sha256sum)
+    echo "package: checking $crate as packaged"
+    cargo check --manifest-path "$dir/Cargo.toml" --target-dir target "${patches[@]}"
+    if [[ $(cd "$dir" && find . -type f ! -name Cargo.lock -print0 | sort -z | xargs -0 sha256sum) != "$sources" ]]; then
+        echo "package: checking $crate changed its packaged sources (a build script writes into them)" >&2
+        exit 1
+    fi
+done
+for crate in "${crates[@]}"; do
     file=$(ls target/package/"$crate"-[0-9]*.crate)
     files=$(tar -tzf "$file")
     # A package holds its sources and licenses, never the test fixtures.
