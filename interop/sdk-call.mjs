@@ -5,16 +5,21 @@
 //   node sdk-call.mjs URL TOOL ARGUMENTS_JSON [TOOL ARGUMENTS_JSON]...   (PROXY_TOKEN: the bearer token)
 //   (`{{artifact}}` in ARGUMENTS_JSON: the last artifact id the results before it named;
 //    TOOL `@read` with {"uri": …} reads a resource, `@templates` lists the resource templates)
-// `tokens` in the report: for each result, the o200k tokens of what a reader sees of it (its
-// text blocks' text, the JSON of other blocks but images and audio, and the structure's JSON),
-// counted by js-tiktoken, OpenAI's encoder for JavaScript — not by toolsmith.
+// With COUNT_TOKENS=1, `tokens` in the report: for each result, the o200k tokens of what a reader
+// sees of it (its text blocks' text, the JSON of other blocks but images and audio, and the
+// structure's JSON), counted by js-tiktoken, OpenAI's encoder for JavaScript — not by toolsmith.
+// Only then is the encoder loaded: making it takes 0.6 s of processor time, three times what the
+// rest of a run takes.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { Tiktoken } from "js-tiktoken/lite";
-import o200k from "js-tiktoken/ranks/o200k_base";
 
-const encoder = new Tiktoken(o200k);
-const count = (text) => encoder.encode(text).length;
+let count = null;
+if (process.env.COUNT_TOKENS === "1") {
+  const { Tiktoken } = await import("js-tiktoken/lite");
+  const { default: o200k } = await import("js-tiktoken/ranks/o200k_base");
+  const encoder = new Tiktoken(o200k);
+  count = (text) => encoder.encode(text).length;
+}
 const tokensSeen = (result) => {
   let tokens = 0;
   for (const block of result.content ?? []) {
@@ -49,10 +54,10 @@ for (let i = 0; i + 1 < calls.length; i += 2) {
     result = await client.callTool({ name: calls[i], arguments: args });
   }
   results.push(result);
-  tokens.push(tokensSeen(result));
+  if (count) tokens.push(tokensSeen(result));
   const named = JSON.stringify(result.content ?? []).match(/artifact ([0-9a-f]{32})/g);
   if (named) artifact = named[named.length - 1].slice("artifact ".length);
 }
 await client.close();
 // Exits once the whole report is written: a pipe takes it in pieces.
-process.stdout.write(`${JSON.stringify({ tools, results, tokens })}\n`, () => process.exit(0));
+process.stdout.write(`${JSON.stringify(count ? { tools, results, tokens } : { tools, results })}\n`, () => process.exit(0));

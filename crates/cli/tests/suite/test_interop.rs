@@ -1244,6 +1244,11 @@ async fn client_report(
     url: &str,
     calls: &[(&str, Value)],
 ) -> Value {
+    report_of(client_command(program, script, url, calls)).await
+}
+
+/// The command that runs client `script` with `program` against `url`, making `calls`.
+fn client_command(program: PathBuf, script: &str, url: &str, calls: &[(&str, Value)]) -> Command {
     let mut command = Command::new(program);
     command
         .arg(interop().join(script))
@@ -1252,14 +1257,16 @@ async fn client_report(
     for (name, arguments) in calls {
         command.arg(name).arg(arguments.to_string());
     }
-    report_of(command).await
+    command
 }
 
 /// The results of `calls` made by the official TypeScript SDK's client and, for each, the
 /// o200k tokens a reader sees of it, counted by js-tiktoken (OpenAI's encoder for JavaScript,
 /// not toolsmith's counter).
 async fn sdk_calls_counted(url: &str, calls: &[(&str, Value)]) -> (Vec<Value>, Vec<u64>) {
-    let mut report = client_report(node(), "sdk-call.mjs", url, calls).await;
+    let mut command = client_command(node(), "sdk-call.mjs", url, calls);
+    command.env("COUNT_TOKENS", "1");
+    let mut report = report_of(command).await;
     let results = report["results"]
         .as_array_mut()
         .map(std::mem::take)
