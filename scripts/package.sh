@@ -16,8 +16,8 @@ cargo package --workspace --exclude toolsmith-gate --exclude toolsmith-macros-ui
 # package's features: jsonschema, tokio and the core four times over, 440 s of processor time);
 # `cargo check` catches what the verification is for — a file left out of a package, a feature
 # a package uses but does not turn on, a dependency's version too old — and the same code is
-# compiled to machine code and linked by the tests. Unpacked with fresh times: the packages' files carry a
-# fixed time, and an older check of the same path would be taken for current.
+# compiled to machine code and linked by the tests. Unpacked with fresh times: the packages'
+# files carry a fixed time, and an older check of the same path would be taken for current.
 unpacked=target/package/unpacked
 rm -rf "$unpacked"
 mkdir -p "$unpacked"
