@@ -147,14 +147,32 @@ fn kill_tagged(tag: &str, spare: Option<u32>) -> usize {
         entry.push(0);
         let me = std::process::id();
         let mut killed = std::collections::HashSet::new();
+        let mut looked_again = 0;
         // A tagged process may fork between the listing and the kill: go round until a pass
-        // finds nobody new (a killed process is listed until it is reaped).
+        // finds nobody new (a killed process is listed until it is reaped). A process in the
+        // middle of an exec reads an empty environment for a moment (its new image has none
+        // yet): while a pass finds such a process and nobody to kill, it looks again, after 1,
+        // 2, 4 and 8 ms. A process that really has no environment costs those 15 ms, once.
         for _ in 0..8 {
-            let found: Vec<u32> = tagged_processes(&entry)
-                .filter(|&pid| pid != me && Some(pid) != spare && !killed.contains(&pid))
-                .collect();
+            let mut found = Vec::new();
+            let mut unsure = false;
+            for (pid, seen) in processes(&entry) {
+                if pid == me || Some(pid) == spare || killed.contains(&pid) {
+                    continue;
+                }
+                match seen {
+                    Seen::Tagged => found.push(pid),
+                    Seen::Unsure => unsure = true,
+                    Seen::Other => {}
+                }
+            }
             if found.is_empty() {
-                break;
+                if !unsure || looked_again == 4 {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(1 << looked_again));
+                looked_again += 1;
+                continue;
             }
             for pid in found {
                 let Ok(raw) = i32::try_from(pid) else {
@@ -174,31 +192,113 @@ fn kill_tagged(tag: &str, spare: Option<u32>) -> usize {
     }
 }
 
-/// The processes whose environment holds `entry` (`NAME=value\0`), as far as this user may read
-/// environments. Zombies have none and are not listed: they are dead already.
+/// What a process's environment says of it.
 #[cfg(target_os = "linux")]
-fn tagged_processes(entry: &[u8]) -> impl Iterator<Item = u32> + '_ {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Seen {
+    /// It holds the entry.
+    Tagged,
+    /// It reads empty, and the process is neither a zombie nor a kernel thread: it may be in the
+    /// middle of an exec.
+    Unsure,
+    /// It does not hold the entry, or cannot be read (another user's process, or gone).
+    Other,
+}
+
+/// Every process this user may see, and whether its environment holds `entry` (`NAME=value\0`).
+#[cfg(target_os = "linux")]
+fn processes(entry: &[u8]) -> impl Iterator<Item = (u32, Seen)> + '_ {
     let finder = memchr::memmem::Finder::new(entry);
     std::fs::read_dir("/proc")
         .into_iter()
         .flatten()
         .filter_map(Result::ok)
         .filter_map(|dir| dir.file_name().to_str()?.parse::<u32>().ok())
-        .filter(move |pid| {
-            let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
-                return false;
-            };
-            // The entry starts the environment or follows another entry's NUL.
-            environ.starts_with(entry)
-                || finder
-                    .find_iter(&environ)
-                    .any(|at| at > 0 && environ[at - 1] == 0)
-        })
+        .map(move |pid| (pid, seen(pid, entry, &finder)))
+}
+
+/// Whether process `pid`'s environment holds `entry`.
+#[cfg(target_os = "linux")]
+fn seen(pid: u32, entry: &[u8], finder: &memchr::memmem::Finder<'_>) -> Seen {
+    let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
+        return Seen::Other;
+    };
+    if environ.is_empty() {
+        return if alive_with_memory(pid) {
+            Seen::Unsure
+        } else {
+            Seen::Other
+        };
+    }
+    // The entry starts the environment or follows another entry's NUL.
+    let tagged = environ.starts_with(entry)
+        || finder
+            .find_iter(&environ)
+            .any(|at| at > 0 && environ[at - 1] == 0);
+    if tagged { Seen::Tagged } else { Seen::Other }
+}
+
+/// Whether process `pid` is neither a zombie (dead already) nor a kernel thread (never has an
+/// environment), by its `/proc/<pid>/stat`.
+#[cfg(target_os = "linux")]
+fn alive_with_memory(pid: u32) -> bool {
+    /// The kernel's flag for its own threads (`PF_KTHREAD`).
+    const KERNEL_THREAD: u64 = 0x0020_0000;
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // The fields after the command's name (which may hold spaces and parentheses): the state,
+    // then the parent, group, session, terminal, its group, and the flags.
+    let Some((_, fields)) = stat.rsplit_once(") ") else {
+        return false;
+    };
+    let mut fields = fields.split_ascii_whitespace();
+    let state = fields.next().unwrap_or("X");
+    let flags = fields.nth(5).and_then(|flags| flags.parse::<u64>().ok());
+    !matches!(state, "Z" | "X" | "x") && flags.is_some_and(|flags| flags & KERNEL_THREAD == 0)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn an_environment_that_reads_empty_is_looked_at_again_unless_the_process_is_dead() {
+        let entry = b"TOOLSMITH_TEST_ENTRY=seen\0";
+        let finder = memchr::memmem::Finder::new(entry);
+        let mut tagged = std::process::Command::new("sleep")
+            .arg("30")
+            .env("TOOLSMITH_TEST_ENTRY", "seen")
+            .spawn()
+            .expect("sleep runs");
+        // A process started with no environment at all reads as one in the middle of an exec.
+        let mut bare = std::process::Command::new("sleep")
+            .arg("30")
+            .env_clear()
+            .spawn()
+            .expect("sleep runs");
+        let mut dead = std::process::Command::new("true")
+            .spawn()
+            .expect("true runs");
+        // Not reaped yet: a zombie, whose environment reads empty too.
+        while std::fs::read_to_string(format!("/proc/{}/stat", dead.id()))
+            .map(|stat| !stat.contains(") Z "))
+            .unwrap_or(false)
+        {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        assert_eq!(seen(tagged.id(), entry, &finder), Seen::Tagged);
+        assert_eq!(seen(bare.id(), entry, &finder), Seen::Unsure);
+        assert_eq!(seen(dead.id(), entry, &finder), Seen::Other);
+        assert_eq!(seen(std::process::id(), entry, &finder), Seen::Other);
+        for child in [&mut tagged, &mut bare] {
+            let _ = child.kill();
+        }
+        for child in [&mut tagged, &mut bare, &mut dead] {
+            let _ = child.wait();
+        }
+    }
 
     #[test]
     fn tags_differ_per_tree() {
