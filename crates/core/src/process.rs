@@ -152,7 +152,8 @@ fn kill_tagged(tag: &str, spare: Option<u32>) -> usize {
         // finds nobody new (a killed process is listed until it is reaped). A process in the
         // middle of an exec reads an empty environment for a moment (its new image has none
         // yet): while a pass finds such a process and nobody to kill, it looks again, after 1,
-        // 2, 4 and 8 ms. A process that really has no environment costs those 15 ms, once.
+        // 2, 4 and 8 ms. While a process of this user that really has no environment lives
+        // (`env -i`), every kill that finds nobody to kill pays those 15 ms.
         for _ in 0..8 {
             let mut found = Vec::new();
             let mut unsure = false;
