@@ -6,9 +6,6 @@
 # interop/.venv-s3; and the signal gate's Python anchors (llmslim, tooltrim), pinned by
 # requirements-anchors.txt, into interop/.venv-anchors. Run by the README's test command (and
 # the signal gate); does nothing when the installs are already those of the pins.
-# pip is told not to byte-compile: it would compile every module of every package (moto's
-# dependencies alone: 10 s of processor time), most never imported; Python compiles and keeps
-# those a process imports, the import check after each install the first of them.
 set -euo pipefail
 cd "$(dirname "$0")"
 command -v npm >/dev/null || { echo "interop: npm is not installed; install Node.js (20 or later), which brings it" >&2; exit 1; }
@@ -28,7 +25,7 @@ if [[ ! -f $py_stamp || $(cat "$py_stamp") != "$py_want" || ! -x .venv/bin/pytho
     echo "interop: installing the pinned MCP Python SDK (pip, into interop/.venv)" >&2
     rm -rf .venv
     python3 -m venv .venv
-    .venv/bin/pip install --quiet --disable-pip-version-check --no-deps --no-compile -r requirements.txt
+    .venv/bin/pip install --quiet --disable-pip-version-check --no-deps -r requirements.txt
     .venv/bin/python -c "import mcp.client.session" >/dev/null
     echo "$py_want" > "$py_stamp"
 fi
@@ -39,7 +36,7 @@ if [[ ! -f $s3_stamp || $(cat "$s3_stamp") != "$s3_want" || ! -x .venv-s3/bin/py
     echo "interop: installing the pinned S3-compatible test server (moto[server], pip, into interop/.venv-s3)" >&2
     rm -rf .venv-s3
     python3 -m venv .venv-s3
-    .venv-s3/bin/pip install --quiet --disable-pip-version-check --no-deps --no-compile -r requirements-s3.txt
+    .venv-s3/bin/pip install --quiet --disable-pip-version-check --no-deps -r requirements-s3.txt
     .venv-s3/bin/python -c "import moto.server" >/dev/null
     echo "$s3_want" > "$s3_stamp"
 fi
@@ -50,7 +47,7 @@ if [[ ! -f $anchors_stamp || $(cat "$anchors_stamp") != "$anchors_want" || ! -x 
     echo "interop: installing the signal gate's Python anchors (llmslim, tooltrim: pip, into interop/.venv-anchors)" >&2
     rm -rf .venv-anchors
     python3 -m venv .venv-anchors
-    .venv-anchors/bin/pip install --quiet --disable-pip-version-check --no-deps --no-compile -r requirements-anchors.txt
+    .venv-anchors/bin/pip install --quiet --disable-pip-version-check --no-deps -r requirements-anchors.txt
     .venv-anchors/bin/python -c "import llmslim._fit, tooltrim" >/dev/null
     echo "$anchors_want" > "$anchors_stamp"
 fi
