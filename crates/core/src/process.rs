@@ -147,14 +147,15 @@ fn kill_tagged(tag: &str, spare: Option<u32>) -> usize {
         entry.push(0);
         let me = std::process::id();
         let mut killed = std::collections::HashSet::new();
-        let mut looked_again = 0;
-        // A tagged process may fork between the listing and the kill: go round until a pass
-        // finds nobody new (a killed process is listed until it is reaped). A process in the
-        // middle of an exec reads an empty environment for a moment (its new image has none
-        // yet): while a pass finds such a process and nobody to kill, it looks again, after 1,
-        // 2, 4 and 8 ms. While a process of this user that really has no environment lives
-        // (`env -i`), every kill that finds nobody to kill pays those 15 ms.
-        for _ in 0..8 {
+        let (mut rounds, mut looked_again) = (0, 0);
+        // A tagged process may fork between the listing and the kill: go round (at most 8
+        // rounds of killing) until a pass finds nobody new (a killed process is listed until it
+        // is reaped). A process in the middle of an exec reads an empty environment for a
+        // moment (its new image has none yet): while a pass finds such a process and nobody to
+        // kill, it looks again, after 1, 2, 4 and 8 ms, without using up a round. While a
+        // process of this user that really has no environment lives (`env -i`), every kill that
+        // finds nobody to kill pays those 15 ms.
+        while rounds < 8 {
             let mut found = Vec::new();
             let mut unsure = false;
             for (pid, seen) in processes(&entry) {
@@ -183,6 +184,7 @@ fn kill_tagged(tag: &str, spare: Option<u32>) -> usize {
                     killed.insert(pid);
                 }
             }
+            rounds += 1;
         }
         killed.len()
     }
@@ -266,39 +268,45 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn an_environment_that_reads_empty_is_looked_at_again_unless_the_process_is_dead() {
+        /// The children, killed and reaped however the test ends.
+        struct Reaped(Vec<std::process::Child>);
+        impl Drop for Reaped {
+            fn drop(&mut self) {
+                for child in &mut self.0 {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                }
+            }
+        }
         let entry = b"TOOLSMITH_TEST_ENTRY=seen\0";
         let finder = memchr::memmem::Finder::new(entry);
-        let mut tagged = std::process::Command::new("sleep")
+        let tagged = std::process::Command::new("sleep")
             .arg("30")
             .env("TOOLSMITH_TEST_ENTRY", "seen")
             .spawn()
             .expect("sleep runs");
         // A process started with no environment at all reads as one in the middle of an exec.
-        let mut bare = std::process::Command::new("sleep")
+        let bare = std::process::Command::new("sleep")
             .arg("30")
             .env_clear()
             .spawn()
             .expect("sleep runs");
-        let mut dead = std::process::Command::new("true")
+        let dead = std::process::Command::new("true")
             .spawn()
             .expect("true runs");
+        let (tagged_pid, bare_pid, dead_pid) = (tagged.id(), bare.id(), dead.id());
+        let _children = Reaped(vec![tagged, bare, dead]);
         // Not reaped yet: a zombie, whose environment reads empty too.
-        while std::fs::read_to_string(format!("/proc/{}/stat", dead.id()))
+        while std::fs::read_to_string(format!("/proc/{dead_pid}/stat"))
             .map(|stat| !stat.contains(") Z "))
             .unwrap_or(false)
         {
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
-        assert_eq!(seen(tagged.id(), entry, &finder), Seen::Tagged);
-        assert_eq!(seen(bare.id(), entry, &finder), Seen::Unsure);
-        assert_eq!(seen(dead.id(), entry, &finder), Seen::Other);
+        assert_eq!(seen(tagged_pid, entry, &finder), Seen::Tagged);
+        assert_eq!(seen(bare_pid, entry, &finder), Seen::Unsure);
+        assert_eq!(seen(dead_pid, entry, &finder), Seen::Other);
         assert_eq!(seen(std::process::id(), entry, &finder), Seen::Other);
-        for child in [&mut tagged, &mut bare] {
-            let _ = child.kill();
-        }
-        for child in [&mut tagged, &mut bare, &mut dead] {
-            let _ = child.wait();
-        }
     }
 
     #[test]
