@@ -3136,21 +3136,49 @@ async fn typed_results_hold_a_cap_in_tokens_by_an_independent_count() {
 
 /// What one official SDK client in `mode` got of `calls` against `target` (a URL, or `--stdio`
 /// and a command line): the version it settled on, the tools, the results.
-async fn era_calls(sdk: &str, mode: &str, target: &[&str], calls: &[(&str, Value)]) -> Value {
+/// Every run of `runs` (each the arguments of one: mode, target, then tool and arguments in
+/// turn) made by one process of `sdk`'s client script, two at a time: the SDK's start (its
+/// import, for Python about a second of processor time) is paid once, not once a run. Their
+/// reports, in order; a run that raised reports `raised`.
+async fn era_runs(sdk: &str, runs: &[Vec<String>]) -> Vec<Value> {
+    use tokio::io::AsyncWriteExt;
     let (program, script) = match sdk {
         "Python" => (interop().join(".venv/bin/python"), "modern_call.py"),
         _ => (node(), "modern-call.mjs"),
     };
-    let mut command = Command::new(program);
-    command
+    let mut child = Command::new(program)
         .arg(interop().join(script))
-        .arg(mode)
-        .args(target)
-        .env("PROXY_TOKEN", TOKEN);
-    for (name, arguments) in calls {
-        command.arg(name).arg(arguments.to_string());
-    }
-    report_of(command).await
+        .args(["--runs", "2"])
+        .env("PROXY_TOKEN", TOKEN)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(&serde_json::to_vec(runs).unwrap())
+        .await
+        .unwrap();
+    drop(stdin);
+    // As long as each run may take, one after another in twos.
+    let output = tokio::time::timeout(
+        PATIENCE * u32::try_from(runs.len().div_ceil(2)).unwrap(),
+        child.wait_with_output(),
+    )
+    .await
+    .unwrap_or_else(|_| panic!("{sdk}'s runs did not finish"))
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{sdk}: {stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let reports: Vec<Value> = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(reports.len(), runs.len(), "{sdk}: {stdout:.400}");
+    reports
 }
 
 /// Both official clients, in each of their modes — `legacy` (the handshake), `auto` (discover,
@@ -3292,29 +3320,37 @@ async fn both_official_clients_in_every_mode_on_every_front() {
         ),
         ("serve over HTTP", vec![&serve_url], read_file),
     ];
-    // The 54 runs, three at a time: each is a chain of processes started one after another (a
-    // client, toolsmith, a server), mostly waiting on each other's start.
-    let runs = std::sync::Arc::new(tokio::sync::Semaphore::new(3));
-    let mut reports = tokio::task::JoinSet::new();
-    for (front, target, call) in &fronts {
-        for sdk in ["TypeScript", "Python"] {
-            for mode in ["legacy", "auto", "2026-07-28"] {
-                let said = format!("{sdk} in {mode} against {front}");
-                let target: Vec<String> = target.iter().map(|word| word.to_string()).collect();
-                let calls = [call.clone(), page.clone()];
-                let runs = runs.clone();
-                reports.spawn(async move {
-                    let _run = runs.acquire_owned().await.unwrap();
-                    let target: Vec<&str> = target.iter().map(String::as_str).collect();
-                    (mode, said, era_calls(sdk, mode, &target, &calls).await)
-                });
+    // The 54 runs: each SDK's 27 made by one process of its client, two at a time (each run a
+    // chain of processes started one after another — a client, toolsmith, a server — mostly
+    // waiting on each other's start), both SDKs at once.
+    let mut said = Vec::new();
+    let mut runs = Vec::new();
+    for (front, target, (tool, arguments)) in &fronts {
+        for mode in ["legacy", "auto", "2026-07-28"] {
+            said.push((mode, format!("in {mode} against {front}")));
+            let mut run: Vec<String> = std::iter::once(mode)
+                .chain(target.iter().copied())
+                .map(str::to_string)
+                .collect();
+            for (tool, arguments) in [(*tool, arguments), (page.0, &page.1)] {
+                run.extend([tool.to_string(), arguments.to_string()]);
             }
+            runs.push(run);
         }
     }
-    let mut reports = reports.join_all().await;
-    reports.sort_by(|a, b| a.1.cmp(&b.1));
+    let (typescript, python) =
+        tokio::join!(era_runs("TypeScript", &runs), era_runs("Python", &runs));
+    let reports: Vec<_> = [("TypeScript", typescript), ("Python", python)]
+        .into_iter()
+        .flat_map(|(sdk, reports)| {
+            said.iter()
+                .zip(reports)
+                .map(move |((mode, said), report)| (*mode, format!("{sdk} {said}"), report))
+        })
+        .collect();
     assert_eq!(reports.len(), fronts.len() * 6);
     for (mode, said, report) in reports {
+        assert!(report.get("raised").is_none(), "{said}: {report:.400}");
         let want = if mode == "legacy" {
             "2025-11-25"
         } else {
