@@ -36,6 +36,13 @@ def dumped(model):
     return model.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
+def said(error):
+    """What was raised, the errors of a task group each named."""
+    if isinstance(error, BaseExceptionGroup):
+        return "; ".join(said(inner) for inner in error.exceptions)
+    return f"{type(error).__name__}: {error}"
+
+
 async def run(mode, target, *calls):
     calls = list(calls)
     if target == "--stdio":
@@ -65,7 +72,7 @@ async def run(mode, target, *calls):
                     if named:
                         artifact = named[-1]
                 except Exception as error:  # what the SDK raised is the report
-                    results.append({"raised": f"{type(error).__name__}: {error}"})
+                    results.append({"raised": said(error)})
     finally:
         if http is not None:
             await http.aclose()
@@ -80,7 +87,7 @@ async def runs(at_once, each):
             try:
                 return await run(*arguments)
             except Exception as error:  # what the SDK raised is the run's report
-                return {"raised": f"{type(error).__name__}: {error}"}
+                return {"raised": said(error)}
 
     return await asyncio.gather(*(one(arguments) for arguments in each))
 
