@@ -26,6 +26,9 @@
 #   bash scripts/signal-gate.sh            check against the baseline, the goals and the anchors
 #   bash scripts/signal-gate.sh --update   write the figures as the new baseline
 #   bash scripts/signal-gate.sh --verbose  also list every must-see line missed
+#   bash scripts/signal-gate.sh --anchors-from FILE
+#                                           the Python anchors' answers as scripts/anchors.py
+#                                           wrote them into FILE (CI computes them earlier)
 #
 # A change that lowers a figure on purpose updates the baseline in the same commit and says why.
 set -euo pipefail
@@ -34,11 +37,19 @@ cd "$(dirname "$0")/.."
 baseline=crates/gate/signal-baseline.txt
 update=false
 verbose=()
-for arg in "$@"; do
+anchors_from=
+while (($#)); do
+    arg=$1
+    shift
     case "$arg" in
         --update) update=true ;;
         --verbose | -v) verbose=(--verbose) ;;
-        -h | --help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --anchors-from)
+            (($#)) || { echo "signal-gate: --anchors-from needs the file scripts/anchors.py wrote" >&2; exit 2; }
+            anchors_from=$1
+            shift
+            ;;
+        -h | --help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "signal-gate: unknown argument $arg (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -48,10 +59,15 @@ cargo build --profile gate -p toolsmith-gate --bin signal
 now=$(mktemp)
 answers=$(mktemp)
 trap 'rm -f "$now" "$answers"' EXIT
-# The Python anchors, installed (pinned) with what the tests run against.
-bash interop/setup.sh
-echo "== the Python anchors (scripts/anchors.py: llmslim, tooltrim)"
-interop/.venv-anchors/bin/python scripts/anchors.py tests/corpus > "$answers"
+if [[ -n $anchors_from ]]; then
+    [[ -s $anchors_from ]] || { echo "signal-gate: $anchors_from holds no answers of the Python anchors (scripts/anchors.py)" >&2; exit 2; }
+    cp "$anchors_from" "$answers"
+else
+    # The Python anchors, installed (pinned) with what the tests run against.
+    bash interop/setup.sh
+    echo "== the Python anchors (scripts/anchors.py: llmslim, tooltrim)"
+    interop/.venv-anchors/bin/python scripts/anchors.py tests/corpus > "$answers"
+fi
 target/gate/signal "${verbose[@]}" --anchors "$answers" tests/corpus > "$now"
 
 if $update; then
