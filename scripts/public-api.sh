@@ -25,14 +25,22 @@ esac
 surface=$(mktemp)
 trap 'rm -f "$surface"' EXIT
 status=0
+# Each published library: its package, its directory under crates/.
+published=(toolsmith:core toolsmith-std:tools-std toolsmith-rig:rig)
+crates=
+for pair in "${published[@]}"; do
+    package=${pair%%:*}
+    crates+="${package//-/_} "
+done
 # One rustdoc run for the whole workspace, with the targets and features `cargo doc` and clippy
 # build (every library and example, every feature): the dependencies they checked are used as
 # they are. RUSTC_BOOTSTRAP reaches rustdoc alone (scripts/rustdoc-unstable): cargo counts it in
-# every unit's fingerprint, and would check every dependency again.
-RUSTDOC="$PWD/scripts/rustdoc-unstable" RUSTDOCFLAGS="-Z unstable-options --output-format json" \
+# every unit's fingerprint, and would check every dependency again. Of the targets, only the
+# published libraries are documented (PUBLIC_API_CRATES; the wrapper skips the rest).
+PUBLIC_API_CRATES="$crates" RUSTDOC="$PWD/scripts/rustdoc-unstable" \
+    RUSTDOCFLAGS="-Z unstable-options --output-format json" \
     cargo doc --workspace --all-features --no-deps --lib --examples --quiet
-# package, its directory under crates/
-for pair in toolsmith:core toolsmith-std:tools-std toolsmith-rig:rig; do
+for pair in "${published[@]}"; do
     package=${pair%%:*}
     list=crates/${pair#*:}/public-api.txt
     python3 scripts/public-api.py "${CARGO_TARGET_DIR:-target}/doc/${package//-/_}.json" >"$surface"
