@@ -186,6 +186,7 @@ fn kill_tagged(tag: &str, spare: Option<u32>) -> usize {
             }
             rounds += 1;
         }
+        await_deaths(&killed);
         killed.len()
     }
     #[cfg(not(target_os = "linux"))]
@@ -193,6 +194,44 @@ fn kill_tagged(tag: &str, spare: Option<u32>) -> usize {
         let _ = (tag, spare, kill);
         0
     }
+}
+
+/// Waits until each of `pids` is dead (a zombie, or gone), for at most 127 ms in all: a
+/// process dies of SIGKILL only when the scheduler next runs it, and on a loaded machine that was
+/// after the kill returned (a test saw a killed `sleep` still sleeping). No process outlives its
+/// kill but one the kernel holds longer, in an uninterruptible wait.
+#[cfg(target_os = "linux")]
+fn await_deaths(pids: &std::collections::HashSet<u32>) {
+    for wait in 0..8 {
+        if pids.iter().all(|&pid| !alive(pid)) {
+            return;
+        }
+        if wait < 7 {
+            std::thread::sleep(std::time::Duration::from_millis(1 << wait));
+        }
+    }
+}
+
+/// Whether process `pid` has not died yet: it is listed, and not as a zombie.
+#[cfg(target_os = "linux")]
+fn alive(pid: u32) -> bool {
+    stat_fields(pid).is_some_and(|fields| !dead_state(fields.split(' ').next()))
+}
+
+/// The fields of `/proc/<pid>/stat` after the command's name (which may hold spaces and
+/// parentheses): the state, then the parent, group, session, terminal, its group, the flags, …
+#[cfg(target_os = "linux")]
+fn stat_fields(pid: u32) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, fields) = stat.rsplit_once(") ")?;
+    Some(fields.to_owned())
+}
+
+/// Whether a state read from `/proc/<pid>/stat` is a dead process's (a zombie's, or one being
+/// reaped); no state reads as dead.
+#[cfg(target_os = "linux")]
+fn dead_state(state: Option<&str>) -> bool {
+    matches!(state, None | Some("Z" | "X" | "x"))
 }
 
 /// What a process's environment says of it.
@@ -247,37 +286,59 @@ fn seen(pid: u32, entry: &[u8], finder: &memchr::memmem::Finder<'_>) -> Seen {
 fn alive_with_memory(pid: u32) -> bool {
     /// The kernel's flag for its own threads (`PF_KTHREAD`).
     const KERNEL_THREAD: u64 = 0x0020_0000;
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return false;
-    };
-    // The fields after the command's name (which may hold spaces and parentheses): the state,
-    // then the parent, group, session, terminal, its group, and the flags.
-    let Some((_, fields)) = stat.rsplit_once(") ") else {
+    let Some(fields) = stat_fields(pid) else {
         return false;
     };
     let mut fields = fields.split_ascii_whitespace();
-    let state = fields.next().unwrap_or("X");
+    let state = fields.next();
     let flags = fields.nth(5).and_then(|flags| flags.parse::<u64>().ok());
-    !matches!(state, "Z" | "X" | "x") && flags.is_some_and(|flags| flags & KERNEL_THREAD == 0)
+    !dead_state(state) && flags.is_some_and(|flags| flags & KERNEL_THREAD == 0)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// The children, killed and reaped however the test ends.
+    struct Reaped(Vec<std::process::Child>);
+
+    impl Drop for Reaped {
+        fn drop(&mut self) {
+            for child in &mut self.0 {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn every_process_killed_is_dead_when_the_kill_returns() {
+        let tree = ProcessTree::new();
+        let children = Reaped(
+            (0..4)
+                .map(|_| {
+                    std::process::Command::new("sleep")
+                        .arg("30")
+                        .env(TAG_VARIABLE, tree.tag())
+                        .spawn()
+                        .expect("sleep runs")
+                })
+                .collect(),
+        );
+        assert_eq!(kill_tagged(tree.tag(), None), 4);
+        for child in &children.0 {
+            assert!(
+                !alive(child.id()),
+                "{} still runs after the kill returned",
+                child.id()
+            );
+        }
+    }
+
     #[cfg(target_os = "linux")]
     #[test]
     fn an_environment_that_reads_empty_is_looked_at_again_unless_the_process_is_dead() {
-        /// The children, killed and reaped however the test ends.
-        struct Reaped(Vec<std::process::Child>);
-        impl Drop for Reaped {
-            fn drop(&mut self) {
-                for child in &mut self.0 {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                }
-            }
-        }
         let entry = b"TOOLSMITH_TEST_ENTRY=seen\0";
         let finder = memchr::memmem::Finder::new(entry);
         let tagged = std::process::Command::new("sleep")
