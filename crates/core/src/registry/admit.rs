@@ -39,10 +39,10 @@ impl Turn {
             arguments,
         } = call;
         let inner = &self.registry.inner;
-        let Some((tool, tool_name)) = self
+        let Some((tool, index, tool_name)) = self
             .registry
             .get_named(&name)
-            .map(|(tool, tool_name)| (tool.clone(), tool_name.clone()))
+            .map(|(tool, index, tool_name)| (tool.clone(), index, tool_name.clone()))
         else {
             let known = inner.tools.iter().map(|t| t.spec().name.clone()).collect();
             let refusal = Refusal::UnknownTool {
@@ -54,7 +54,7 @@ impl Turn {
         if self.cancel.is_cancelled() {
             return CallRecord::refused(id, name, Some(tool), ToolError::Cancelled);
         }
-        let tool_calls = self.calls_per_tool.get(&name).copied().unwrap_or(0);
+        let tool_calls = self.calls_per_tool[index];
         let tripped = if self.calls_made >= inner.max_calls_per_turn {
             Some((Cap::CallsPerTurn, inner.max_calls_per_turn))
         } else if tool_calls >= inner.max_calls_per_tool {
@@ -73,12 +73,7 @@ impl Turn {
             return CallRecord::refused(id, name, Some(tool), Refusal::CapExceeded { cap, limit });
         }
         self.calls_made += 1;
-        match self.calls_per_tool.get_mut(&name) {
-            Some(count) => *count += 1,
-            None => {
-                self.calls_per_tool.insert(name.clone(), 1);
-            }
-        }
+        self.calls_per_tool[index] += 1;
 
         let cap = tool.spec().limits.max_result_chars;
         let refuse =

@@ -259,7 +259,7 @@ fn content_of(mut record: CallRecord, registry: &Registry) -> Settled {
     let totals = body.totals();
     // The tool's own style for its output; the error style for errors, so their first words
     // survive any allowance.
-    let tool = registry.get(&record.name);
+    let tool = record.tool.as_ref();
     let style = match tool {
         Some(tool) if error_kind.is_none() => tool.spec().limits.trim,
         _ => TrimStyle::error(),
@@ -422,8 +422,9 @@ fn cut(
     // artifact that holds it whole (nothing of the output is shown).
     let asks_error = cut.is_some()
         && error_kind.is_none()
-        && registry
-            .get(&record.name)
+        && record
+            .tool
+            .as_ref()
             .is_some_and(|tool| tool.spec().limits.over_cap == OverCap::Error);
     let why = match structure_cut {
         Some(None) => Some(facts::OverCapWhy::NoValidCut),

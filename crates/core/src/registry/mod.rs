@@ -192,10 +192,11 @@ impl Registry {
         self.inner.output_schemas[i].as_deref()
     }
 
-    /// The tool named `name` and its name as every call's context shares it.
-    fn get_named(&self, name: &str) -> Option<(&Arc<dyn DynTool>, &Arc<str>)> {
+    /// The tool named `name`, its index among the registry's tools, and its name as every
+    /// call's context shares it.
+    fn get_named(&self, name: &str) -> Option<(&Arc<dyn DynTool>, usize, &Arc<str>)> {
         let &i = self.inner.by_name.get(name)?;
-        Some((&self.inner.tools[i], &self.inner.names[i]))
+        Some((&self.inner.tools[i], i, &self.inner.names[i]))
     }
 
     /// The names of the tools whose results history compaction must keep whole: those whose

@@ -2,8 +2,6 @@
 //! its phases in order over one record per call: [admit](super::admit),
 //! [plan](super::plan), [run](super::run), [fit](super::fit), [report](super::report).
 
-use std::collections::HashMap;
-
 use tokio_util::sync::CancellationToken;
 
 use super::call::{StopReason, ToolCall};
@@ -20,7 +18,8 @@ pub struct Turn {
     pub(super) registry: Registry,
     budget: BudgetPolicy,
     pub(super) calls_made: usize,
-    pub(super) calls_per_tool: HashMap<String, usize>,
+    /// The calls admitted of each tool, by its index in the registry.
+    pub(super) calls_per_tool: Vec<usize>,
     chars_used: usize,
     pub(super) cancel: CancellationToken,
 }
@@ -29,9 +28,9 @@ impl Turn {
     pub(super) fn new(registry: Registry) -> Self {
         Turn {
             budget: registry.inner.budget.clone(),
+            calls_per_tool: vec![0; registry.inner.tools.len()],
             registry,
             calls_made: 0,
-            calls_per_tool: HashMap::new(),
             chars_used: 0,
             cancel: CancellationToken::new(),
         }
