@@ -9,9 +9,13 @@ flow) and greets them.
     python modern_server.py --http PORT  (streamable HTTP on 127.0.0.1:PORT/mcp, every request
                                           served by the SDK's own single-exchange modern entry;
                                           `initialize` answered 400, -32022)
+
+With `MODERN_SERVER_STARTS` set to a file's path, each start appends a line to it (a client
+that starts the server more often than it needs to is seen).
 """
 
 import json
+import os
 import sys
 
 from typing import Annotated
@@ -99,6 +103,9 @@ async def serve_http(port: int):
 
 
 if __name__ == "__main__":
+    if "MODERN_SERVER_STARTS" in os.environ:
+        with open(os.environ["MODERN_SERVER_STARTS"], "a") as starts:
+            starts.write(f"started {os.getpid()}\n")
     if len(sys.argv) == 3 and sys.argv[1] == "--http":
         anyio.run(serve_http, int(sys.argv[2]))
     else:

@@ -2241,6 +2241,42 @@ async fn images_and_audio_pass_through_the_mcp_client_and_serve_as_they_came() {
     }
 }
 
+/// A server of 2026-07-28 only (the Python SDK's modern serving loop), started by command,
+/// answers the client's handshake with a refusal: the client discovers that same process, not
+/// a second one, and calls its tools.
+#[tokio::test]
+async fn a_2026_07_28_only_server_started_by_command_is_started_once() {
+    use toolsmith::mcp::McpClient;
+    use toolsmith::{Registry, ToolCall};
+
+    let dir = tempfile::tempdir().unwrap();
+    let starts = dir.path().join("starts");
+    let python = interop().join(".venv/bin/python").display().to_string();
+    let server = McpClient::stdio("modern", python)
+        .arg(interop().join("modern_server.py").display().to_string())
+        .env("MODERN_SERVER_STARTS", starts.display().to_string())
+        .connect()
+        .await
+        .unwrap();
+    let registry = Registry::builder().tools(server.tools()).build().unwrap();
+    let results = registry
+        .turn()
+        .execute([ToolCall::new(
+            "call_1",
+            "echo",
+            json!({ "text": "spoken to once" }),
+        )])
+        .await;
+    assert_eq!(results[0].content, "spoken to once", "{:?}", results[0]);
+    let started = std::fs::read_to_string(&starts).unwrap();
+    assert_eq!(
+        started.lines().count(),
+        1,
+        "started more than once:\n{started}"
+    );
+    server.shutdown().await;
+}
+
 #[tokio::test]
 async fn a_servers_log_messages_reach_the_registrys_subscribers_in_order_before_the_result() {
     use toolsmith::mcp::McpClient;

@@ -37,20 +37,9 @@ pub(super) struct Connection {
     pub(super) _process: Option<Process>,
 }
 
-/// Whether an answer to `initialize` refuses the handshake for MCP 2026-07-28 (-32022 naming it
-/// among the versions the server speaks).
+/// Whether an answer to `initialize` refuses the handshake for MCP 2026-07-28 only.
 fn speaks_modern_only(error: &rmcp::ErrorData) -> bool {
-    i64::from(error.code.0) == crate::mcp::wire::UNSUPPORTED_PROTOCOL_VERSION
-        && error
-            .data
-            .as_ref()
-            .and_then(|data| data.get("supported"))
-            .and_then(serde_json::Value::as_array)
-            .is_some_and(|supported| {
-                supported
-                    .iter()
-                    .any(|version| version == crate::mcp::wire::era::MODERN)
-            })
+    crate::mcp::wire::era::refuses_for_modern_only(i64::from(error.code.0), error.data.as_ref())
 }
 
 impl Inner {
@@ -142,26 +131,35 @@ impl Inner {
         }
     }
 
-    /// A command's connection: `spawn` starts its process; a server of 2026-07-28 only is started
-    /// again and discovered. A refusal is the server's own words; a process that ended says why.
-    async fn start_command<T, E, A>(
+    /// A command's connection: `spawn` starts its process. A server of 2026-07-28 only refuses
+    /// the handshake with an answer, and the same process is then discovered: its transport,
+    /// lent to the handshake, comes back when the handshake ends. A refusal is the server's own
+    /// words; a process that ended says why.
+    async fn start_command<T>(
         &self,
         handler: Handler,
         spawn: impl Fn() -> Result<(Process, T), McpClientError>,
     ) -> Result<Connection, McpClientError>
     where
-        T: rmcp::transport::IntoTransport<RoleClient, E, A>,
-        E: std::error::Error + Send + Sync + 'static,
+        T: rmcp::transport::Transport<RoleClient> + 'static,
     {
         let (mut process, transport) = spawn()?;
+        let (transport, mut returned) = Lent::new(transport);
         let initializing = handler.clone().serve(transport);
         let service = match tokio::time::timeout(self.init_timeout, initializing).await {
             Ok(Ok(service)) => service,
             Ok(Err(rmcp::service::ClientInitializeError::JsonRpcError(error)))
                 if speaks_modern_only(&error) =>
             {
-                drop(process);
-                let (process, transport) = spawn()?;
+                // rmcp drops the transport of a handshake that failed; were it ever kept, the
+                // server is started again, as a fresh process is sure to be unspoken to.
+                let (process, transport) = match returned.try_recv() {
+                    Ok(transport) => (process, transport),
+                    Err(_) => {
+                        drop(process);
+                        spawn()?
+                    }
+                };
                 let service = self.discover(handler, transport).await?;
                 return Ok(Connection {
                     service,
@@ -280,5 +278,65 @@ impl Inner {
             "the MCP server `{}` ended while running `{tool}` ({why}); the next call starts it again",
             self.name
         ))
+    }
+}
+
+/// A transport lent to one attempt at a lifecycle: when the attempt drops it (a handshake that
+/// failed), it goes back to its lender, who can speak to the same process again.
+struct Lent<T> {
+    /// `Some` until the lent transport is dropped.
+    transport: Option<T>,
+    back: Option<tokio::sync::oneshot::Sender<T>>,
+}
+
+impl<T> Lent<T> {
+    /// `transport`, lent; the receiver has it back once the lent one is dropped.
+    fn new(transport: T) -> (Self, tokio::sync::oneshot::Receiver<T>) {
+        let (back, returned) = tokio::sync::oneshot::channel();
+        let lent = Lent {
+            transport: Some(transport),
+            back: Some(back),
+        };
+        (lent, returned)
+    }
+
+    fn transport(&mut self) -> &mut T {
+        self.transport
+            .as_mut()
+            .expect("a lent transport is there until it is dropped")
+    }
+}
+
+impl<T> Drop for Lent<T> {
+    fn drop(&mut self) {
+        if let (Some(transport), Some(back)) = (self.transport.take(), self.back.take()) {
+            // A lender that no longer waits (the connection started, or gave up) lets it go.
+            let _ = back.send(transport);
+        }
+    }
+}
+
+impl<T: rmcp::transport::Transport<RoleClient>> rmcp::transport::Transport<RoleClient> for Lent<T> {
+    type Error = T::Error;
+
+    fn name() -> std::borrow::Cow<'static, str> {
+        T::name()
+    }
+
+    fn send(
+        &mut self,
+        item: rmcp::service::TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.transport().send(item)
+    }
+
+    fn receive(
+        &mut self,
+    ) -> impl Future<Output = Option<rmcp::service::RxJsonRpcMessage<RoleClient>>> + Send {
+        self.transport().receive()
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.transport().close()
     }
 }

@@ -472,13 +472,11 @@ async fn start_with(
     })
 }
 
-/// Whether an answer to `initialize` refuses the handshake for MCP 2026-07-28 (-32022 naming
-/// it among the versions the server speaks).
+/// Whether an answer to `initialize` refuses the handshake for MCP 2026-07-28 only.
 fn speaks_modern_only(error: &Value) -> bool {
-    error["code"].as_i64() == Some(wire::UNSUPPORTED_PROTOCOL_VERSION)
-        && error["data"]["supported"]
-            .as_array()
-            .is_some_and(|supported| supported.iter().any(|v| v == wire::era::MODERN))
+    error["code"]
+        .as_i64()
+        .is_some_and(|code| wire::era::refuses_for_modern_only(code, error.get("data")))
 }
 
 /// Speaks MCP 2026-07-28 to a server that refused the handshake: every request to it carries

@@ -83,6 +83,17 @@ pub(crate) struct Headers {
     pub(crate) name: Option<String>,
 }
 
+/// Whether a refusal of `initialize` (its error's `code` and `data`) says the server speaks
+/// 2026-07-28 only: -32022, naming that version among those it speaks. A client then speaks to
+/// the same server without a handshake.
+pub(crate) fn refuses_for_modern_only(code: i64, data: Option<&Value>) -> bool {
+    code == UNSUPPORTED_PROTOCOL_VERSION
+        && data
+            .and_then(|data| data.get("supported"))
+            .and_then(Value::as_array)
+            .is_some_and(|supported| supported.iter().any(|version| version == MODERN))
+}
+
 /// Whether `params` carry a 2026-07-28 envelope (its protocol version, whatever it says).
 pub(crate) fn has_envelope(params: Option<&Value>) -> bool {
     params
@@ -367,6 +378,25 @@ mod tests {
 
     fn params(meta: Value) -> Value {
         json!({ "name": "echo", "_meta": meta })
+    }
+
+    #[test]
+    fn only_a_refusal_naming_2026_07_28_is_a_server_of_that_version_only() {
+        let names = |supported: Value| Some(json!({ "supported": supported }));
+        let refused = |data: Option<Value>| {
+            refuses_for_modern_only(UNSUPPORTED_PROTOCOL_VERSION, data.as_ref())
+        };
+        assert!(refused(names(json!(["2026-07-28"]))));
+        assert!(refused(names(json!(["2025-06-18", "2026-07-28"]))));
+        // A server of other versions, a refusal that names none, or another error: the
+        // handshake failed, and is not tried without one.
+        assert!(!refused(names(json!(["2024-11-05"]))));
+        assert!(!refused(names(json!("2026-07-28"))));
+        assert!(!refused(None));
+        assert!(!refuses_for_modern_only(
+            INVALID_PARAMS,
+            names(json!(["2026-07-28"])).as_ref()
+        ));
     }
 
     #[test]
