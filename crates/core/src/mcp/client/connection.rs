@@ -340,3 +340,21 @@ impl<T: rmcp::transport::Transport<RoleClient>> rmcp::transport::Transport<RoleC
         self.transport().close()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Lent;
+
+    #[test]
+    fn a_lent_transport_comes_back_when_dropped_and_goes_when_nobody_waits() {
+        let (lent, mut returned) = Lent::new("the server's pipes".to_owned());
+        assert!(returned.try_recv().is_err(), "still lent");
+        drop(lent);
+        assert_eq!(returned.try_recv().unwrap(), "the server's pipes");
+
+        // A lender that started its connection no longer waits: the transport is let go.
+        let (lent, returned) = Lent::new("kept by the service".to_owned());
+        drop(returned);
+        drop(lent);
+    }
+}
