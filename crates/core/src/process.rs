@@ -113,13 +113,15 @@ impl ProcessTree {
         self.group = child.id().and_then(|pid| i32::try_from(pid).ok());
     }
 
-    /// Kills the group and every tagged process but the leader (which its `Child` reaps).
+    /// Kills the group and every tagged process but the leader (which its `Child` reaps), and
+    /// returns once each process it killed is dead (for at most 127 ms).
     pub fn kill(&self) {
-        if let Some(group) = self.group {
-            // ESRCH (the group is already empty) is the common, harmless case.
-            let _ = killpg(Pid::from_raw(group), Signal::SIGKILL);
-        }
-        kill_tagged(&self.tag, self.leader);
+        // ESRCH (the group is already empty) is the common, harmless case: nothing to wait for.
+        let signalled = self
+            .group
+            .filter(|&group| killpg(Pid::from_raw(group), Signal::SIGKILL).is_ok());
+        let killed = kill_tagged(&self.tag, self.leader);
+        await_deaths(&killed, signalled);
     }
 
     /// Leaves the processes alone when the tree is dropped (they were killed or ended already).
@@ -136,8 +138,8 @@ impl Drop for ProcessTree {
     }
 }
 
-/// Kills every process that carries `tag` but `spare`; returns how many were signalled.
-fn kill_tagged(tag: &str, spare: Option<u32>) -> usize {
+/// Kills every process that carries `tag` but `spare`; returns those signalled.
+fn kill_tagged(tag: &str, spare: Option<u32>) -> std::collections::HashSet<u32> {
     #[cfg(target_os = "linux")]
     {
         let mut entry = Vec::with_capacity(TAG_VARIABLE.len() + tag.len() + 2);
@@ -186,30 +188,53 @@ fn kill_tagged(tag: &str, spare: Option<u32>) -> usize {
             }
             rounds += 1;
         }
-        await_deaths(&killed);
-        killed.len()
+        killed
     }
     #[cfg(not(target_os = "linux"))]
     {
         let _ = (tag, spare, kill);
-        0
+        std::collections::HashSet::new()
     }
 }
 
-/// Waits until each of `pids` is dead (a zombie, or gone), for at most 127 ms in all: a
-/// process dies of SIGKILL only when the scheduler next runs it, and on a loaded machine that was
-/// after the kill returned (a test saw a killed `sleep` still sleeping). No process outlives its
-/// kill but one the kernel holds longer, in an uninterruptible wait.
+/// Waits until each of `pids`, and every process of `group`, is dead (a zombie, or gone), for at
+/// most 127 ms in all: a process dies of SIGKILL only when the scheduler next runs it, and on a
+/// loaded machine that was after the kill returned (a test saw a killed `sleep` still sleeping).
+/// The group is looked at whole because the tag sweep cannot see every process the group kill
+/// caught: one in the middle of exiting has let its memory go (its environment reads empty) but
+/// is not a zombie yet. No process outlives its kill but one the kernel holds longer, in an
+/// uninterruptible wait.
 #[cfg(target_os = "linux")]
-fn await_deaths(pids: &std::collections::HashSet<u32>) {
+fn await_deaths(pids: &std::collections::HashSet<u32>, group: Option<i32>) {
     for wait in 0..8 {
-        if pids.iter().all(|&pid| !alive(pid)) {
+        if pids.iter().all(|&pid| !alive(pid)) && group.is_none_or(|group| !group_alive(group)) {
             return;
         }
         if wait < 7 {
             std::thread::sleep(std::time::Duration::from_millis(1 << wait));
         }
     }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn await_deaths(_pids: &std::collections::HashSet<u32>, _group: Option<i32>) {}
+
+/// Whether a process of process group `group` has not died yet.
+#[cfg(target_os = "linux")]
+fn group_alive(group: i32) -> bool {
+    let group = group.to_string();
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter_map(|dir| dir.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(stat_fields)
+        .any(|fields| {
+            // The state, the parent, the group.
+            let mut fields = fields.split(' ');
+            let state = fields.next();
+            fields.nth(1) == Some(group.as_str()) && !dead_state(state)
+        })
 }
 
 /// Whether process `pid` has not died yet: it is listed, and not as a zombie.
@@ -314,7 +339,7 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn every_process_killed_is_dead_when_the_kill_returns() {
-        let tree = ProcessTree::new();
+        let mut tree = ProcessTree::new();
         let children = Reaped(
             (0..4)
                 .map(|_| {
@@ -326,11 +351,44 @@ mod tests {
                 })
                 .collect(),
         );
-        assert_eq!(kill_tagged(tree.tag(), None), 4);
+        tree.kill();
+        tree.disarm();
         for child in &children.0 {
             assert!(
                 !alive(child.id()),
                 "{} still runs after the kill returned",
+                child.id()
+            );
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn every_process_of_the_group_is_dead_when_the_kill_returns() {
+        use std::os::unix::process::CommandExt as _;
+
+        // Untagged: only the group kill reaches them, as it reaches a process the tag sweep
+        // cannot read (one in the middle of exiting).
+        let sleep = |group: i32| {
+            std::process::Command::new("sleep")
+                .arg("30")
+                .process_group(group)
+                .spawn()
+                .expect("sleep runs")
+        };
+        let leader = sleep(0);
+        let group = i32::try_from(leader.id()).expect("a pid");
+        let mut children = vec![leader];
+        children.extend((0..3).map(|_| sleep(group)));
+        let children = Reaped(children);
+        let mut tree = ProcessTree::new();
+        tree.group = Some(group);
+        tree.kill();
+        tree.disarm();
+        for child in &children.0 {
+            assert!(
+                !alive(child.id()),
+                "{} of the group still runs after the kill returned",
                 child.id()
             );
         }
