@@ -223,18 +223,12 @@ fn await_deaths(_pids: &std::collections::HashSet<u32>, _group: Option<i32>) {}
 #[cfg(target_os = "linux")]
 fn group_alive(group: i32) -> bool {
     let group = group.to_string();
-    std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .filter_map(Result::ok)
-        .filter_map(|dir| dir.file_name().to_str()?.parse::<u32>().ok())
-        .filter_map(stat_fields)
-        .any(|fields| {
-            // The state, the parent, the group.
-            let mut fields = fields.split(' ');
-            let state = fields.next();
-            fields.nth(1) == Some(group.as_str()) && !dead_state(state)
-        })
+    pids().filter_map(stat_fields).any(|fields| {
+        // The state, the parent, the group.
+        let mut fields = fields.split(' ');
+        let state = fields.next();
+        fields.nth(1) == Some(group.as_str()) && !dead_state(state)
+    })
 }
 
 /// Whether process `pid` has not died yet: it is listed, and not as a zombie.
@@ -276,12 +270,17 @@ enum Seen {
 #[cfg(target_os = "linux")]
 fn processes(entry: &[u8]) -> impl Iterator<Item = (u32, Seen)> + '_ {
     let finder = memchr::memmem::Finder::new(entry);
+    pids().map(move |pid| (pid, seen(pid, entry, &finder)))
+}
+
+/// The id of every process listed in `/proc`.
+#[cfg(target_os = "linux")]
+fn pids() -> impl Iterator<Item = u32> {
     std::fs::read_dir("/proc")
         .into_iter()
         .flatten()
         .filter_map(Result::ok)
         .filter_map(|dir| dir.file_name().to_str()?.parse::<u32>().ok())
-        .map(move |pid| (pid, seen(pid, entry, &finder)))
 }
 
 /// Whether process `pid`'s environment holds `entry`.
