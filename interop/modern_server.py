@@ -9,6 +9,14 @@ flow) and greets them.
     python modern_server.py --http PORT  (streamable HTTP on 127.0.0.1:PORT/mcp, every request
                                           served by the SDK's own single-exchange modern entry;
                                           `initialize` answered 400, -32022)
+    python modern_server.py --public [--http PORT]
+                                         (the same tools as a user of the SDK's public API writes
+                                          such a server: `MCPServer.run`, the SDK's ordinary
+                                          dual-era loop, with a server middleware refusing
+                                          `initialize` with -32022; the loop decides a
+                                          connection's era by its first request, once, so a
+                                          client that opens with `initialize` is refused and
+                                          stays in the handshake era)
 
 With `MODERN_SERVER_STARTS` set to a file's path, each start appends a line to it (a client
 that starts the server more often than it needs to is seen).
@@ -24,6 +32,7 @@ import anyio
 from pydantic import BaseModel
 
 from mcp.server.mcpserver import Elicit, MCPServer, Resolve
+from mcp.shared.exceptions import MCPError
 from mcp.server.runner import _serve_modern_stream
 from mcp.server.stdio import stdio_server
 
@@ -102,11 +111,26 @@ async def serve_http(port: int):
         await uvicorn.Server(config).serve()
 
 
+async def refuse_initialize(ctx, call_next):
+    """The handshake refused, as a 2026-07-28-only server written with the public API does."""
+    if ctx.method == "initialize":
+        requested = (ctx.params or {}).get("protocolVersion")
+        raise MCPError(-32022, "this server speaks 2026-07-28 only: no initialize handshake",
+                       {"supported": ["2026-07-28"], "requested": requested})
+    return await call_next(ctx)
+
+
 if __name__ == "__main__":
     if "MODERN_SERVER_STARTS" in os.environ:
         with open(os.environ["MODERN_SERVER_STARTS"], "a") as starts:
             starts.write(f"started {os.getpid()}\n")
-    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+    if len(sys.argv) >= 2 and sys.argv[1] == "--public":
+        app.middleware.append(refuse_initialize)
+        if len(sys.argv) == 4 and sys.argv[2] == "--http":
+            app.run("streamable-http", host="127.0.0.1", port=int(sys.argv[3]), streamable_http_path="/mcp")
+        else:
+            app.run()
+    elif len(sys.argv) == 3 and sys.argv[1] == "--http":
         anyio.run(serve_http, int(sys.argv[2]))
     else:
         anyio.run(main)

@@ -2277,6 +2277,79 @@ async fn a_2026_07_28_only_server_started_by_command_is_started_once() {
     server.shutdown().await;
 }
 
+/// The client discovers first, as the official clients do. A server of 2026-07-28 only written
+/// with the SDK's public API (its ordinary loop, `initialize` refused by middleware) is reached
+/// — a client that opened with `initialize` would be held in the handshake era and refused —
+/// started once; a server of the handshake era that exits on any request before `initialize`
+/// is started again and initialized. Through the library's client and through the proxy.
+#[tokio::test]
+async fn the_client_and_the_proxy_discover_first_and_start_again_a_server_the_probe_ended() {
+    use toolsmith::mcp::McpClient;
+    use toolsmith::{Registry, ToolCall};
+
+    let dir = tempfile::tempdir().unwrap();
+    let python = interop().join(".venv/bin/python").display().to_string();
+    let toolsmith = env!("CARGO_BIN_EXE_toolsmith").to_owned();
+    let public = interop().join("modern_server.py").display().to_string();
+    let strict = interop()
+        .join("strict_legacy_server.py")
+        .display()
+        .to_string();
+    // (what, the server's command, the file its starts are counted in, the starts it takes)
+    let cases = [
+        (
+            "the public API's 2026-07-28-only server",
+            vec![public.clone(), "--public".to_owned()],
+            "MODERN_SERVER_STARTS",
+            1,
+        ),
+        (
+            "a server that exits on the probe",
+            vec![strict.clone()],
+            "STRICT_SERVER_STARTS",
+            2,
+        ),
+    ];
+    for (what, args, counter, starts) in cases {
+        for through_proxy in [false, true] {
+            let counted = dir.path().join(format!("{counter}-{through_proxy}"));
+            let client = if through_proxy {
+                McpClient::stdio("front", toolsmith.clone())
+                    .args(["proxy", "--", python.as_str()])
+                    .args(args.clone())
+            } else {
+                McpClient::stdio("server", python.clone()).args(args.clone())
+            };
+            let server = client
+                .env(counter, counted.display().to_string())
+                .connect()
+                .await
+                .unwrap_or_else(|error| panic!("{what} (proxy: {through_proxy}): {error}"));
+            let registry = Registry::builder().tools(server.tools()).build().unwrap();
+            let results = registry
+                .turn()
+                .execute([ToolCall::new(
+                    "call_1",
+                    "echo",
+                    json!({ "text": "reached" }),
+                )])
+                .await;
+            assert_eq!(
+                results[0].content, "reached",
+                "{what} (proxy: {through_proxy}): {:?}",
+                results[0]
+            );
+            let started = std::fs::read_to_string(&counted).unwrap();
+            assert_eq!(
+                started.lines().count(),
+                starts,
+                "{what} (proxy: {through_proxy}) started:\n{started}"
+            );
+            server.shutdown().await;
+        }
+    }
+}
+
 #[tokio::test]
 async fn a_servers_log_messages_reach_the_registrys_subscribers_in_order_before_the_result() {
     use toolsmith::mcp::McpClient;
@@ -3255,6 +3328,31 @@ async fn both_official_clients_in_every_mode_on_every_front() {
         listening(proxy, true).await
     };
     let modern_stdio = format!("{toolsmith} proxy -- {python} {modern_only}");
+    // The same tools as a user of the SDK's public API writes such a server: `MCPServer.run`
+    // (the SDK's ordinary loop, which decides a connection's era by its first request, once),
+    // a middleware refusing `initialize`. Only a client that discovers first reaches it.
+    let (_public, public_url) = {
+        let mut proxy = gateway("proxy", TOKEN);
+        proxy
+            .arg("--")
+            .arg(&python)
+            .args([&modern_only, "--public"]);
+        listening(proxy, true).await
+    };
+    let public_stdio = format!("{toolsmith} proxy -- {python} {modern_only} --public");
+    let public_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let _public_http = Command::new(&python)
+        .args([&modern_only, "--public", "--http", &public_port.to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
     // And one over HTTP (its every request served by the SDK's single-exchange modern entry),
     // reached by its URL.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -3282,6 +3380,25 @@ async fn both_official_clients_in_every_mode_on_every_front() {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    let waited = std::time::Instant::now();
+    while tokio::net::TcpStream::connect(("127.0.0.1", public_port))
+        .await
+        .is_err()
+    {
+        assert!(
+            waited.elapsed() < PATIENCE,
+            "the public-API modern server never listened"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let public_config = dir.path().join("public.json");
+    std::fs::write(
+        &public_config,
+        json!({ "mcpServers": { "modern": { "url": format!("http://127.0.0.1:{public_port}/mcp") } } })
+            .to_string(),
+    )
+    .unwrap();
+    let public_by_url = format!("{toolsmith} proxy --config {}", public_config.display());
     let config = dir.path().join("modern.json");
     std::fs::write(
         &config,
@@ -3317,7 +3434,22 @@ async fn both_official_clients_in_every_mode_on_every_front() {
         "@read",
         json!({ "uri": "toolsmith://artifact/{{artifact}}?offset=10&limit=3" }),
     );
-    let fronts: [(&str, Vec<&str>, (&str, Value)); 9] = [
+    let fronts: [(&str, Vec<&str>, (&str, Value)); 12] = [
+        (
+            "proxy over stdio before the public API's 2026-07-28-only server",
+            vec!["--stdio", &public_stdio],
+            big.clone(),
+        ),
+        (
+            "proxy over HTTP before the public API's 2026-07-28-only server",
+            vec![&public_url],
+            big.clone(),
+        ),
+        (
+            "proxy over stdio before the public API's 2026-07-28-only server reached by its URL",
+            vec!["--stdio", &public_by_url],
+            big.clone(),
+        ),
         (
             "serve over stdio before a 2026-07-28-only server",
             vec!["--stdio", &serve_modern],
@@ -3356,7 +3488,7 @@ async fn both_official_clients_in_every_mode_on_every_front() {
         ),
         ("serve over HTTP", vec![&serve_url], read_file),
     ];
-    // The 54 runs: each SDK's 27 made by one process of its client, two at a time (each run a
+    // The 72 runs: each SDK's 36 made by one process of its client, two at a time (each run a
     // chain of processes started one after another — a client, toolsmith, a server — mostly
     // waiting on each other's start), both SDKs at once.
     let mut said = Vec::new();

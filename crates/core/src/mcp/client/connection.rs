@@ -37,9 +37,30 @@ pub(super) struct Connection {
     pub(super) _process: Option<Process>,
 }
 
-/// Whether an answer to `initialize` refuses the handshake for MCP 2026-07-28 only.
-fn speaks_modern_only(error: &rmcp::ErrorData) -> bool {
-    crate::mcp::wire::era::refuses_for_modern_only(i64::from(error.code.0), error.data.as_ref())
+/// How long a server has to answer the `server/discover` probe before it is taken for a server
+/// of the handshake era that leaves an unknown request unanswered (the init timeout, when
+/// shorter): the official Rust SDK's wait.
+const PROBE_WAIT: Duration = Duration::from_secs(10);
+
+/// What a failed `server/discover` probe says of the server: of the handshake era (the method
+/// unknown or refused before a handshake, the probe unanswered, or the server ended by it), or
+/// refused in words no handshake changes ([`wire::era::probe_verdict`](crate::mcp::wire::era)).
+fn is_legacy(error: &rmcp::service::ClientInitializeError) -> bool {
+    use crate::mcp::wire::era::{ProbeVerdict, probe_verdict};
+    use rmcp::service::ClientInitializeError as E;
+    match error {
+        E::JsonRpcError(refusal) => {
+            probe_verdict(i64::from(refusal.code.0), refusal.data.as_ref()) == ProbeVerdict::Legacy
+        }
+        // A server that speaks only versions of the handshake era.
+        E::NoCompatibleProtocolVersion {
+            server_supported, ..
+        } => server_supported
+            .iter()
+            .all(|version| crate::mcp::wire::era::HANDSHAKE.contains(&version.as_str())),
+        E::ConnectionClosed(_) | E::TransportError { .. } | E::ExpectedInitResult(_) => true,
+        _ => false,
+    }
 }
 
 impl Inner {
@@ -107,12 +128,14 @@ impl Inner {
         ))
     }
 
-    /// A connection with a server of 2026-07-28 only, over `transport`: discovered, no handshake.
-    async fn discover<T, E, A>(
+    /// The `server/discover` probe over `transport`, as the official clients open: a service
+    /// of 2026-07-28 when the server answers; `Err` with the probe's failure otherwise, or
+    /// `None` when it went unanswered.
+    async fn probe<T, E, A>(
         &self,
         handler: Handler,
         transport: T,
-    ) -> Result<RunningService<RoleClient, Handler>, McpClientError>
+    ) -> Result<RunningService<RoleClient, Handler>, Option<rmcp::service::ClientInitializeError>>
     where
         T: rmcp::transport::IntoTransport<RoleClient, E, A>,
         E: std::error::Error + Send + Sync + 'static,
@@ -122,19 +145,52 @@ impl Inner {
         };
         let serving =
             rmcp::service::ClientServiceExt::serve_with_lifecycle(handler, transport, modern);
-        match tokio::time::timeout(self.init_timeout, serving).await {
+        match tokio::time::timeout(PROBE_WAIT.min(self.init_timeout), serving).await {
             Ok(Ok(service)) => Ok(service),
-            Ok(Err(error)) => Err(self.handshake(format!(
-                "speaks MCP 2026-07-28 only, and refused `server/discover`: {error}"
-            ))),
-            Err(_) => Err(self.late()),
+            Ok(Err(error)) => Err(Some(error)),
+            Err(_) => Err(None),
         }
     }
 
-    /// A command's connection: `spawn` starts its process. A server of 2026-07-28 only refuses
-    /// the handshake with an answer, and the same process is then discovered: its transport,
-    /// lent to the handshake, comes back when the handshake ends. A refusal is the server's own
-    /// words; a process that ended says why.
+    /// Why the probe's failure ends the start, when it is not a server of the handshake era.
+    fn refused(
+        &self,
+        error: Option<rmcp::service::ClientInitializeError>,
+    ) -> Result<(), McpClientError> {
+        match error {
+            Some(error) if !is_legacy(&error) => {
+                Err(self.handshake(format!("refused `server/discover`: {error}")))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The handshake of the era before 2026-07-28 over `transport`, within the init timeout.
+    async fn initialize<T, E, A>(
+        &self,
+        handler: Handler,
+        transport: T,
+    ) -> Result<
+        RunningService<RoleClient, Handler>,
+        Result<rmcp::service::ClientInitializeError, McpClientError>,
+    >
+    where
+        T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        match tokio::time::timeout(self.init_timeout, handler.serve(transport)).await {
+            Ok(Ok(service)) => Ok(service),
+            Ok(Err(error)) => Err(Ok(error)),
+            Err(_) => Err(Err(self.late())),
+        }
+    }
+
+    /// A command's connection: `spawn` starts its process. It is probed with `server/discover`
+    /// first, as the official clients do; a server of the handshake era (the probe refused, or
+    /// unanswered) is initialized over the same pipes, lent to the probe and back when it ends —
+    /// or, when the probe ended it (an SDK that exits on any request before `initialize`), in a
+    /// process started again. A refusal is the server's own words; a process that ended says
+    /// why.
     async fn start_command<T>(
         &self,
         handler: Handler,
@@ -145,28 +201,43 @@ impl Inner {
     {
         let (mut process, transport) = spawn()?;
         let (transport, mut returned) = Lent::new(transport);
-        let initializing = handler.clone().serve(transport);
-        let service = match tokio::time::timeout(self.init_timeout, initializing).await {
-            Ok(Ok(service)) => service,
-            Ok(Err(rmcp::service::ClientInitializeError::JsonRpcError(error)))
-                if speaks_modern_only(&error) =>
-            {
-                // rmcp drops the transport of a handshake that failed; were it ever kept, the
-                // server is started again, as a fresh process is sure to be unspoken to.
-                let (process, transport) = match returned.try_recv() {
-                    Ok(transport) => (process, transport),
-                    Err(_) => {
-                        drop(process);
-                        spawn()?
-                    }
-                };
-                let service = self.discover(handler, transport).await?;
+        let failure = match self.probe(handler.clone(), transport).await {
+            Ok(service) => {
                 return Ok(Connection {
                     service,
                     _process: Some(process),
                 });
             }
-            Ok(Err(error)) => {
+            Err(failure) => failure,
+        };
+        self.refused(failure)?;
+        // rmcp drops the transport of a lifecycle that failed; were it ever kept, or did the
+        // probe end the server, it is started again, as a fresh process is sure to be unspoken to.
+        let (mut process, transport, unspoken) = match returned.try_recv() {
+            Ok(transport) if !process.has_exited() => (process, transport, false),
+            _ => {
+                drop(process);
+                let (process, transport) = spawn()?;
+                (process, transport, true)
+            }
+        };
+        let mut attempt = self.initialize(handler.clone(), transport).await;
+        if !unspoken
+            && matches!(&attempt, Err(Ok(error)) if !matches!(error, rmcp::service::ClientInitializeError::JsonRpcError(_)))
+        {
+            // It ended as it answered the probe: one never spoken to is started.
+            drop(process);
+            let (fresh, transport) = spawn()?;
+            process = fresh;
+            attempt = self.initialize(handler, transport).await;
+        }
+        match attempt {
+            Ok(service) => Ok(Connection {
+                service,
+                _process: Some(process),
+            }),
+            Err(Err(late)) => Err(late),
+            Err(Ok(error)) => {
                 // rmcp's error names its transport's types; the process says why, and a
                 // refusal is the server's own words.
                 tracing::debug!(server = %self.name, "initialize failed: {error}");
@@ -177,18 +248,13 @@ impl Inner {
                     )));
                 }
                 let why = process.why_it_ended().await;
-                return Err(self.handshake(format!("ended before it was initialized: {why}")));
+                Err(self.handshake(format!("ended before it was initialized: {why}")))
             }
-            Err(_) => return Err(self.late()),
-        };
-        Ok(Connection {
-            service,
-            _process: Some(process),
-        })
+        }
     }
 
-    /// An HTTP endpoint's connection over `transport`; a server of 2026-07-28 only
-    /// is discovered.
+    /// An HTTP endpoint's connection over a `transport`: probed with `server/discover` first;
+    /// a server of the handshake era is initialized over a transport of its own.
     #[cfg(feature = "mcp-http")]
     async fn start_http<T, E, A>(
         &self,
@@ -199,23 +265,26 @@ impl Inner {
         T: rmcp::transport::IntoTransport<RoleClient, E, A>,
         E: std::error::Error + Send + Sync + 'static,
     {
-        let initializing = handler.clone().serve(transport());
-        let service = match tokio::time::timeout(self.init_timeout, initializing).await {
-            Ok(Ok(service)) => service,
-            Ok(Err(rmcp::service::ClientInitializeError::JsonRpcError(error)))
-                if speaks_modern_only(&error) =>
-            {
-                self.discover(handler, transport()).await?
+        let failure = match self.probe(handler.clone(), transport()).await {
+            Ok(service) => {
+                return Ok(Connection {
+                    service,
+                    _process: None,
+                });
             }
-            Ok(Err(error)) => {
-                return Err(self.handshake(format!("ended before it was initialized ({error})")));
-            }
-            Err(_) => return Err(self.late()),
+            Err(failure) => failure,
         };
-        Ok(Connection {
-            service,
-            _process: None,
-        })
+        self.refused(failure)?;
+        match self.initialize(handler, transport()).await {
+            Ok(service) => Ok(Connection {
+                service,
+                _process: None,
+            }),
+            Err(Err(late)) => Err(late),
+            Err(Ok(error)) => {
+                Err(self.handshake(format!("ended before it was initialized ({error})")))
+            }
+        }
     }
 
     /// The endpoint's headers, checked: a name or value HTTP cannot carry is refused, named.

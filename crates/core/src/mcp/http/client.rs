@@ -67,11 +67,18 @@ impl Shared {
         self.to.send(received).await.is_ok()
     }
 
-    /// Fails request `id` with an error saying `why`.
-    async fn fail(&self, id: &Value, why: String) {
+    /// Fails request `id` with an error saying `why`, and the HTTP status the server answered
+    /// with (in the error's data, [`wire::HTTP_STATUS_KEY`]; `None`: it could not be reached,
+    /// [`wire::UNREACHABLE_KEY`]).
+    async fn fail(&self, id: &Value, why: String, status: Option<reqwest::StatusCode>) {
+        let mut error = wire::error(wire::HTTP_FAILED, why);
+        error["data"] = match status {
+            Some(status) => serde_json::json!({ wire::HTTP_STATUS_KEY: status.as_u16() }),
+            None => serde_json::json!({ wire::UNREACHABLE_KEY: true }),
+        };
         let answer = wire::Message {
             id: Some(id.clone()),
-            error: Some(wire::raw(&wire::error(wire::HTTP_FAILED, why))),
+            error: Some(wire::raw(&error)),
             ..wire::Message::default()
         };
         self.deliver(Received::Message(answer)).await;
@@ -228,6 +235,7 @@ async fn post_with(
                     .fail(
                         id,
                         format!("the server could not be reached ({})", plain(&error)),
+                        None,
                     )
                     .await;
             }
@@ -261,7 +269,7 @@ async fn post_with(
             } else {
                 format!("the server answered HTTP {status}: {}", quoted.trim())
             };
-            shared.fail(id, why).await;
+            shared.fail(id, why, Some(status)).await;
         }
         return;
     }
@@ -293,7 +301,7 @@ async fn post_with(
             }
             Err(why) => {
                 if let Some(id) = id {
-                    shared.fail(id, why).await;
+                    shared.fail(id, why, Some(status)).await;
                 }
             }
         }

@@ -375,7 +375,16 @@ pub(crate) async fn start(
     started
 }
 
-/// [`start`] with the waiting process taken, if any.
+/// How long a server has to answer the `server/discover` probe before it is taken for a server
+/// of the handshake era that leaves an unknown request unanswered (the init timeout, when
+/// shorter): the official Rust SDK's wait.
+const PROBE_WAIT: Duration = Duration::from_secs(10);
+
+/// [`start`] with the waiting process taken, if any. The server is probed with
+/// `server/discover` first, as the official clients do: one that answers speaks 2026-07-28 and
+/// is spoken to without a handshake; one that refuses the probe, does not know it, or leaves it
+/// unanswered is of the handshake era and is initialized with the client's `initialize` —
+/// started again first, if the probe ended it.
 async fn start_with(
     upstream: &Upstream,
     params: &Value,
@@ -384,15 +393,80 @@ async fn start_with(
     on_incoming: impl Fn(Arc<Peer>, Incoming) -> BoxFuture<'static, ()> + Send + Sync + 'static,
 ) -> Result<Live, String> {
     let name = &upstream.name;
-    let label = format!("the MCP server `{name}`");
     // Servers start a few at a time, however many sessions open at once: a start is a process
     // (often a runtime: Node, Python) loading, and 50 at once on 2 cores take longer each than
-    // in turns. The wait is not counted against the server's time to answer `initialize`.
+    // in turns. The wait is not counted against the server's time to answer.
     let _starting = match &upstream.target {
         Target::Command { .. } if waiting.is_none() => starting().acquire().await.ok(),
         _ => None,
     };
-    let (link, mut process) = match &upstream.target {
+    let on_incoming = Arc::new(on_incoming);
+    let (peer, mut process) = open(upstream, connecting, waiting, Arc::clone(&on_incoming))?;
+    let envelope = envelope_of(params);
+    match probe(&peer, &envelope, connecting).await {
+        Probed::Modern(discovered) => {
+            peer.speak_modern(envelope);
+            return Ok(Live {
+                peer,
+                initialized: initialized_of(&discovered, params, name),
+                _process: process,
+            });
+        }
+        Probed::Refused(error) => {
+            return Err(format!(
+                "MCP server `{name}` refused `server/discover`: {}",
+                error_text(&error)
+            ));
+        }
+        Probed::Legacy => {}
+    }
+    // The probe ended the server (an SDK that exits on any request before `initialize`), or it
+    // ends as it answers: one that was never spoken to is started, once.
+    let mut unspoken = false;
+    let mut peer = peer;
+    if ended_with(&peer, process.as_mut()) {
+        (peer, process) = open(upstream, connecting, None, Arc::clone(&on_incoming))?;
+        unspoken = true;
+    }
+    loop {
+        match initialize(&peer, params, connecting, name).await {
+            Ok(initialized) => {
+                return Ok(Live {
+                    peer,
+                    initialized,
+                    _process: process,
+                });
+            }
+            Err(Initialize::Ended) if !unspoken => {
+                (peer, process) = open(upstream, connecting, None, Arc::clone(&on_incoming))?;
+                unspoken = true;
+            }
+            Err(Initialize::Ended) => {
+                let why = match process.as_mut() {
+                    Some(process) => process.why_it_ended().await,
+                    None => "the connection closed".to_owned(),
+                };
+                return Err(format!(
+                    "MCP server `{name}` ended before it answered `initialize`: {why}"
+                ));
+            }
+            Err(Initialize::Failed(why)) => return Err(why),
+        }
+    }
+}
+
+/// A connection with `upstream`: its process (`waiting`, or one started) and its peer.
+fn open(
+    upstream: &Upstream,
+    connecting: Connecting,
+    waiting: Option<Spawned>,
+    on_incoming: Arc<
+        impl Fn(Arc<Peer>, Incoming) -> BoxFuture<'static, ()> + Send + Sync + 'static,
+    >,
+) -> Result<(Arc<Peer>, Option<Process>), String> {
+    let name = &upstream.name;
+    let label = format!("the MCP server `{name}`");
+    let (link, process) = match &upstream.target {
         Target::Command {
             program,
             args,
@@ -429,66 +503,92 @@ async fn start_with(
         }
     };
     let link: Link = link;
-    let peer = Peer::start(label, link, Side::Server, on_incoming);
-    let pending = peer.request("initialize", Some(wire::raw(params))).await;
-    let answer = match tokio::time::timeout(connecting.init_timeout, pending.answer()).await {
-        Ok(Ok(result)) => serde_json::from_str(result.get()).unwrap_or(Value::Null),
+    let peer = Peer::start(label, link, Side::Server, move |peer, incoming| {
+        on_incoming(peer, incoming)
+    });
+    Ok((peer, process))
+}
+
+/// Whether the server of `peer` ended (its link closed, or its process exited).
+fn ended_with(peer: &Peer, process: Option<&mut Process>) -> bool {
+    peer.is_closed() || process.is_some_and(|process| process.has_exited())
+}
+
+/// What the `server/discover` probe found.
+enum Probed {
+    /// The server's answer to it.
+    Modern(Value),
+    /// A server of the handshake era (it refused the probe or left it unanswered).
+    Legacy,
+    /// The server's refusal, which no handshake would change.
+    Refused(Value),
+}
+
+/// Sends `server/discover` with the client's `envelope` and reads the verdict
+/// ([`wire::era::probe_verdict`]).
+async fn probe(
+    peer: &Arc<Peer>,
+    envelope: &serde_json::Map<String, Value>,
+    connecting: Connecting,
+) -> Probed {
+    let params = serde_json::json!({ "_meta": envelope });
+    let pending = peer
+        .request("server/discover", Some(wire::raw(&params)))
+        .await;
+    let id = pending.id.clone();
+    match tokio::time::timeout(PROBE_WAIT.min(connecting.init_timeout), pending.answer()).await {
+        Ok(Ok(result)) => Probed::Modern(serde_json::from_str(result.get()).unwrap_or(Value::Null)),
         Ok(Err(error)) => {
-            let error = serde_json::from_str(error.get()).unwrap_or(Value::Null);
-            // A server of 2026-07-28 only refuses the handshake naming the version it speaks:
-            // it is spoken to without one, every request carrying the client's envelope.
-            if speaks_modern_only(&error) {
-                let initialized = discover(&peer, params, connecting, name).await?;
-                return Ok(Live {
-                    peer,
-                    initialized,
-                    _process: process,
-                });
+            let error: Value = serde_json::from_str(error.get()).unwrap_or(Value::Null);
+            let code = error["code"].as_i64().unwrap_or_default();
+            match wire::era::probe_verdict(code, error.get("data")) {
+                wire::era::ProbeVerdict::Legacy => Probed::Legacy,
+                wire::era::ProbeVerdict::Refused => Probed::Refused(error),
             }
-            if peer.is_closed()
-                && let Some(process) = process.as_mut()
-            {
-                return Err(format!(
-                    "MCP server `{name}` ended before it answered `initialize`: {}",
-                    process.why_it_ended().await
-                ));
-            }
-            return Err(format!(
-                "MCP server `{name}` refused `initialize`: {}",
-                error_text(&error)
-            ));
         }
         Err(_) => {
-            return Err(format!(
-                "MCP server `{name}` did not answer `initialize` within {}",
-                DisplayDuration(connecting.init_timeout)
-            ));
+            peer.forget(&id);
+            Probed::Legacy
         }
-    };
-    Ok(Live {
-        peer,
-        initialized: answer,
-        _process: process,
-    })
+    }
 }
 
-/// Whether an answer to `initialize` refuses the handshake for MCP 2026-07-28 only.
-fn speaks_modern_only(error: &Value) -> bool {
-    error["code"]
-        .as_i64()
-        .is_some_and(|code| wire::era::refuses_for_modern_only(code, error.get("data")))
+/// Why `initialize` did not make a connection.
+enum Initialize {
+    /// The server ended before it answered.
+    Ended,
+    /// It refused, or did not answer in time: the words the client gets.
+    Failed(String),
 }
 
-/// Speaks MCP 2026-07-28 to a server that refused the handshake: every request to it carries
-/// the client's capabilities and name (`params`, as `initialize` would have said them), and
-/// `server/discover` stands in for `initialize`'s answer (its capabilities, instructions and
-/// name, as the session merges answers). The server's refusal reaches the user in its words.
-async fn discover(
+/// Initializes a server of the handshake era with the client's `initialize` params: its answer.
+async fn initialize(
     peer: &Arc<Peer>,
     params: &Value,
     connecting: Connecting,
     name: &str,
-) -> Result<Value, String> {
+) -> Result<Value, Initialize> {
+    let pending = peer.request("initialize", Some(wire::raw(params))).await;
+    match tokio::time::timeout(connecting.init_timeout, pending.answer()).await {
+        Ok(Ok(result)) => Ok(serde_json::from_str(result.get()).unwrap_or(Value::Null)),
+        Ok(Err(_)) if peer.is_closed() => Err(Initialize::Ended),
+        Ok(Err(error)) => {
+            let error = serde_json::from_str(error.get()).unwrap_or(Value::Null);
+            Err(Initialize::Failed(format!(
+                "MCP server `{name}` refused `initialize`: {}",
+                error_text(&error)
+            )))
+        }
+        Err(_) => Err(Initialize::Failed(format!(
+            "MCP server `{name}` did not answer `initialize` within {}",
+            DisplayDuration(connecting.init_timeout)
+        ))),
+    }
+}
+
+/// What every request to a server of 2026-07-28 carries: the client's capabilities and name
+/// (`params`, as the client's `initialize` says them, or its own envelope made into them).
+fn envelope_of(params: &Value) -> serde_json::Map<String, Value> {
     let mut envelope = serde_json::Map::new();
     envelope.insert(
         wire::era::PROTOCOL_VERSION_KEY.to_owned(),
@@ -504,25 +604,12 @@ async fn discover(
             params["clientInfo"].clone(),
         );
     }
-    peer.speak_modern(envelope);
-    let pending = peer.request("server/discover", None).await;
-    let discovered: Value =
-        match tokio::time::timeout(connecting.init_timeout, pending.answer()).await {
-            Ok(Ok(result)) => serde_json::from_str(result.get()).unwrap_or(Value::Null),
-            Ok(Err(error)) => {
-                let error = serde_json::from_str(error.get()).unwrap_or(Value::Null);
-                return Err(format!(
-                    "MCP server `{name}` speaks 2026-07-28 only and refused `server/discover`: {}",
-                    error_text(&error)
-                ));
-            }
-            Err(_) => {
-                return Err(format!(
-                    "MCP server `{name}` did not answer `server/discover` within {}",
-                    DisplayDuration(connecting.init_timeout)
-                ));
-            }
-        };
+    envelope
+}
+
+/// What `server/discover`'s answer stands for as `initialize`'s (its capabilities,
+/// instructions and name, as the session merges answers).
+fn initialized_of(discovered: &Value, params: &Value, name: &str) -> Value {
     let server_info = discovered["_meta"][wire::era::SERVER_INFO_KEY].clone();
     // What a client of the handshake era is answered: the version it asked for (the proxy
     // speaks both eras to it); the server's own era is the proxy's business.
@@ -538,7 +625,7 @@ async fn discover(
     if let Some(instructions) = discovered["instructions"].as_str() {
         initialized["instructions"] = Value::String(instructions.to_owned());
     }
-    Ok(initialized)
+    initialized
 }
 
 /// The servers starting at once, at most: twice the cores (4 at least).

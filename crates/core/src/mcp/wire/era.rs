@@ -13,7 +13,10 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{HEADER_MISMATCH, INVALID_PARAMS, METHOD_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION};
+use super::{
+    HEADER_MISMATCH, HTTP_FAILED, HTTP_STATUS_KEY, INVALID_PARAMS, METHOD_NOT_FOUND,
+    UNREACHABLE_KEY, UNSUPPORTED_PROTOCOL_VERSION,
+};
 
 /// The protocol version without a handshake.
 pub(crate) const MODERN: &str = "2026-07-28";
@@ -83,15 +86,49 @@ pub(crate) struct Headers {
     pub(crate) name: Option<String>,
 }
 
-/// Whether a refusal of `initialize` (its error's `code` and `data`) says the server speaks
-/// 2026-07-28 only: -32022, naming that version among those it speaks. A client then speaks to
-/// the same server without a handshake.
-pub(crate) fn refuses_for_modern_only(code: i64, data: Option<&Value>) -> bool {
-    code == UNSUPPORTED_PROTOCOL_VERSION
-        && data
-            .and_then(|data| data.get("supported"))
-            .and_then(Value::as_array)
-            .is_some_and(|supported| supported.iter().any(|version| version == MODERN))
+/// What a refusal of the `server/discover` probe a client opens with says of the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ProbeVerdict {
+    /// A server of the handshake era (it does not know the method, refuses it before a
+    /// handshake, or names only versions of that era): `initialize` follows.
+    Legacy,
+    /// The server speaks a later version only, or refused the client itself (its credentials,
+    /// or a failure of its own): the connection fails, in the server's words.
+    Refused,
+}
+
+/// The verdict on a refused probe (its error's `code` and `data`), as the official clients
+/// reach it: -32022 naming a 2026-07-28-or-later version is a server of another modern version
+/// (refused, since this client speaks 2026-07-28 only and the server did not take it); over
+/// HTTP (the status in the data of the link's own error, [`HTTP_STATUS_KEY`]), 401 and 403 are
+/// the client's credentials, 5xx the server's failure, and a server that could not be reached
+/// is not there (each refused). Anything else — the method unknown, the request refused before
+/// a handshake, an error code that is not era evidence — is a server of the handshake era.
+pub(crate) fn probe_verdict(code: i64, data: Option<&Value>) -> ProbeVerdict {
+    let http = data.filter(|_| code == HTTP_FAILED);
+    if http.is_some_and(|data| data.get(UNREACHABLE_KEY) == Some(&Value::Bool(true))) {
+        return ProbeVerdict::Refused;
+    }
+    let status = http
+        .and_then(|data| data.get(HTTP_STATUS_KEY))
+        .and_then(Value::as_u64);
+    if status.is_some_and(|status| status == 401 || status == 403 || status >= 500) {
+        return ProbeVerdict::Refused;
+    }
+    let names_modern = data
+        .and_then(|data| data.get("supported"))
+        .and_then(Value::as_array)
+        .is_some_and(|supported| {
+            supported
+                .iter()
+                .filter_map(Value::as_str)
+                .any(|version| !HANDSHAKE.contains(&version) && version >= MODERN)
+        });
+    if code == UNSUPPORTED_PROTOCOL_VERSION && names_modern {
+        ProbeVerdict::Refused
+    } else {
+        ProbeVerdict::Legacy
+    }
 }
 
 /// Whether `params` carry a 2026-07-28 envelope (its protocol version, whatever it says).
@@ -381,22 +418,40 @@ mod tests {
     }
 
     #[test]
-    fn only_a_refusal_naming_2026_07_28_is_a_server_of_that_version_only() {
+    fn a_refused_probe_is_a_server_of_the_handshake_era_unless_it_names_a_later_version() {
+        use crate::mcp::wire::INVALID_REQUEST;
         let names = |supported: Value| Some(json!({ "supported": supported }));
-        let refused = |data: Option<Value>| {
-            refuses_for_modern_only(UNSUPPORTED_PROTOCOL_VERSION, data.as_ref())
-        };
-        assert!(refused(names(json!(["2026-07-28"]))));
-        assert!(refused(names(json!(["2025-06-18", "2026-07-28"]))));
-        // A server of other versions, a refusal that names none, or another error: the
-        // handshake failed, and is not tried without one.
-        assert!(!refused(names(json!(["2024-11-05"]))));
-        assert!(!refused(names(json!("2026-07-28"))));
-        assert!(!refused(None));
-        assert!(!refuses_for_modern_only(
-            INVALID_PARAMS,
-            names(json!(["2026-07-28"])).as_ref()
-        ));
+        let verdict = |code: i64, data: Option<Value>| probe_verdict(code, data.as_ref());
+        let http = |status: u16| Some(json!({ HTTP_STATUS_KEY: status }));
+        // The method unknown, refused before a handshake, or only handshake versions named:
+        // the handshake follows.
+        assert_eq!(verdict(METHOD_NOT_FOUND, None), ProbeVerdict::Legacy);
+        assert_eq!(verdict(HTTP_FAILED, http(400)), ProbeVerdict::Legacy);
+        assert_eq!(verdict(HTTP_FAILED, None), ProbeVerdict::Legacy);
+        assert_eq!(verdict(HEADER_MISMATCH, None), ProbeVerdict::Legacy);
+        assert_eq!(
+            verdict(UNSUPPORTED_PROTOCOL_VERSION, names(json!(["2025-06-18"]))),
+            ProbeVerdict::Legacy
+        );
+        assert_eq!(
+            verdict(UNSUPPORTED_PROTOCOL_VERSION, names(json!("2026-07-28"))),
+            ProbeVerdict::Legacy
+        );
+        // A status is the link's own word: a server's error of another code is its own.
+        assert_eq!(verdict(INVALID_REQUEST, http(401)), ProbeVerdict::Legacy);
+        // A later version only, the client's credentials, the server's own failure, a server
+        // not reached: refused.
+        assert_eq!(
+            verdict(UNSUPPORTED_PROTOCOL_VERSION, names(json!(["2027-03-01"]))),
+            ProbeVerdict::Refused
+        );
+        assert_eq!(verdict(HTTP_FAILED, http(401)), ProbeVerdict::Refused);
+        assert_eq!(verdict(HTTP_FAILED, http(403)), ProbeVerdict::Refused);
+        assert_eq!(verdict(HTTP_FAILED, http(502)), ProbeVerdict::Refused);
+        assert_eq!(
+            verdict(HTTP_FAILED, Some(json!({ UNREACHABLE_KEY: true }))),
+            ProbeVerdict::Refused
+        );
     }
 
     #[test]

@@ -49,8 +49,12 @@ pub(crate) const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32_021;
 pub(crate) const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32_022;
 /// A request to an upstream over HTTP failed at the HTTP level (the first code of JSON-RPC's
 /// "server error" range).
-#[cfg(feature = "mcp-http")]
 pub(crate) const HTTP_FAILED: i64 = -32_000;
+/// The key of [`HTTP_FAILED`]'s data naming the HTTP status the server answered with (absent
+/// when it could not be reached).
+pub(crate) const HTTP_STATUS_KEY: &str = "httpStatus";
+/// The key of [`HTTP_FAILED`]'s data saying the server could not be reached at all.
+pub(crate) const UNREACHABLE_KEY: &str = "unreachable";
 
 /// A request whose method needs `params` (with certain fields) but came without them: its id
 /// and the error message.
