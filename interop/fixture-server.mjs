@@ -26,6 +26,7 @@ import {
   CreateMessageResultSchema,
   ElicitResultSchema,
   GetPromptRequestSchema,
+  ListRootsResultSchema,
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
@@ -58,6 +59,17 @@ const TOOLS = [
   { name: "test_logging_tool", description: "Logs three messages at info.", inputSchema: empty },
   { name: "test_streaming_elicitation", description: "Asks the client's user, mid-call.", inputSchema: empty },
   { name: "test_missing_capability", description: "Asks the client's model (needs sampling).", inputSchema: empty },
+  // The conformance suite's tools of input-required results (2026-07-28), asked the way of the
+  // handshake era — a request to the client while the call waits — which the proxy carries
+  // across to a 2026-07-28 client as an InputRequiredResult.
+  { name: "test_input_required_result_elicitation", description: "Asks the user's name, then greets them.", inputSchema: empty },
+  { name: "test_input_required_result_sampling", description: "Asks the client's model a question.", inputSchema: empty },
+  { name: "test_input_required_result_list_roots", description: "Asks the client's roots.", inputSchema: empty },
+  { name: "test_input_required_result_request_state", description: "Asks the user to confirm.", inputSchema: empty },
+  { name: "test_input_required_result_multiple_inputs", description: "Asks the user, the model and the roots at once.", inputSchema: empty },
+  { name: "test_input_required_result_multi_round", description: "Asks the user twice, one question after the other.", inputSchema: empty },
+  { name: "test_input_required_result_tampered_state", description: "Asks the user to confirm.", inputSchema: empty },
+  { name: "test_input_required_result_capabilities", description: "Asks the client's model (sampling only).", inputSchema: empty },
   { name: "test_trigger_tool_change", description: "Announces that the tool list changed.", inputSchema: empty },
   { name: "test_trigger_prompt_change", description: "Announces that the prompt list changed.", inputSchema: empty },
   {
@@ -138,6 +150,7 @@ const RESOURCES = [
 
 const PROMPTS = [
   { name: "test_simple_prompt", description: "A prompt without arguments." },
+  { name: "test_input_required_result_prompt", description: "A prompt that asks the user for its context." },
   {
     name: "test_prompt_with_arguments",
     description: "A prompt with two arguments.",
@@ -153,6 +166,36 @@ const PROMPTS = [
   },
   { name: "test_prompt_with_image", description: "A prompt with an image." },
 ];
+
+// What the input-required tools ask.
+const asking = {
+  name: (message) => ({
+    method: "elicitation/create",
+    params: { message, requestedSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] } },
+  }),
+  confirm: () => ({
+    method: "elicitation/create",
+    params: { message: "Please confirm", requestedSchema: { type: "object", properties: { ok: { type: "boolean" } }, required: ["ok"] } },
+  }),
+  color: () => ({
+    method: "elicitation/create",
+    params: {
+      message: "Step 2: What is your favorite color?",
+      requestedSchema: { type: "object", properties: { color: { type: "string" } }, required: ["color"] },
+    },
+  }),
+  model: (question, maxTokens) => ({
+    method: "sampling/createMessage",
+    params: { messages: [{ role: "user", content: { type: "text", text: question } }], maxTokens },
+  }),
+  roots: () => ({ method: "roots/list", params: {} }),
+};
+
+/// Asks the client through `extra`: the answer, checked by the schema of its method.
+const ask = (extra, request) => {
+  const schema = { "elicitation/create": ElicitResultSchema, "sampling/createMessage": CreateMessageResultSchema, "roots/list": ListRootsResultSchema }[request.method];
+  return extra.sendRequest(request, schema);
+};
 
 function numbered(count) {
   const lines = [];
@@ -248,6 +291,40 @@ function newServer() {
             },
           ],
         };
+      case "test_input_required_result_elicitation": {
+        const answer = await ask(extra, asking.name("What is your name?"));
+        return text(`Hello, ${answer.content?.name ?? "whoever you are"}!`);
+      }
+      case "test_input_required_result_sampling": {
+        const answer = await ask(extra, asking.model("What is the capital of France?", 100));
+        return text(`The model said: ${answer.content?.text ?? JSON.stringify(answer.content)}`);
+      }
+      case "test_input_required_result_list_roots": {
+        const answer = await ask(extra, asking.roots());
+        return text(`Roots: ${(answer.roots ?? []).map((root) => root.uri).join(", ")}`);
+      }
+      case "test_input_required_result_request_state":
+      case "test_input_required_result_tampered_state": {
+        const answer = await ask(extra, asking.confirm());
+        return text(`state-ok: confirmed=${answer.content?.ok}`);
+      }
+      case "test_input_required_result_multiple_inputs": {
+        const [who, greeting, roots] = await Promise.all([
+          ask(extra, asking.name("What is your name?")),
+          ask(extra, asking.model("Generate a greeting", 50)),
+          ask(extra, asking.roots()),
+        ]);
+        return text(`${greeting.content?.text ?? "Hello"}, ${who.content?.name}; ${roots.roots?.length ?? 0} roots`);
+      }
+      case "test_input_required_result_multi_round": {
+        const who = await ask(extra, asking.name("Step 1: What is your name?"));
+        const color = await ask(extra, asking.color());
+        return text(`${who.content?.name} likes ${color.content?.color}`);
+      }
+      case "test_input_required_result_capabilities": {
+        const answer = await ask(extra, asking.model("What is 2 + 2?", 10));
+        return text(`The model said: ${answer.content?.text ?? ""}`);
+      }
       case "test_trigger_tool_change":
         await server.sendToolListChanged();
         return text("tool list changed");
@@ -454,10 +531,20 @@ function newServer() {
   });
 
   server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: PROMPTS }));
-  server.setRequestHandler(GetPromptRequestSchema, async (request) => {
+  server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
     const args = request.params.arguments ?? {};
     const user = (content) => ({ role: "user", content });
     switch (request.params.name) {
+      case "test_input_required_result_prompt": {
+        const answer = await ask(extra, {
+          method: "elicitation/create",
+          params: {
+            message: "What context should the prompt use?",
+            requestedSchema: { type: "object", properties: { context: { type: "string" } }, required: ["context"] },
+          },
+        });
+        return { messages: [user({ type: "text", text: `Use this context: ${answer.content?.context ?? ""}` })] };
+      }
       case "test_simple_prompt":
         return { messages: [user({ type: "text", text: "This is a simple prompt for testing." })] };
       case "test_prompt_with_arguments":

@@ -39,7 +39,7 @@ done
 # published libraries are documented (PUBLIC_API_CRATES; the wrapper skips the rest).
 PUBLIC_API_CRATES="$crates" RUSTDOC="$PWD/scripts/rustdoc-unstable" \
     RUSTDOCFLAGS="-Z unstable-options --output-format json" \
-    cargo doc --workspace --all-features --no-deps --lib --examples --quiet
+    cargo doc --workspace --all-features --no-deps --lib --examples --quiet --ignore-rust-version
 for pair in "${published[@]}"; do
     package=${pair%%:*}
     list=crates/${pair#*:}/public-api.txt

@@ -415,6 +415,33 @@ async fn a_text_that_is_a_json_document_is_cut_as_json() {
     assert!(!result.meta.structured);
 }
 
+/// A pretty result over its allowance that fits once written compactly: the same value,
+/// compact; nothing stored (nothing was left out); the cut says it was compacted, in its
+/// figures and in its facts. (The tool's JSON output is compact already.)
+#[tokio::test]
+async fn a_json_result_that_fits_once_compacted_is_compacted_and_stores_nothing() {
+    let store = toolsmith::artifacts::MemoryStore::new();
+    let registry = issue_registry(&store);
+    // 85 issues: 4,063 chars compact, 6,104 pretty.
+    let args = json!({ "count": 85, "as_text": true });
+    let compact = serde_json::to_string(&issues(85)).unwrap();
+    let pretty = serde_json::to_string_pretty(&issues(85)).unwrap();
+    assert!(compact.len() < 5_000 && pretty.len() > 5_000);
+    let result = registry
+        .turn()
+        .execute([toolsmith::ToolCall::new("c", "list_issues", args)])
+        .await
+        .remove(0);
+    assert_eq!(result.content, compact);
+    assert!(store.is_empty(), "nothing to keep");
+    assert!(result.meta.artifact.is_none());
+    let cut = result.meta.cut.as_ref().expect("the change is stated");
+    assert!(cut.compacted);
+    let facts = result.cut_facts().expect("facts");
+    assert_eq!(facts["cuts"][0]["compacted"], true, "{facts}");
+    assert_eq!(facts["artifacts"], json!([]), "{facts}");
+}
+
 #[tokio::test]
 async fn json_lines_and_text_that_only_looks_like_json_are_cut_by_their_lines() {
     use toolsmith::trim::{TrimStyle, fit};

@@ -109,7 +109,7 @@ impl<'a> ToolFn<'a> {
         if let Some(constness) = sig.constness {
             cx.error_spanned_by(constness, "#[tool] functions cannot be `const`");
         }
-        if let Some(unsafety) = sig.unsafety {
+        if let syn::Safety::Unsafe(unsafety) = &sig.safety {
             cx.error_spanned_by(unsafety, "#[tool] functions cannot be `unsafe`");
         }
         if let Some(abi) = &sig.abi {

@@ -35,17 +35,18 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 use rig_agent::run::{
-    AgentRun, AgentRunStep, ModelTurn, ModelTurnOutcome, PendingToolCall, PrepareError,
-    PromptError, PromptResponse, RunSpec, prepare_request,
+    AgentRun, AgentRunStep, InvalidToolCallAction, ModelTurn, ModelTurnOutcome, PendingToolCall,
+    PrepareError, PromptError, PromptResponse, RunSpec, ToolAnswer, TurnPolicy, prepare_request,
 };
 use rig_core::completion::{CompletionRequest, ToolDefinition};
-use rig_core::message::{
-    ImageMediaType, MimeType, ToolName, ToolResult as RigToolResult, ToolResultContent, UserContent,
-};
+use rig_core::message::{ImageMediaType, MimeType, ToolName, ToolResultContent};
 use rig_core::operation::Completion;
-use rig_core::tool::{DynamicTool, ToolExecutionError, ToolOutput as RigToolOutput};
+use rig_core::tool::{
+    DynamicTool, ToolExecutionError, ToolOutput as RigToolOutput, ToolResult as RigToolResult,
+};
 use rig_core::{DynModel, ProviderError};
-use serde_json::Value;
+use std::sync::Arc;
+
 use toolsmith::history::{Block, ResultContent};
 use toolsmith::{Registry, ToolCall, ToolResult};
 
@@ -132,44 +133,51 @@ impl Driver {
     }
 
     /// Answers one [`AgentRunStep::CallTools`]: every pending call exactly once, in the order
-    /// given, each answer carrying its call's [`CallId`](rig_core::message::CallId) as rig made
-    /// it. The calls to run are one turn of the registry; a call with a `preresolved_result` is
-    /// answered with it and not run; a call whose arguments were not a JSON object gets an
-    /// error result naming the problem, which the model can act on.
-    pub async fn answer(&self, calls: Vec<PendingToolCall>) -> Vec<UserContent> {
-        let mut answers: Vec<Option<UserContent>> = Vec::with_capacity(calls.len());
-        let mut runs = Vec::new();
-        let mut ran = Vec::new();
-        for (index, pending) in calls.iter().enumerate() {
-            if let Some(result) = &pending.preresolved_result {
-                answers.push(Some(result.clone()));
-                continue;
-            }
-            answers.push(None);
-            let call = &pending.tool_call;
-            // The registry's id is the wire's: unique enough for its artifacts and events; the
-            // answer takes rig's own `CallId` back, never one rebuilt from this string.
-            let id = call.id.wire().into_owned();
-            let name = call.function.name.to_string();
-            runs.push(match &call.function.invalid_arguments {
+    /// given, each answer made by its call ([`ExecCall::answer`](rig_agent::run::ExecCall::answer),
+    /// so it carries the call's [`CallId`](rig_core::message::CallId) as rig made it), for
+    /// [`AgentRun::answer_all`]. The calls are one turn of the registry, a call whose arguments
+    /// were not a JSON object among them: the registry's error result names the problem, which
+    /// the model can act on (rig's run tells the model to call again, with those words).
+    pub async fn answer(&self, calls: Vec<PendingToolCall>) -> Vec<ToolAnswer> {
+        let runs: Vec<ToolCall> = calls
+            .iter()
+            .filter_map(|pending| match pending {
+                // The registry's id is the wire's: unique enough for its artifacts and events;
+                // the answer takes rig's own `CallId` back, never one rebuilt from this string.
+                PendingToolCall::Execute(call) => Some(ToolCall::new(
+                    call.id().wire().into_owned(),
+                    call.name().to_string(),
+                    call.arguments(),
+                )),
                 // Read as the model sent them: the registry's error names what is wrong.
-                Some(raw) => ToolCall::from_raw(id, name, raw.clone()),
-                None => ToolCall::new(id, name, Value::Object(call.function.arguments.clone())),
-            });
-            ran.push(index);
+                PendingToolCall::Malformed(call) => Some(ToolCall::from_raw(
+                    call.id().wire().into_owned(),
+                    call.name().to_string(),
+                    call.raw_arguments().to_owned(),
+                )),
+                _ => None,
+            })
+            .collect();
+        let mut results = if runs.is_empty() {
+            Vec::new()
+        } else {
+            self.registry.turn().execute(runs).await
         }
-        if !runs.is_empty() {
-            let results = self.registry.turn().execute(runs).await;
-            for (index, result) in ran.into_iter().zip(results) {
-                let call = &calls[index].tool_call;
-                answers[index] = Some(UserContent::ToolResult(rig_result(
-                    &result,
-                    call.id.clone(),
-                    call.function.name.clone(),
-                )));
-            }
-        }
-        answers.into_iter().flatten().collect()
+        .into_iter();
+        calls
+            .into_iter()
+            .filter_map(|pending| match pending {
+                PendingToolCall::Execute(call) => {
+                    let result = results.next()?;
+                    Some(call.answer(rig_result(&result)))
+                }
+                PendingToolCall::Malformed(call) => {
+                    let result = results.next()?;
+                    Some(call.answer(Some(InvalidToolCallAction::retry(result.content))))
+                }
+                _ => None,
+            })
+            .collect()
     }
 
     /// Runs `run` to its end: each model call goes to `model` with the registry's tools, each
@@ -195,37 +203,35 @@ impl Driver {
                     history,
                     turn,
                 } => {
+                    let tools = self.tool_definitions().into_iter().map(Arc::new).collect();
                     let prepared = prepare_request(
                         &self.spec,
                         &capabilities,
                         &history,
-                        self.tool_definitions(),
+                        tools,
                         run.output_tool_name(),
                         None,
                     )?;
                     run.advertise_tools(turn, prepared.tools.clone());
-                    let mut executable = prepared.executable_tool_names.clone();
-                    let mut allowed = prepared.allowed_tool_names.clone();
+                    let policy = prepared.policy.clone();
                     let request = prepared.apply(CompletionRequest::new(prompt));
                     let response = model.call(request).await?;
-                    if self.unknown_tools == UnknownTools::Registry {
+                    let policy = match self.unknown_tools {
                         // Every tool the model named is run by the registry, which answers one
-                        // it does not have with an error result, in its place.
-                        for name in called_tools(&response.choice) {
-                            executable.insert(name.clone());
-                            allowed.insert(name);
-                        }
-                    }
-                    let mut outcome = run.model_response(ModelTurn::from_response_parts(
-                        &response, executable, allowed,
-                    ))?;
+                        // it does not have with an error result, in its place: one policy for
+                        // the turn, its choice and output tool as prepared.
+                        UnknownTools::Registry => with_called_tools(policy, &response.choice),
+                        UnknownTools::Rig => policy,
+                    };
+                    let mut outcome =
+                        run.model_response(ModelTurn::from_policy(&response, policy))?;
                     while let ModelTurnOutcome::NeedsResolution(_) = outcome {
                         outcome = run.resolve_unhandled_invalid_tool_call()?;
                     }
                 }
                 AgentRunStep::CallTools { calls } => {
                     let answers = self.answer(calls).await;
-                    run.tool_results(answers)?;
+                    run.answer_all(answers)?;
                 }
                 AgentRunStep::Done(response) => return Ok(response),
             }
@@ -233,17 +239,23 @@ impl Driver {
     }
 }
 
-/// The names of the tools a model's answer calls.
-fn called_tools(choice: &[rig_core::message::AssistantContent]) -> Vec<String> {
-    choice
-        .iter()
-        .filter_map(|content| match content {
-            rig_core::message::AssistantContent::ToolCall(call) => {
-                Some(call.function.name.to_string())
-            }
-            _ => None,
-        })
-        .collect()
+/// `policy` with every tool `choice` calls executable too (the registry answers a tool it does
+/// not have). A choice that cannot take them keeps the policy as prepared.
+fn with_called_tools(
+    policy: TurnPolicy,
+    choice: &[rig_core::message::AssistantContent],
+) -> TurnPolicy {
+    let mut executable = policy.executable().clone();
+    executable.extend(choice.iter().filter_map(|content| match content {
+        rig_core::message::AssistantContent::ToolCall(call) => Some(call.function.name.to_string()),
+        _ => None,
+    }));
+    TurnPolicy::new(
+        executable,
+        policy.tool_choice().cloned(),
+        policy.output_tool().map(str::to_owned),
+    )
+    .unwrap_or(policy)
 }
 
 /// The registry's tools as rig's tool definitions, in the registry's order.
@@ -263,17 +275,16 @@ pub fn tool_definitions(registry: &Registry) -> Vec<ToolDefinition> {
 }
 
 /// A toolsmith result as rig's: its text and images as the registry's `tool_result` block
-/// shows them ([`ToolResult::to_block`]), its error flag, answering `call`.
-fn rig_result(
-    result: &ToolResult,
-    call: rig_core::message::CallId,
-    name: ToolName,
-) -> RigToolResult {
-    RigToolResult {
-        call,
-        name,
-        content: result_content(result),
-        is_error: result.is_error(),
+/// shows them ([`ToolResult::to_block`]), a success or, with the same words shown, a failure.
+fn rig_result(result: &ToolResult) -> RigToolResult {
+    let output = RigToolOutput::content(result_content(result))
+        .unwrap_or_else(|_| RigToolOutput::text(result.content.clone()));
+    if result.is_error() {
+        RigToolResult::failed(
+            ToolExecutionError::other(result.content.clone()).with_model_output(output),
+        )
+    } else {
+        RigToolResult::success(output)
     }
 }
 

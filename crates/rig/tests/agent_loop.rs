@@ -5,8 +5,10 @@
 //! ids in call order, within the turn's budget, the cut one naming its artifact, and the page it
 //! asked for.
 
-use rig_agent::run::{AgentRun, PendingToolCall};
-use rig_core::message::{CallId, ToolFunction, ToolName, UserContent};
+use rig_agent::run::{AgentRun, AgentRunStep, ModelTurn, PendingToolCall, TurnPolicy};
+use rig_core::message::{
+    AssistantContent, AssistantMessage, CallId, Message, ToolFunction, ToolName, UserContent,
+};
 use rig_core::providers::openai::OpenAIConfig;
 use serde_json::json;
 use toolsmith::testing::{ScriptedModel, check_tool_loop, tool_loop_line, tool_loop_script};
@@ -62,59 +64,94 @@ async fn rig_drives_the_registry_through_a_whole_loop() {
     );
 }
 
-fn pending(id: CallId, name: &str, arguments: serde_json::Value) -> PendingToolCall {
-    PendingToolCall {
-        tool_call: rig_core::message::ToolCall::new(
-            id,
-            ToolFunction::new(ToolName::new(name).unwrap(), arguments),
-        ),
-        preresolved_result: None,
-    }
+/// A call of the model's turn, as rig's provider boundary makes one.
+fn call(id: CallId, name: &str, arguments: serde_json::Value) -> AssistantContent {
+    AssistantContent::ToolCall(rig_core::message::ToolCall::new(
+        id,
+        ToolFunction::new(ToolName::new(name).unwrap(), arguments),
+    ))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_pending_call_is_answered_once_with_its_own_id() {
     let dir = tempfile::tempdir().unwrap();
     let driver = Driver::new(registry(dir.path()));
+    let mut run = AgentRun::new("Read the notes.").max_turns(2);
+    let AgentRunStep::CallModel { .. } = run.next_step().unwrap() else {
+        panic!("the run asks for the model first")
+    };
     // A call rig gave a local id (the provider sent none): it must come back as that id, not
     // one rebuilt from its wire string, which would be a provider id.
     let local = CallId::from_wire("");
     assert!(local.is_local());
-    let read = pending(local.clone(), "read_file", json!({ "path": "notes.txt" }));
-    // Arguments that are not a JSON object: an error result the model can act on.
-    let malformed = pending(CallId::from_wire("call_bad"), "read_file", json!([1, 2]));
-    assert!(malformed.tool_call.function.invalid_arguments.is_some());
-    // A call invalid-call recovery already answered: that answer, and the tool not run.
-    let mut skipped = pending(
-        CallId::from_wire("call_skip"),
-        "write_file",
-        json!({ "path": "x.txt", "content": "no" }),
-    );
-    let preresolved = UserContent::ToolResult(
-        skipped
-            .tool_call
-            .result(vec![rig_core::message::ToolResultContent::text("skipped")]),
-    );
-    skipped.preresolved_result = Some(preresolved.clone());
-
-    let answers = driver.answer(vec![read, malformed, skipped]).await;
-    assert_eq!(answers.len(), 3);
-    let UserContent::ToolResult(first) = &answers[0] else {
-        panic!("a tool result")
+    let bad = CallId::from_wire("call_bad");
+    let list = CallId::from_wire("call_list");
+    let choice = vec![
+        call(local.clone(), "read_file", json!({ "path": "notes.txt" })),
+        // Arguments that are not a JSON object: an error result the model can act on.
+        call(bad.clone(), "read_file", json!([1, 2])),
+        call(list.clone(), "list_directory", json!({ "path": "." })),
+    ];
+    let tools = driver
+        .registry()
+        .tools()
+        .map(|tool| tool.spec().name.clone())
+        .collect();
+    let policy = TurnPolicy::new(tools, None, None).unwrap();
+    run.model_response(ModelTurn::new(
+        AssistantMessage::default(),
+        choice,
+        Default::default(),
+        policy,
+        json!({ "origin": "a turn made by the test" }),
+    ))
+    .unwrap();
+    let AgentRunStep::CallTools { calls } = run.next_step().unwrap() else {
+        panic!("the run asks for the calls")
     };
-    assert_eq!(first.call, local);
-    assert!(!first.is_error);
-    assert!(first.content[0].as_text().unwrap().contains(NOTES));
-    let UserContent::ToolResult(second) = &answers[1] else {
-        panic!("a tool result")
-    };
-    assert!(second.is_error);
-    let text = second.content[0].as_text().unwrap();
-    assert!(text.contains("invalid arguments"), "{text}");
-    assert_eq!(answers[2], preresolved);
+    assert_eq!(calls.len(), 3);
     assert!(
-        !dir.path().join("x.txt").exists(),
-        "a preresolved call is not run"
+        matches!(calls[1], PendingToolCall::Malformed(_)),
+        "{calls:?}"
+    );
+    let answers = driver.answer(calls).await;
+    assert_eq!(answers.len(), 3);
+    // rig takes the answers only if each answers an open call, made by that call.
+    run.answer_all(answers).unwrap();
+    let AgentRunStep::CallModel { prompt, .. } = run.next_step().unwrap() else {
+        panic!("the run goes back to the model")
+    };
+    let Message::User { content, .. } = &*prompt else {
+        panic!("the results are the user's message: {prompt:?}")
+    };
+    let results: Vec<_> = content
+        .iter()
+        .map(|content| match content {
+            UserContent::ToolResult(result) => result,
+            other => panic!("a tool result: {other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        results
+            .iter()
+            .map(|result| &result.call)
+            .collect::<Vec<_>>(),
+        [&local, &bad, &list],
+        "every call answered once, in call order, with rig's own ids"
+    );
+    assert!(!results[0].is_error);
+    assert!(results[0].content[0].as_text().unwrap().contains(NOTES));
+    assert!(results[1].is_error);
+    let text = results[1].content[0].as_text().unwrap();
+    assert!(text.contains("invalid arguments"), "{text}");
+    assert!(!results[2].is_error);
+    assert!(
+        results[2].content[0]
+            .as_text()
+            .unwrap()
+            .contains("notes.txt"),
+        "{:?}",
+        results[2]
     );
 }
 
@@ -134,7 +171,7 @@ async fn a_toolsmith_tool_as_a_rig_tool_is_cut_to_its_cap() {
             .unwrap()
     };
     let output = tool("run_command")
-        .execute(json!({ "command": "cat big.log" }))
+        .run(json!({ "command": "cat big.log" }))
         .await
         .unwrap();
     let text = output.as_text().unwrap();
@@ -146,14 +183,14 @@ async fn a_toolsmith_tool_as_a_rig_tool_is_cut_to_its_cap() {
     };
     // read_artifact is a rig tool too, and pages the full output.
     let page = tool("read_artifact")
-        .execute(json!({ "id": id, "offset": 50_000, "limit": 2 }))
+        .run(json!({ "id": id, "offset": 50_000, "limit": 2 }))
         .await
         .unwrap();
     let page = page.as_text().unwrap();
     assert!(page.contains("lines 50,001-50,002"), "{page}");
     // A failure is rig's error, with the text the model reads.
     let failed = tool("read_file")
-        .execute(json!({ "path": "missing.txt" }))
+        .run(json!({ "path": "missing.txt" }))
         .await
         .unwrap_err();
     let shown = failed

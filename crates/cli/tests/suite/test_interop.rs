@@ -298,15 +298,30 @@ async fn server_everything_through_the_proxy_is_what_it_is_directly() {
     );
 
     // Every tool as listed, titles, execution and schemas ($schema included); only the cap is
-    // added; then the proxy's read_artifact.
+    // added, and to an object output schema the optional member a cut structure names its cut
+    // in; then the proxy's read_artifact.
     let direct_tools = direct.result("tools/list", json!({})).await["tools"].clone();
     let proxied_tools = proxied.result("tools/list", json!({})).await["tools"].clone();
     let proxied_tools = proxied_tools.as_array().unwrap();
     assert_eq!(proxied_tools.last().unwrap()["name"], "read_artifact");
+    let structured = proxied_tools
+        .iter()
+        .find(|tool| tool["name"] == "get-structured-content")
+        .unwrap();
+    assert_eq!(
+        structured["outputSchema"]["properties"]["toolsmith/cut"]["type"],
+        "string"
+    );
     let unchanged: Vec<Value> = proxied_tools[..proxied_tools.len() - 1]
         .iter()
         .cloned()
         .map(without_cap)
+        .map(|mut tool| {
+            if let Some(Value::Object(properties)) = tool.pointer_mut("/outputSchema/properties") {
+                properties.remove("toolsmith/cut");
+            }
+            tool
+        })
         .collect();
     assert_eq!(Value::Array(unchanged), direct_tools);
     let echo = &proxied_tools[0];
@@ -3167,6 +3182,26 @@ fn typed_caps_hold(sdk: &str, results: &[Value], cap: usize, tokens: Option<&[u6
             facts["structure"]["cuts"].is_array(),
             "{sdk}, {tool}: {facts}"
         );
+        // Where the listed schema admits it, the cut structure says so itself (a host may show
+        // only the structure), naming the artifact that keeps it whole — and the client
+        // checked it against that schema.
+        if let Some(note) = result["structuredContent"].get("toolsmith/cut") {
+            let note = note.as_str().unwrap();
+            assert!(
+                note.starts_with("[toolsmith: structured result cut"),
+                "{sdk}, {tool}: {note}"
+            );
+            let artifact = facts["structure"]["artifact"]
+                .as_str()
+                .or_else(|| facts["artifacts"][0]["id"].as_str())
+                .unwrap_or_else(|| panic!("{sdk}, {tool}: no artifact in {facts}"));
+            assert!(note.contains(artifact), "{sdk}, {tool}: {note}");
+        } else {
+            assert!(
+                !["read_graph", "list_issues"].contains(&tool),
+                "{sdk}, {tool}: its object schema admits the note: {result:.400}"
+            );
+        }
     }
     // What a developer looks for is kept: the failing row, the first and the last.
     let rows = results[3]["structuredContent"]["result"]
@@ -4195,4 +4230,81 @@ async fn a_modern_client_hears_of_changes_only_on_its_listen() {
                { "kind": "ResourceUpdated", "uri": "test://watched-resource" }]),
         "{report}"
     );
+}
+
+/// server-filesystem's `directory_tree` of a deep tree is pretty JSON; through
+/// `proxy --max-result-chars 8000` it fits once written compactly: the same value, nothing
+/// stored, and `_meta["toolsmith/cut"]` says it was compacted. Under a cap the compact form is
+/// over, it is cut as JSON and the text names the artifact that keeps it whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_json_result_that_fits_once_compacted_says_so_and_stores_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = dir.path().join("tree");
+    // Fourteen levels, each with two files beside the next level.
+    let mut level = files.clone();
+    for depth in 0..14 {
+        level = level.join(format!("level-{depth:02}"));
+        std::fs::create_dir_all(&level).unwrap();
+        for file in ["notes.md", "data.json"] {
+            std::fs::write(level.join(file), "x").unwrap();
+        }
+    }
+    let tree =
+        json!({ "name": "directory_tree", "arguments": { "path": files.display().to_string() } });
+    let answers = || -> Answers { Box::new(|_, _| json!({})) };
+    let (mut direct, _) = Raw::start(filesystem(&[&files]), json!({}), answers()).await;
+    let whole = direct.result("tools/call", tree.clone()).await;
+    let pretty = whole["content"][0]["text"].as_str().unwrap().to_owned();
+    let value: Value = serde_json::from_str(&pretty).unwrap();
+    let compact = value.to_string();
+    assert!(
+        pretty.chars().count() > 8_000 && compact.chars().count() < 8_000,
+        "the tree is {} chars pretty and {} compact",
+        pretty.chars().count(),
+        compact.chars().count()
+    );
+    for (cap, compacts) in [("8000", true), ("1500", false)] {
+        let artifacts = dir.path().join(format!("artifacts-{cap}"));
+        let proxy = vec![
+            env!("CARGO_BIN_EXE_toolsmith").to_owned(),
+            "proxy".to_owned(),
+            "--max-result-chars".to_owned(),
+            cap.to_owned(),
+            "--artifacts".to_owned(),
+            artifacts.display().to_string(),
+            "--".to_owned(),
+        ]
+        .into_iter()
+        .chain(filesystem(&[&files]))
+        .collect();
+        let (mut proxied, _) = Raw::start(proxy, json!({}), answers()).await;
+        let result = proxied.result("tools/call", tree.clone()).await;
+        let text = result["content"][0]["text"].as_str().unwrap();
+        let facts = &result["_meta"]["toolsmith/cut"];
+        // The store's own marker file aside.
+        let stored = std::fs::read_dir(&artifacts)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|entry| !entry.file_name().to_string_lossy().starts_with('.'))
+            .count();
+        if compacts {
+            assert_eq!(text, compact, "the same value, written compactly");
+            assert_eq!(facts["cuts"][0]["compacted"], true, "{facts}");
+            assert_eq!(facts["artifacts"], json!([]), "{facts}");
+            assert!(facts["cuts"][0].get("artifact").is_none(), "{facts}");
+            assert_eq!(stored, 0, "nothing was lost, so nothing is stored");
+        } else {
+            assert!(text.chars().count() <= 1_500, "{}", text.len());
+            let cut: Value = serde_json::from_str(text).expect("cut as JSON");
+            assert!(cut.is_object() || cut.is_array());
+            let id = facts["artifacts"][0]["id"].as_str().expect("an artifact");
+            assert!(
+                text.contains(id),
+                "the text names the artifact: {text:.400}"
+            );
+            assert!(facts["cuts"][0].get("compacted").is_none(), "{facts}");
+            assert!(stored > 0);
+        }
+    }
 }

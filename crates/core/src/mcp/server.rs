@@ -114,8 +114,11 @@ impl McpServer {
                     schema.clone(),
                 );
                 listed.title.clone_from(&spec.title);
-                if let Some(Value::Object(output)) = &spec.output_schema {
-                    listed.output_schema = Some(Arc::new(output.clone()));
+                // With the member a cut structure names its cut in, where the schema admits it.
+                if let Some(output) = &spec.output_schema
+                    && let Value::Object(output) = crate::structure::listed_schema(output)
+                {
+                    listed.output_schema = Some(Arc::new(output));
                 }
                 if !spec.annotations.is_empty() {
                     let hints = &spec.annotations;
@@ -140,6 +143,7 @@ impl McpServer {
         // cut text is followed by a link to its artifact where the link costs little.
         let registry = registry.sending(crate::registry::Sending {
             structure_shares: true,
+            structure_notes: true,
             trailer_room: link_chars(),
         });
         // A key of the process's own: a state sealed here is redeemed here.

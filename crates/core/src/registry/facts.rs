@@ -43,6 +43,9 @@ pub const CUT_META_KEY: &str = "toolsmith/cut";
 pub(crate) struct CutFacts {
     /// Whether anything was cut or left out (an artifact that could not be written too).
     pub(crate) cut: bool,
+    /// Whether a text was written compactly to fit, nothing of it left out (its cut fact says
+    /// `compacted`): stated, though nothing was cut.
+    pub(crate) compacted: bool,
     /// The chars a reader would have seen of what the tool gave.
     pub(crate) received_chars: u64,
     /// The chars sent on.
@@ -161,6 +164,10 @@ pub(crate) fn cut_fact(block: usize, cut: &Cut, artifact: Option<&ArtifactId>) -
         "foldedLines": cut.folded_lines,
         "leftOutLines": cut.left_out_lines(),
     });
+    if cut.compacted {
+        // Written compactly, nothing left out: nothing was kept, nor needed to be.
+        fact["compacted"] = json!(true);
+    }
     if let Some(id) = artifact {
         fact["artifact"] = json!(id.as_str());
         fact["uri"] = json!(id.uri());

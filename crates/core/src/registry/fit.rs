@@ -98,11 +98,21 @@ pub(super) async fn fit(
             }
             _ => false,
         };
-        // Stored when it will be changed: cut, or (a terminal's output) rendered.
-        let overflows = over_tokens
-            || s.totals.chars > s.body_allowance
-            || s.style.max_lines().is_some_and(|max| s.totals.lines > max)
-            || matches!(&s.body, Body::Text(text) if s.style.renders_whole(text));
+        // Stored when it will be changed: cut, or (a terminal's output) rendered — but not a
+        // JSON document that fits once written compactly (nothing of it is left out; its cut
+        // says it was compacted), unless a page's cut is by its lines.
+        let compacts = !over_tokens
+            && s.record.page.is_none()
+            && match &s.body {
+                Body::Json(text) => trim::compacts_within(text, s.body_allowance),
+                Body::Text(text) => trim::fits_compacted(text, s.body_allowance, &s.style),
+                Body::Parts(_) => false,
+            };
+        let overflows = !compacts
+            && (over_tokens
+                || s.totals.chars > s.body_allowance
+                || s.style.max_lines().is_some_and(|max| s.totals.lines > max)
+                || matches!(&s.body, Body::Text(text) if s.style.renders_whole(text)));
         // Room after a cut text for a trailer, where a sender adds one and it costs little (a
         // result held to a cap in tokens gets none: the cap counts the text as sent).
         if overflows
@@ -442,7 +452,8 @@ fn cut(
     let sent = match beside {
         Some(structure) => {
             let room = structure_room(structure_allowance, allowance, &content);
-            match fit_beside(*structure, schema, room, structure_stored) {
+            let noted = registry.inner.sending.structure_notes;
+            match fit_beside(*structure, schema, room, structure_stored, noted) {
                 Beside::Sent(value, facts) => (value, facts),
                 Beside::Over(artifact) => {
                     let failed = over_cap(facts::OverCapWhy::NoValidCut, artifact);
@@ -537,10 +548,11 @@ fn cut_text<'r>(
         .then(|| registry.output_schema(&s.record.name))
         .flatten();
     let over_tokens = tokens.as_ref().is_some_and(|(_, over)| over.is_some());
+    let sending = registry.inner.sending;
     let typed = typed_body(
         &body,
         schema,
-        registry.inner.sending.structure_shares,
+        (sending.structure_shares, sending.structure_notes),
         s.totals.chars > s.body_allowance || over_tokens,
     );
     let body_cut = cut_body(
@@ -562,7 +574,7 @@ fn cut_text<'r>(
 fn typed_body<'s>(
     body: &Body,
     schema: Option<&'s crate::structure::OutputSchema>,
-    shared: bool,
+    (shared, noted): (bool, bool),
     over: bool,
 ) -> Option<Typed<'s>> {
     let (Body::Json(json), Some(schema)) = (body, schema) else {
@@ -578,6 +590,7 @@ fn typed_body<'s>(
         schema,
         layout,
         shared,
+        noted,
         cuts: std::cell::RefCell::new(Vec::new()),
     })
 }
@@ -735,6 +748,8 @@ struct Typed<'s> {
     layout: crate::copies::Layout,
     /// Whether the structure's chars count against the allowance beside the text's.
     shared: bool,
+    /// Whether the cut says inside it that it was cut ([`Sending::structure_notes`](super::Sending)).
+    noted: bool,
     cuts: std::cell::RefCell<Vec<(String, StructureCut)>>,
 }
 
@@ -773,6 +788,7 @@ impl Typed<'_> {
             room,
             self.shared,
             note,
+            self.noted.then_some(continuation),
         )?;
         let mut text = texts.into_iter().next().unwrap_or_default();
         text.push('\n');
@@ -907,6 +923,7 @@ fn fit_beside(
     schema: Option<&crate::structure::OutputSchema>,
     room: usize,
     stored: Option<Committed>,
+    noted: bool,
 ) -> Beside {
     let chars = crate::structure::compact_chars(&structure);
     if chars <= room {
@@ -916,8 +933,21 @@ fn fit_beside(
         Some(Ok((id, _))) => Some(id.clone()),
         _ => None,
     };
+    let full = match &stored {
+        Some(Ok((id, _))) => FullOutput::Stored {
+            id: id.as_str(),
+            reader: READ_ARTIFACT,
+        },
+        _ => FullOutput::NotKept,
+    };
+    let continuation = Continuation::from(full);
     match schema {
-        Some(schema) => match crate::structure::fit_typed(&structure, schema, room) {
+        Some(schema) => match crate::structure::fit_typed(
+            &structure,
+            schema,
+            room,
+            noted.then_some(&continuation),
+        ) {
             crate::structure::Typed::Whole => Beside::Sent(Some(structure), None),
             crate::structure::Typed::Cut(cut) => {
                 let facts = cut.facts(artifact.as_ref());
@@ -1049,22 +1079,25 @@ mod tests {
             "properties": { "rows": { "type": "array" } },
         }));
         let json = Body::Json(r#"{"rows": [1, 2, 3]}"#.to_owned());
-        let typed = typed_body(&json, Some(&schema), true, true).expect("typed");
+        let typed = typed_body(&json, Some(&schema), (true, false), true).expect("typed");
         assert_eq!(typed.value, json!({ "rows": [1, 2, 3] }));
         assert!(typed.shared);
         assert!(
-            typed_body(&json, Some(&schema), true, false).is_none(),
+            typed_body(&json, Some(&schema), (true, false), false).is_none(),
             "within it"
         );
-        assert!(typed_body(&json, None, true, true).is_none(), "no schema");
+        assert!(
+            typed_body(&json, None, (true, false), true).is_none(),
+            "no schema"
+        );
         let text = Body::Text(r#"{"rows": []}"#.to_owned());
         assert!(
-            typed_body(&text, Some(&schema), true, true).is_none(),
+            typed_body(&text, Some(&schema), (true, false), true).is_none(),
             "not JSON by the tool"
         );
         let broken = Body::Json("{\"rows\": [".to_owned());
         assert!(
-            typed_body(&broken, Some(&schema), true, true).is_none(),
+            typed_body(&broken, Some(&schema), (true, false), true).is_none(),
             "not JSON at all"
         );
     }

@@ -95,6 +95,10 @@ pub(crate) struct Sending {
     /// A structure stated beside a text that repeats it (an MCP server's result) shares the
     /// allowance with the text: a host may show the model both.
     pub(crate) structure_shares: bool,
+    /// A typed structure cut by its schema says inside it that it was cut, where its listed
+    /// schema admits the member ([`listed_schema`](crate::structure::listed_schema)): an MCP
+    /// server lists it so, for hosts that show only the structure.
+    pub(crate) structure_notes: bool,
     /// Chars kept free after a cut text for a trailer the sender adds (an MCP server's link
     /// to the artifact), where they fit the text's allowance by [`trailer_fits`] (0: none).
     pub(crate) trailer_room: usize,

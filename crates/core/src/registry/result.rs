@@ -53,7 +53,10 @@ impl ToolResult {
             return None;
         }
         let facts = super::facts::CutFacts {
-            cut: true,
+            cut: meta.cut.as_ref().is_none_or(|cut| !cut.compacted)
+                || !meta.media_left_out.is_empty()
+                || meta.structure_cut.is_some(),
+            compacted: meta.cut.as_ref().is_some_and(|cut| cut.compacted),
             received_chars: meta.original_chars as u64,
             sent_chars: self.content_chars() as u64,
             cuts: meta

@@ -21,10 +21,79 @@ mod schema;
 
 use serde_json::{Value, json};
 
+/// The member a cut structure names its cut in, where the schema listed to the client admits
+/// it ([`listed_schema`]): a host that shows only the structure (Claude Code, when a result
+/// carries both) still reads that it was cut and where the whole is.
+pub(crate) const NOTE_MEMBER: &str = "toolsmith/cut";
+
+/// The keywords an object schema's root may use for [`NOTE_MEMBER`] to be added to it: with
+/// any other (`patternProperties`, `propertyNames`, `maxProperties`, `allOf`, `$ref`, …) the
+/// member might not be valid where the rest is, and no note goes inside the structure.
+const NOTE_ADMITTING: &[&str] = &[
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "minProperties",
+    "title",
+    "description",
+    "$schema",
+    "$id",
+    "$defs",
+    "definitions",
+    "$comment",
+    "examples",
+    "default",
+];
+
+/// Whether the object schema `schema` admits [`NOTE_MEMBER`] once it is listed with it: an
+/// object of named members (rooted in the keywords above), no member of that name.
+fn admits_note(schema: &Value) -> bool {
+    let Some(root) = schema.as_object() else {
+        return false;
+    };
+    root.get("type").and_then(Value::as_str) == Some("object")
+        && root
+            .keys()
+            .all(|keyword| NOTE_ADMITTING.contains(&keyword.as_str()))
+        && root
+            .get("properties")
+            .is_none_or(|properties| properties.get(NOTE_MEMBER).is_none())
+}
+
+/// `schema` as it is listed to a client: with [`NOTE_MEMBER`], an optional string, added to
+/// its members when it admits it — a cut structure then says inside it that it was cut. The
+/// rest of the schema as the tool stated it. The one rule of the proxy's listing and `serve`'s.
+pub(crate) fn listed_schema(schema: &Value) -> Value {
+    if !admits_note(schema) {
+        return schema.clone();
+    }
+    let mut listed = schema.clone();
+    if let Some(root) = listed.as_object_mut() {
+        let properties = root
+            .entry("properties")
+            .or_insert_with(|| Value::Object(serde_json::Map::new()));
+        if let Value::Object(properties) = properties {
+            properties.insert(
+                NOTE_MEMBER.to_owned(),
+                json!({
+                    "type": "string",
+                    "description": "Present only when toolsmith cut this result to fit its cap: \
+                                    what was left out, and the artifact that keeps the whole \
+                                    (read it with read_artifact)."
+                }),
+            );
+        }
+    }
+    listed
+}
+
 /// A tool's output schema, compiled once, when the tool is listed.
 pub(crate) struct OutputSchema {
     /// The schema as the tool states it: what a cut reads its rules from.
     root: Value,
+    /// Whether the schema admits [`NOTE_MEMBER`] as [`listed_schema`] lists it.
+    admits_note: bool,
     /// `None` when the schema cannot be compiled here (a remote reference, which is never
     /// fetched, or a keyword this validator rejects): no cut is then known to match it.
     validator: Option<jsonschema::Validator>,
@@ -51,6 +120,7 @@ impl OutputSchema {
             .ok();
         OutputSchema {
             root: schema.clone(),
+            admits_note: admits_note(schema),
             validator,
         }
     }
@@ -178,7 +248,16 @@ impl StructureCut {
 }
 
 /// `value` fitted to `allowance` chars of compact JSON by `schema` (see the module's docs).
-pub(crate) fn fit_typed(value: &Value, schema: &OutputSchema, allowance: usize) -> Typed {
+///
+/// With `noted` (where the full output is, as a marker says it) and a schema that admits it
+/// ([`listed_schema`]), the cut says inside it that it was cut: its [`NOTE_MEMBER`] holds the
+/// note its texts end with, within the allowance too.
+pub(crate) fn fit_typed(
+    value: &Value,
+    schema: &OutputSchema,
+    allowance: usize,
+    noted: Option<&crate::trim::Continuation<'_>>,
+) -> Typed {
     let mut node = cut::Node::read(&schema.root, &[&schema.root], value, 0);
     let original_chars = node.size();
     if original_chars <= allowance {
@@ -187,8 +266,66 @@ pub(crate) fn fit_typed(value: &Value, schema: &OutputSchema, allowance: usize) 
     if schema.validator.is_none() {
         return Typed::Over;
     }
+    let noted = noted.filter(|_| schema.admits_note && value.is_object());
+    // Room for the note: as wide as its figures can be, then less by what a cut was over.
+    let mut room = match noted {
+        Some(continuation) => {
+            let widest = note_of(original_chars, original_chars, &[], continuation);
+            allowance.saturating_sub(member_chars(&widest) + NOTE_PLACES_ROOM)
+        }
+        None => allowance,
+    };
+    for _ in 0..NOTE_TRIES {
+        let Some(mut cut) = cut_within(&mut node, schema, room, original_chars) else {
+            return Typed::Over;
+        };
+        let Some(continuation) = noted else {
+            return Typed::Cut(cut);
+        };
+        let note = note_of(cut.chars, original_chars, &cut.summary(), continuation);
+        let chars = cut.chars + member_chars(&note);
+        if chars <= allowance
+            && let Value::Object(members) = &mut cut.value
+        {
+            members.insert(NOTE_MEMBER.to_owned(), Value::String(note));
+            cut.chars = chars;
+            return Typed::Cut(cut);
+        }
+        room = room.saturating_sub(chars - allowance.min(chars) + 1);
+    }
+    Typed::Over
+}
+
+/// Tries at a smaller room before a noted cut gives up.
+const NOTE_TRIES: usize = 4;
+/// Chars kept for the places a note names, beside its widest figures.
+const NOTE_PLACES_ROOM: usize = 96;
+
+/// The note a cut structure states in [`NOTE_MEMBER`]: its texts' note.
+fn note_of(
+    kept: usize,
+    total: usize,
+    places: &[String],
+    continuation: &crate::trim::Continuation<'_>,
+) -> String {
+    crate::trim::render_structure_note(kept, total, places, continuation)
+}
+
+/// The chars [`NOTE_MEMBER`] with `note` adds to an object's compact JSON: `,"toolsmith/cut":"…"`.
+fn member_chars(note: &str) -> usize {
+    let quoted = serde_json::to_string(note).map_or(0, |json| json.chars().count());
+    NOTE_MEMBER.chars().count() + 2 + 2 + quoted
+}
+
+/// The first cut of the passes within `allowance` that `schema` accepts.
+fn cut_within(
+    node: &mut cut::Node<'_>,
+    schema: &OutputSchema,
+    allowance: usize,
+    original_chars: usize,
+) -> Option<StructureCut> {
     for ops in cut::PASSES {
-        let Some((cut, chars, places, more_places)) = cut::cut(&mut node, allowance, ops) else {
+        let Some((cut, chars, places, more_places)) = cut::cut(node, allowance, ops) else {
             continue;
         };
         // Exact by construction; checked, so a miscount can never send more than the cap.
@@ -198,7 +335,7 @@ pub(crate) fn fit_typed(value: &Value, schema: &OutputSchema, allowance: usize) 
             continue;
         }
         if schema.accepts(&cut) {
-            return Typed::Cut(StructureCut {
+            return Some(StructureCut {
                 value: cut,
                 chars,
                 original_chars,
@@ -207,7 +344,7 @@ pub(crate) fn fit_typed(value: &Value, schema: &OutputSchema, allowance: usize) 
             });
         }
     }
-    Typed::Over
+    None
 }
 
 /// A typed structure and the texts that repeat it ([`Repeat`](crate::copies::Repeat)) fitted
@@ -216,6 +353,7 @@ pub(crate) fn fit_typed(value: &Value, schema: &OutputSchema, allowance: usize) 
 /// structure's chars, the texts' and the note's are within `room` together (a host may show
 /// both); else the texts and the note are, and the structure is on its own. `None` when no cut
 /// of the structure leaves room for its texts and note.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn fit_with_copies(
     value: &Value,
     schema: &OutputSchema,
@@ -224,6 +362,7 @@ pub(crate) fn fit_with_copies(
     room: usize,
     shared: bool,
     note: impl Fn(&StructureCut) -> String,
+    noted: Option<&crate::trim::Continuation<'_>>,
 ) -> Option<(StructureCut, Vec<String>, String)> {
     const TRIES: usize = 12;
     let whole = compact_chars(value);
@@ -236,7 +375,7 @@ pub(crate) fn fit_with_copies(
     let mut allowance = (room as u128 * whole as u128 / parts.max(1) as u128) as usize;
     allowance = allowance.min(whole.saturating_sub(1));
     for _ in 0..TRIES {
-        let fitted = fit_typed(value, schema, allowance);
+        let fitted = fit_typed(value, schema, allowance, noted);
         let cut = match fitted {
             Typed::Cut(cut) => cut,
             Typed::Whole => {
@@ -245,7 +384,17 @@ pub(crate) fn fit_with_copies(
             }
             Typed::Over => return None,
         };
-        let texts = crate::copies::texts_of(&cut.value, repeat);
+        // The texts repeat the tool's structure, not the note inside its cut.
+        let texts = match cut.value.get(NOTE_MEMBER) {
+            Some(_) => {
+                let mut value = cut.value.clone();
+                if let Value::Object(members) = &mut value {
+                    members.remove(NOTE_MEMBER);
+                }
+                crate::copies::texts_of(&value, repeat)
+            }
+            None => crate::copies::texts_of(&cut.value, repeat),
+        };
         let note = note(&cut);
         let text_chars: usize = texts.iter().map(|text| text.chars().count()).sum();
         let used = text_chars + note.chars().count() + if shared { cut.chars } else { 0 };

@@ -201,7 +201,7 @@ proptest! {
         let compiled = OutputSchema::new(&schema);
         prop_assert!(compiled.accepts(&value), "the generated instance is valid: {value}");
         let whole = compact_chars(&value);
-        match fit_typed(&value, &compiled, allowance) {
+        match fit_typed(&value, &compiled, allowance, None) {
             Typed::Whole => prop_assert!(whole <= allowance),
             Typed::Cut(cut) => {
                 prop_assert!(whole > allowance);
@@ -241,7 +241,7 @@ fn a_list_of_records_keeps_its_first_last_and_failing_records() {
         .collect();
     let value = json!({ "result": rows });
     let compiled = OutputSchema::new(&schema);
-    let Typed::Cut(cut) = fit_typed(&value, &compiled, 4_000) else {
+    let Typed::Cut(cut) = fit_typed(&value, &compiled, 4_000, None) else {
         panic!("a list of rows can be thinned");
     };
     assert!(cut.chars <= 4_000 && cut.chars > 3_500, "{}", cut.chars);
@@ -262,7 +262,7 @@ fn no_valid_cut_is_over_never_the_whole() {
         "rows": { "type": "array", "minItems": 5_000 } }, "required": ["rows"] });
     let value = json!({ "rows": (0..5_000).collect::<Vec<_>>() });
     assert!(matches!(
-        fit_typed(&value, &OutputSchema::new(&schema), 1_000),
+        fit_typed(&value, &OutputSchema::new(&schema), 1_000, None),
         Typed::Over
     ));
     // A required string bound by a pattern cannot be shortened.
@@ -270,14 +270,14 @@ fn no_valid_cut_is_over_never_the_whole() {
         "digest": { "type": "string", "pattern": "^[a-f0-9]+$" } }, "required": ["digest"] });
     let value = json!({ "digest": "ab".repeat(10_000) });
     assert!(matches!(
-        fit_typed(&value, &OutputSchema::new(&schema), 1_000),
+        fit_typed(&value, &OutputSchema::new(&schema), 1_000, None),
         Typed::Over
     ));
     // A schema that cannot be compiled here: no cut is known to be valid.
     let remote = json!({ "$ref": "https://example.invalid/s.json" });
     let value = json!({ "rows": (0..5_000).collect::<Vec<_>>() });
     assert!(matches!(
-        fit_typed(&value, &OutputSchema::new(&remote), 1_000),
+        fit_typed(&value, &OutputSchema::new(&remote), 1_000, None),
         Typed::Over
     ));
 }

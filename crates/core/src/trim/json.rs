@@ -129,6 +129,18 @@ fn fit_counting(
     })
 }
 
+/// The chars of the JSON document `text` written compactly (no whitespace between its tokens);
+/// `None` when `text` is not one JSON object or array. One scan, no tree built.
+pub(super) fn compact_document_chars(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    if !may_be_document(bytes) {
+        return None;
+    }
+    let start = skip_ws(bytes, 0);
+    let (end, size) = scan_value(bytes, start)?;
+    (skip_ws(bytes, end) == bytes.len()).then_some(size)
+}
+
 /// Whether `bytes` may be one JSON object or array: its first byte that is not whitespace opens
 /// one and its last closes one. What [`fit_with`](super::fit_with) looks at before it tries a
 /// JSON cut: two bytes, no pass over the text.

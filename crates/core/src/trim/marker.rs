@@ -132,6 +132,9 @@ pub struct Cut {
     /// For a paginated call: the offset of the first line not wholly kept in the head, which
     /// the next page should start at.
     pub next_offset: Option<usize>,
+    /// Whether the text was only re-written compactly (a JSON document, the whitespace between
+    /// its tokens removed): every value is there, nothing left out, nothing to keep.
+    pub compacted: bool,
 }
 
 impl Cut {
@@ -140,7 +143,10 @@ impl Cut {
     /// structure, stated by its markers), the kept chars those of the fitted text outside its
     /// markers.
     pub fn of_json(original_chars: usize, original_lines: usize, fit: &super::JsonFit) -> Self {
-        Cut::without_spans(original_chars, original_lines, fit.kept_chars)
+        Cut {
+            compacted: !fit.is_cut(),
+            ..Cut::without_spans(original_chars, original_lines, fit.kept_chars)
+        }
     }
 
     /// A cut that keeps no line of the text as such: `kept_chars` of it survive some other way
@@ -164,6 +170,7 @@ impl Cut {
             head_line_chars: None,
             tail_line_chars: None,
             next_offset: None,
+            compacted: false,
         }
     }
 
@@ -931,6 +938,7 @@ mod tests {
             head_line_chars: None,
             tail_line_chars: None,
             next_offset: None,
+            compacted: false,
         };
         let full = FullOutput::Stored {
             id: "7f3a",

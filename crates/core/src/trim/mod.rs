@@ -142,6 +142,31 @@ pub fn fit<'a>(text: &'a str, allowance: usize, style: &TrimStyle) -> Trimmed<'a
     fit_with(text, allowance, style, &FullOutput::NotKept.into())
 }
 
+/// Whether `text` fits `allowance` once written compactly: a JSON document that `style` cuts as
+/// JSON (as [`fit_with`] does, for a text that is not a page) whose compact form is within
+/// `allowance` chars. Fitting it then leaves nothing out (its cut is
+/// [`compacted`](Cut::compacted)), so nothing needs keeping as an artifact: the one rule of
+/// every path that stores a full output before it cuts (the registry, the proxy and `serve`).
+///
+/// ```
+/// use toolsmith::trim::{TrimStyle, fit, fits_compacted};
+///
+/// let pretty = serde_json::to_string_pretty(&serde_json::json!({ "rows": [1, 2, 3] }))?;
+/// assert!(pretty.len() > 20 && fits_compacted(&pretty, 20, &TrimStyle::default()));
+/// let fitted = fit(&pretty, 20, &TrimStyle::default());
+/// assert_eq!(fitted.text(), r#"{"rows":[1,2,3]}"#);
+/// assert!(fitted.cut().is_some_and(|cut| cut.compacted));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn fits_compacted(text: &str, allowance: usize, style: &TrimStyle) -> bool {
+    style.json && !style.renders_whole(text) && compacts_within(text, allowance)
+}
+
+/// Whether `text` is one JSON document whose compact form is within `allowance` chars.
+pub(crate) fn compacts_within(text: &str, allowance: usize) -> bool {
+    json::compact_document_chars(text).is_some_and(|chars| chars <= allowance)
+}
+
 /// Fits `text` into `allowance` chars; the marker says where the rest is and, for a paginated
 /// call, which offset to read on from.
 ///
@@ -288,6 +313,7 @@ fn rendered_whole(
         head_line_chars: None,
         tail_line_chars: None,
         next_offset: None,
+        compacted: false,
     };
     // The marker first: the output's own last line (a command's exit code) stays last.
     let marker = render(&cut, continuation, Layout::Exact);

@@ -76,6 +76,7 @@ fn join(
     let whole_head_lines = head_lines.map_or(0, |span| span.last - usize::from(head_mid_line));
     let cut = Cut {
         next_offset: page_offset.map(|offset| offset.saturating_add(whole_head_lines)),
+        compacted: false,
         original_chars: totals.chars,
         original_lines: totals.lines,
         kept_chars: head.chars().count() + tail.chars().count(),
@@ -158,6 +159,7 @@ pub(crate) fn marker_reserve(totals: Totals, continuation: &Continuation<'_>) ->
         next_offset: continuation
             .page_offset
             .map(|offset| offset.saturating_add(totals.lines)),
+        compacted: false,
     };
     render(&widest, continuation, Layout::Widest)
         .chars()
@@ -279,6 +281,7 @@ pub(super) fn tiny(
                     .then(|| last_line_chars(kept)),
                 tail_line_chars: None,
                 next_offset: None,
+                compacted: false,
             }),
         };
     }

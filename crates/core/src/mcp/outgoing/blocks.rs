@@ -338,6 +338,21 @@ async fn share_texts(
         let Value::String(text) = slot.take() else {
             continue;
         };
+        if fitting.marker_token_cap.is_none() && trim::fits_compacted(&text, share, style) {
+            // A JSON document that fits once written compactly: nothing left out, nothing to
+            // keep; its fact says it was compacted.
+            let none = Continuation::from(FullOutput::NotKept);
+            let (fitted, cut) = trim::fit_with(&text, share, style, &none).into_parts();
+            if let Some(cut) = &cut {
+                report
+                    .cuts
+                    .push(crate::registry::facts::cut_fact(i, cut, None));
+                report.compacted = true;
+            }
+            report.sent_chars += fitted.chars().count() as u64;
+            *slot = Value::String(fitted.into_owned());
+            continue;
+        }
         let (stored, text) = store_and_give_back(fitting, text).await;
         report.kept(&stored);
         // The link's chars come out of the text's share: together they fit it.

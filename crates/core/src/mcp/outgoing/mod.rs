@@ -323,7 +323,7 @@ fn assemble(
         result.insert("isError".to_owned(), Value::Bool(true));
     }
     result.extend(rest);
-    if report.cut {
+    if report.cut || report.compacted {
         // What the marker says, for a host to read: beside the server's own `_meta`.
         insert_meta(&mut result, report.to_value());
     }

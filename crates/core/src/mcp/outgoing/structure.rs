@@ -110,6 +110,7 @@ pub(crate) fn place(
             shares[0],
             true,
             note,
+            Some(&kept.1),
         ) {
             let (content, fitted) = rewritten(content, &copy_blocks, texts, note);
             return Placed {
@@ -125,7 +126,7 @@ pub(crate) fn place(
     let mut shares = [0; 2];
     crate::fair::fill(&mut shares, &[chars, content_chars], cap);
     for allowance in [shares[0], cap] {
-        match fit_typed(&structure, schema, allowance) {
+        match fit_typed(&structure, schema, allowance, Some(&kept.1)) {
             Typed::Whole => {
                 return Placed {
                     structure: Some((structure, chars)),

@@ -155,6 +155,7 @@ fn fit_typed_result(
         .unwrap();
     let store = Arc::new(MemoryStore::new());
     let fitting = Fitting::new(cap, store.clone(), MediaLimits::default());
+    let raw_schema = schema.clone();
     let schema = OutputSchema::new(schema);
     let raw = RawValue::from_string(result.to_string()).unwrap();
     let call = Call {
@@ -169,9 +170,11 @@ fn fit_typed_result(
     assert!(seen + structure <= cap, "{seen} + {structure} over {cap}");
     assert_eq!(report.sent_chars as usize, seen + structure);
     if let Some(structure) = fitted.get("structuredContent") {
+        // Valid against the schema the client is listed (the note's member added to it).
+        let listed = OutputSchema::new(&crate::structure::listed_schema(&raw_schema));
         assert!(
-            schema.accepts(structure),
-            "the structure matches its schema"
+            listed.accepts(structure),
+            "the structure matches its listed schema"
         );
     }
     (fitted, report, store.len())
@@ -186,13 +189,21 @@ fn a_typed_structure_and_its_json_text_are_cut_as_one_selection() {
     assert!(entities.len() > 3 && entities.len() < 400);
     assert_eq!(entities[0]["name"], "entity 0");
     assert_eq!(entities.last().unwrap()["name"], "entity 399");
-    // The text is the same cut, as the server laid it out.
+    // The text is the same cut, as the server laid it out; the structure says in it that it
+    // was cut, as the note after the text does.
     let text = fitted["content"][0]["text"].as_str().unwrap();
-    assert_eq!(text, serde_json::to_string_pretty(structure).unwrap());
+    let mut data = structure.clone();
+    let inside = data
+        .as_object_mut()
+        .unwrap()
+        .remove(crate::structure::NOTE_MEMBER)
+        .expect("the cut says so inside it");
+    assert_eq!(text, serde_json::to_string_pretty(&data).unwrap());
     // A note after it names the artifact that holds the whole; `_meta` states the places.
     let note = fitted["content"][1]["text"].as_str().unwrap();
     let id = report.artifacts[0].as_str();
     assert!(note.contains("/entities") && note.contains(id), "{note}");
+    assert!(inside.as_str().unwrap().contains(id), "{inside}");
     assert_eq!(stored, 1, "the whole structure, kept once");
     let facts = &fitted["_meta"][CUT_META_KEY]["structure"];
     assert_eq!(facts["artifact"], id);

@@ -537,7 +537,14 @@ async fn probe(
         .await;
     let id = pending.id.clone();
     match tokio::time::timeout(PROBE_WAIT.min(connecting.init_timeout), pending.answer()).await {
-        Ok(Ok(result)) => Probed::Modern(serde_json::from_str(result.get()).unwrap_or(Value::Null)),
+        Ok(Ok(result)) => {
+            let result: Value = serde_json::from_str(result.get()).unwrap_or(Value::Null);
+            if wire::era::discovered_modern(&result) {
+                Probed::Modern(result)
+            } else {
+                Probed::Legacy
+            }
+        }
         Ok(Err(error)) => {
             let error: Value = serde_json::from_str(error.get()).unwrap_or(Value::Null);
             let code = error["code"].as_i64().unwrap_or_default();

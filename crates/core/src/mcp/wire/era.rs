@@ -86,6 +86,17 @@ pub(crate) struct Headers {
     pub(crate) name: Option<String>,
 }
 
+/// Whether an answer to the `server/discover` probe is one of a server that speaks 2026-07-28:
+/// its `supportedVersions` name it. Anything else (an empty object, a list of other versions) is
+/// a server of the handshake era answering what it does not know, as the official clients read
+/// it.
+pub(crate) fn discovered_modern(result: &Value) -> bool {
+    result
+        .get("supportedVersions")
+        .and_then(Value::as_array)
+        .is_some_and(|versions| versions.iter().any(|version| version == MODERN))
+}
+
 /// What a refusal of the `server/discover` probe a client opens with says of the server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ProbeVerdict {
@@ -415,6 +426,21 @@ mod tests {
 
     fn params(meta: Value) -> Value {
         json!({ "name": "echo", "_meta": meta })
+    }
+
+    #[test]
+    fn only_an_answer_naming_2026_07_28_is_a_modern_server() {
+        assert!(discovered_modern(
+            &json!({ "supportedVersions": ["2026-07-28"], "capabilities": {} })
+        ));
+        // A server of the handshake era that answers what it does not know with `{}`.
+        assert!(!discovered_modern(&json!({})));
+        assert!(!discovered_modern(
+            &json!({ "supportedVersions": ["2027-01-01"] })
+        ));
+        assert!(!discovered_modern(
+            &json!({ "supportedVersions": "2026-07-28" })
+        ));
     }
 
     #[test]

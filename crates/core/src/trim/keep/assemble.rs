@@ -159,6 +159,7 @@ pub(super) fn assemble(
         next_offset: continuation
             .page_offset
             .map(|offset| offset.saturating_add(whole_head_lines)),
+        compacted: false,
     };
     let marker = render(&cut, continuation, Layout::Exact);
     let mut out = String::new();

@@ -19,9 +19,37 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 use tokio::sync::mpsc;
 
+/// A request whose server may ask its client on the way: a tool's call or a prompt's get.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Crossed {
+    Call,
+    Prompt,
+}
+
+impl Crossed {
+    /// The request's method.
+    fn method(self) -> &'static str {
+        match self {
+            Crossed::Call => "tools/call",
+            Crossed::Prompt => "prompts/get",
+        }
+    }
+
+    /// The answer that says why the request failed: an error result for a tool (the model
+    /// reads it), a JSON-RPC error for a prompt (a prompt has no error result).
+    fn failed(self, why: String) -> Outcome {
+        match self {
+            Crossed::Call => ok(&outgoing::error_result(why)),
+            Crossed::Prompt => failed(wire::INTERNAL_ERROR, why),
+        }
+    }
+}
+
 /// What a call's server may be asked of its client for: the call, and the client's word.
 struct Asked<'a> {
-    /// The tool as the client named it.
+    /// What the request is.
+    crossed: Crossed,
+    /// The tool (or prompt) as the client named it.
     name: &'a str,
     /// The call as sent to the server.
     params: &'a Value,
@@ -36,7 +64,8 @@ struct Asked<'a> {
 /// What ended a call's wait on its server.
 enum Waited {
     Answer(Outcome),
-    Asked(crossing::Ask),
+    /// The server's requests, asked at once.
+    Asked(Vec<crossing::Ask>),
     TimedOut,
 }
 
@@ -51,6 +80,39 @@ struct Counted {
     report: Option<outgoing::Report>,
     /// Whether the result is an error result.
     is_error: bool,
+}
+
+/// Whether the server's requests `asks` (one, as it came) can be asked of the client: one the
+/// client cannot be asked (no such request in 2026-07-28, or a capability it did not declare)
+/// is answered here with the error such a client gives, and taken out.
+async fn askable(
+    live: &super::super::upstream::Live,
+    asks: &mut Vec<crossing::Ask>,
+    capabilities: &Value,
+) -> bool {
+    let mut kept = Vec::with_capacity(asks.len());
+    for ask in asks.drain(..) {
+        let error = match crossing::capability_of(&ask.method) {
+            None => {
+                let why = format!(
+                    "the proxy's client cannot be asked `{}` while a call waits",
+                    ask.method
+                );
+                wire::raw(&wire::error(wire::METHOD_NOT_FOUND, why))
+            }
+            // What a client without the capability answers; the server decides.
+            Some(capability) if capabilities.get(capability).is_none_or(Value::is_null) => {
+                crossing::missing_capability(&ask.method, capability)
+            }
+            Some(_) => {
+                kept.push(ask);
+                continue;
+            }
+        };
+        live.peer.answer(&ask.id, Err(error)).await;
+    }
+    *asks = kept;
+    !asks.is_empty()
 }
 
 impl Session {
@@ -153,42 +215,19 @@ impl Session {
         };
         // Every way out below but the server's fitted result is an error result.
         counted.is_error = true;
-        let _progress;
-        let waiting = match retry {
-            Some(retry) if crossing::is_ours(&retry.state) => {
-                match self.resume(&retry, &bound, &name).await {
-                    Ok(waiting) => waiting,
-                    Err(why) => return ok(&outgoing::error_result(why)),
-                }
-            }
-            retry => {
-                let live = match self.live(route.index).await {
-                    Ok(live) => live,
-                    Err(why) => {
-                        return ok(&outgoing::error_result(format!(
-                            "{why}; the next call tries to start it again"
-                        )));
-                    }
-                };
-                if let Some(retry) = retry {
-                    // A state of the server's own: its to open, as it came.
-                    if !live.peer.is_modern() {
-                        return ok(&outgoing::error_result(crossing::not_verified(&name)));
-                    }
-                    retry.put_back(&mut params);
-                }
-                _progress = self.route_progress(route.index, Some(&mut params));
-                self.send_call(live, route.index, &params, modern).await
-            }
-        };
-        let asked = Asked {
-            name: &name,
-            params: &params,
-            capabilities: &capabilities,
-            bound: &bound,
-            modern,
-        };
-        let (answer, waiting) = match self.answer_of(waiting, &asked, sent).await {
+        let crossing = (modern, &capabilities, &bound[..]);
+        let (answer, waiting) = match self
+            .crossed(
+                Crossed::Call,
+                &name,
+                route.index,
+                params,
+                retry,
+                crossing,
+                sent,
+            )
+            .await
+        {
             Ok(answered) => answered,
             Err(early) => return early,
         };
@@ -203,6 +242,84 @@ impl Session {
         }
         self.fit_call_answer(answer, &route, &waiting.live, counted)
             .await
+    }
+
+    /// A prompt's get, for a 2026-07-28 client: its server's questions on the way carried
+    /// across as a call's are; the answer as the server gave it.
+    pub(super) async fn get_prompt(
+        &self,
+        mut params: Value,
+        index: usize,
+        sent: &Arc<Mutex<Option<(usize, Value)>>>,
+    ) -> Outcome {
+        let (capabilities, retry) = crossing::envelope_of_call(&mut params);
+        let name = params["name"].as_str().unwrap_or_default().to_owned();
+        let bound = crossing::binding(self.principal(), &name, &params["arguments"]);
+        let crossing = (true, &capabilities, &bound[..]);
+        match self
+            .crossed(Crossed::Prompt, &name, index, params, retry, crossing, sent)
+            .await
+        {
+            Ok((answer, _)) => answer,
+            Err(early) => early,
+        }
+    }
+
+    /// A request to server `index` whose server may ask its client on the way: sent (or a
+    /// parked one resumed by the client's `retry`), its answer awaited, the server's questions
+    /// carried across the eras meanwhile (`crossing`: whether the client speaks 2026-07-28,
+    /// what it declared it can be asked, what a park is bound to). The answer and the request
+    /// it answered, or the session's early answer.
+    #[allow(clippy::too_many_arguments)]
+    async fn crossed(
+        &self,
+        crossed: Crossed,
+        name: &str,
+        index: usize,
+        mut params: Value,
+        retry: Option<crossing::Retry>,
+        (modern, capabilities, bound): (bool, &Value, &[u8]),
+        sent: &Arc<Mutex<Option<(usize, Value)>>>,
+    ) -> Result<(Outcome, crossing::Waiting), Outcome> {
+        let _progress;
+        let waiting = match retry {
+            Some(retry) if crossing::is_ours(&retry.state) => {
+                match self.resume(&retry, bound, name).await {
+                    Ok(waiting) => waiting,
+                    // A state that opens no park is the request's fault: a JSON-RPC error.
+                    Err(why) => return Err(failed(INVALID_PARAMS, why)),
+                }
+            }
+            retry => {
+                let live = match self.live(index).await {
+                    Ok(live) => live,
+                    Err(why) => {
+                        return Err(
+                            crossed.failed(format!("{why}; the next call tries to start it again"))
+                        );
+                    }
+                };
+                if let Some(retry) = retry {
+                    // A state of the server's own: its to open, as it came.
+                    if !live.peer.is_modern() {
+                        return Err(failed(INVALID_PARAMS, crossing::not_verified(name)));
+                    }
+                    retry.put_back(&mut params);
+                }
+                _progress = self.route_progress(index, Some(&mut params));
+                self.send_call(live, index, crossed.method(), &params, modern)
+                    .await
+            }
+        };
+        let asked = Asked {
+            crossed,
+            name,
+            params: &params,
+            capabilities,
+            bound,
+            modern,
+        };
+        self.answer_of(waiting, &asked, sent).await
     }
 
     /// The principal the session serves, when the endpoint knows one.
@@ -271,11 +388,10 @@ impl Session {
         let parked = self.unpark(retry, bound, name)?;
         let waiting = parked.waiting;
         lock(&self.asking).insert(waiting.index, waiting.asking.clone());
-        waiting
-            .live
-            .peer
-            .answer(&parked.asked.id, retry.answer())
-            .await;
+        for (i, ask) in parked.asked.iter().enumerate() {
+            let answer = retry.answer(&crossing::input_key(i));
+            waiting.live.peer.answer(&ask.id, answer).await;
+        }
         Ok(waiting)
     }
 
@@ -298,12 +414,13 @@ impl Session {
                 .await
             {
                 Waited::Answer(answer) => answer,
-                Waited::Asked(ask) => return Err(self.park(waiting, ask, asked.bound)),
+                Waited::Asked(asks) => return Err(self.park(waiting, asks, asked)),
                 Waited::TimedOut => {
                     let (live, index) = (Arc::clone(&waiting.live), waiting.index);
-                    return Err(self
+                    let why = self
                         .timed_out(&live, index, &waiting.upstream_id, name)
-                        .await);
+                        .await;
+                    return Err(asked.crossed.failed(why));
                 }
             };
             let Some(question) = answer
@@ -319,31 +436,32 @@ impl Session {
             }
             let answers = match self.ask_client(&question).await {
                 Ok(answers) => answers,
-                Err(why) => return Err(ok(&outgoing::error_result(why))),
+                Err(why) => return Err(asked.crossed.failed(why)),
             };
             let mut again = asked.params.clone();
             again["requestState"] = question["requestState"].clone();
             again["inputResponses"] = answers;
+            let (live, index) = (Arc::clone(&waiting.live), waiting.index);
             waiting = self
-                .send_call(Arc::clone(&waiting.live), waiting.index, &again, false)
+                .send_call(live, index, asked.crossed.method(), &again, false)
                 .await;
         }
-        Err(ok(&outgoing::error_result(format!(
+        Err(asked.crossed.failed(format!(
             "the MCP server `{server}` asked the client {} times over for `{name}`; the proxy \
              stopped answering",
             crossing::ROUNDS
-        ))))
+        )))
     }
 
-    /// A call its server did not answer within the timeout: the server told to cancel it, the
-    /// client told why.
+    /// A call its server did not answer within the timeout: the server told to cancel it; what
+    /// the client is told.
     async fn timed_out(
         &self,
         live: &super::super::upstream::Live,
         index: usize,
         upstream_id: &Value,
         name: &str,
-    ) -> Outcome {
+    ) -> String {
         let server = &self.slots[index].upstream.name;
         live.peer.forget(upstream_id);
         let reason = format!(
@@ -354,9 +472,7 @@ impl Session {
         live.peer
             .notify("notifications/cancelled", Some(wire::raw(&cancel)))
             .await;
-        ok(&outgoing::error_result(format!(
-            "the call to `{name}` {reason}; the MCP server `{server}` was told to cancel it"
-        )))
+        format!("the call to `{name}` {reason}; the MCP server `{server}` was told to cancel it")
     }
 
     /// The server's answer to a call fitted to the cap (or, for a server set to, the over-cap
@@ -425,6 +541,7 @@ impl Session {
         &self,
         live: Arc<super::super::upstream::Live>,
         index: usize,
+        method: &'static str,
         params: &Value,
         modern: bool,
     ) -> crossing::Waiting {
@@ -432,10 +549,7 @@ impl Session {
         if modern {
             lock(&self.asking).insert(index, asking.clone());
         }
-        let pending = live
-            .peer
-            .request("tools/call", Some(wire::raw(params)))
-            .await;
+        let pending = live.peer.request(method, Some(wire::raw(params))).await;
         crossing::Waiting {
             upstream_id: pending.id.clone(),
             answer: Box::pin(pending.answer()),
@@ -463,33 +577,27 @@ impl Session {
         let waited = loop {
             let waited = tokio::select! {
                 outcome = &mut waiting.answer => Waited::Answer(outcome),
-                Some(ask) = waiting.asks.recv() => Waited::Asked(ask),
+                Some(ask) = waiting.asks.recv() => Waited::Asked(vec![ask]),
                 () = tokio::time::sleep_until(deadline) => Waited::TimedOut,
             };
-            let Waited::Asked(ask) = waited else {
+            let Waited::Asked(mut asks) = waited else {
                 break waited;
             };
-            let Some(capability) = crossing::capability_of(&ask.method) else {
-                let why = format!(
-                    "the proxy's client cannot be asked `{}` while a call waits",
-                    ask.method
-                );
-                let error = wire::error(wire::METHOD_NOT_FOUND, why);
-                waiting
-                    .live
-                    .peer
-                    .answer(&ask.id, Err(wire::raw(&error)))
-                    .await;
-                continue;
-            };
-            if capabilities.get(capability).is_none_or(Value::is_null) {
-                // What a client without the capability answers; the server decides.
-                let error = crossing::missing_capability(&ask.method, capability);
-                waiting.live.peer.answer(&ask.id, Err(error)).await;
+            let live = Arc::clone(&waiting.live);
+            if !askable(&live, &mut asks, capabilities).await {
                 continue;
             }
+            // What the server asks at once goes to the client at once.
+            let gathering = tokio::time::Instant::now() + crossing::ASKED_AT_ONCE;
+            while let Ok(Some(ask)) = tokio::time::timeout_at(gathering, waiting.asks.recv()).await
+            {
+                let mut more = vec![ask];
+                if askable(&live, &mut more, capabilities).await {
+                    asks.append(&mut more);
+                }
+            }
             // Parked, the call keeps the server's further requests (read when it resumes).
-            return Waited::Asked(ask);
+            return Waited::Asked(asks);
         };
         self.stop_asking(waiting);
         waited
@@ -536,24 +644,30 @@ impl Session {
         }
     }
 
-    /// Parks a call whose server asked `ask`, and answers its client with the question, the
+    /// Parks a call whose server asked `asks`, and answers its client with the questions, the
     /// park's key sealed for this call into the state the client is to echo.
-    fn park(&self, waiting: crossing::Waiting, ask: crossing::Ask, bound: &[u8]) -> Outcome {
+    fn park(
+        &self,
+        waiting: crossing::Waiting,
+        asks: Vec<crossing::Ask>,
+        asked: &Asked<'_>,
+    ) -> Outcome {
+        let bound = asked.bound;
         self.sweep_parked();
         let sealed = ArtifactId::generate().ok().and_then(|nonce| {
             let sealed = crossing::seal(nonce.as_str(), bound)?;
             Some((nonce.to_string(), sealed))
         });
         let Some((nonce, sealed)) = sealed else {
-            return ok(&outgoing::error_result(format!(
+            return asked.crossed.failed(format!(
                 "the server asked `{}`, and the question could not be sealed for the client",
-                ask.method
-            )));
+                asks[0].method
+            ));
         };
-        let question = crossing::input_required(&ask, sealed);
+        let question = crossing::input_required(&asks, sealed);
         let parked = crossing::Parked {
             waiting,
-            asked: ask,
+            asked: asks,
             until: Instant::now() + crossing::PARKED_FOR,
         };
         lock(&self.parked).insert(nonce, parked);
@@ -601,7 +715,9 @@ impl Session {
                 let peer = &parked.waiting.live.peer;
                 let why = "the client did not answer in time";
                 let error = wire::error(wire::INTERNAL_ERROR, why);
-                peer.answer(&parked.asked.id, Err(wire::raw(&error))).await;
+                for ask in &parked.asked {
+                    peer.answer(&ask.id, Err(wire::raw(&error))).await;
+                }
                 peer.forget(&parked.waiting.upstream_id);
                 let cancel = json!({ "requestId": parked.waiting.upstream_id, "reason": why });
                 peer.notify("notifications/cancelled", Some(wire::raw(&cancel)))

@@ -20,8 +20,22 @@ use crate::mcp::wire::{self, Raw};
 /// How long a parked call waits for its client's answer.
 pub(super) const PARKED_FOR: Duration = Duration::from_secs(600);
 
-/// The key of a server's request among an `InputRequiredResult`'s input requests.
+/// The key of a server's first request among an `InputRequiredResult`'s input requests (a
+/// server of the handshake era names none): `server_request`, then `server_request_2`, …
 pub(super) const INPUT_KEY: &str = "server_request";
+
+/// The key of the server's request `i` (from 0) among those it asked at once.
+pub(super) fn input_key(i: usize) -> String {
+    match i {
+        0 => INPUT_KEY.to_owned(),
+        i => format!("{INPUT_KEY}_{}", i + 1),
+    }
+}
+
+/// How long after a server's request its further requests are taken as asked at once (a
+/// server asks its client several things concurrently: they go to the client in one
+/// `InputRequiredResult`).
+pub(super) const ASKED_AT_ONCE: Duration = Duration::from_millis(25);
 
 /// A request a server sent while a call of the client's was waiting for it.
 #[derive(Debug)]
@@ -88,13 +102,13 @@ impl std::fmt::Debug for Waiting {
     }
 }
 
-/// A call parked until its client answers the server's question.
+/// A call parked until its client answers the server's questions.
 #[derive(Debug)]
 pub(super) struct Parked {
     /// The call, still waiting for its server.
     pub(super) waiting: Waiting,
-    /// The server's request the client is to answer.
-    pub(super) asked: Ask,
+    /// The server's requests the client is to answer, by their place ([`input_key`]).
+    pub(super) asked: Vec<Ask>,
     /// When the call gives up waiting for the client.
     pub(super) until: Instant,
 }
@@ -141,10 +155,10 @@ impl Retry {
         }
     }
 
-    /// The client's answer to the server's request: its result, or an error for the server
-    /// when the client gave none.
-    pub(super) fn answer(&self) -> Outcome {
-        match self.answers.get(INPUT_KEY) {
+    /// The client's answer to the server's request `key`: its result, or an error for the
+    /// server when the client gave none.
+    pub(super) fn answer(&self, key: &str) -> Outcome {
+        match self.answers.get(key) {
             Some(answer) => Ok(wire::raw(answer)),
             None => Err(wire::raw(&wire::error(
                 wire::INVALID_PARAMS,
@@ -203,16 +217,26 @@ pub(super) fn capability_of(method: &str) -> Option<&'static str> {
     }
 }
 
-/// The `InputRequiredResult` that asks the client the server's `ask`, its state `sealed`.
-pub(super) fn input_required(ask: &Ask, sealed: String) -> Value {
-    let params = ask
-        .params
-        .as_ref()
-        .and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok())
-        .unwrap_or_else(|| json!({}));
+/// The `InputRequiredResult` that asks the client the server's `asks`, its state `sealed`.
+pub(super) fn input_required(asks: &[Ask], sealed: String) -> Value {
+    let requests: serde_json::Map<String, Value> = asks
+        .iter()
+        .enumerate()
+        .map(|(i, ask)| {
+            let params = ask
+                .params
+                .as_ref()
+                .and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok())
+                .unwrap_or_else(|| json!({}));
+            (
+                input_key(i),
+                json!({ "method": ask.method, "params": params }),
+            )
+        })
+        .collect();
     json!({
         "resultType": "input_required",
-        "inputRequests": { INPUT_KEY: { "method": ask.method, "params": params } },
+        "inputRequests": requests,
         "requestState": sealed,
     })
 }

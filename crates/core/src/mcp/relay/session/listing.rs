@@ -250,6 +250,12 @@ impl Session {
                 .get("outputSchema")
                 .filter(|_| has_output_schema)
                 .map(|schema| Arc::new(OutputSchema::new(schema)));
+            // Listed with the member a cut structure names its cut in, where it admits it.
+            if output_schema.is_some()
+                && let Some(listed) = tool.get_mut("outputSchema")
+            {
+                *listed = crate::structure::listed_schema(listed);
+            }
             routes.insert(
                 exposed,
                 Route {

@@ -609,6 +609,10 @@ impl Session {
                 let name = params["name"].as_str().unwrap_or_default().to_owned();
                 let route = self.prompt_route(&name).await.map_err(raw_error)?;
                 params["name"] = Value::String(route.name);
+                if self.modern.load(Ordering::SeqCst) {
+                    // Its server's questions on the way are carried across the eras.
+                    return self.get_prompt(params, route.index, sent).await;
+                }
                 self.forward(route.index, method, Some(params), sent).await
             }
             "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
