@@ -3,13 +3,17 @@
 # toolsmith over streamable HTTP:
 #
 #   1. `toolsmith proxy --http` in front of fixture-server.mjs, a server written with the
-#      official TypeScript SDK that offers every tool, resource and prompt the suite asks for:
-#      every scenario must pass.
-#   2. `toolsmith serve --http --config`, a registry of the standard tools and of the
-#      fixture's tools reached through toolsmith's MCP client: the scenarios a registry does
-#      not serve (resources, prompts, logging, a server's own requests) are expected to fail,
-#      and are listed in conformance-serve.yml with why (a fix that makes one pass fails the
-#      run until the list says so).
+#      official TypeScript SDK that offers every tool, resource and prompt the suite asks for,
+#      served the way of the handshake era;
+#   2. `toolsmith proxy --http` in front of the same fixture serving MCP 2026-07-28 only
+#      (`--modern`);
+#   3. `toolsmith serve --http --config`, a registry of the standard tools and of the
+#      fixture's tools reached through toolsmith's MCP client.
+#
+# Each runs the requirement sets of 2025-11-25 and of 2026-07-28 (`--requirements`: what each
+# revision requires, frozen at its release, run at its wire version). What a front is expected
+# to fail is listed in conformance-<front>-<revision>.yml, a reason for every line (a fix that
+# makes one pass fails the run until the list says so).
 #
 # Needs a built `toolsmith` (target/debug) and interop/setup.sh done.
 set -euo pipefail
@@ -55,25 +59,38 @@ start() {
     exit 1
 }
 
+# One requirement set (the scenarios a revision of the protocol requires, run at its wire
+# version) against one front; `baseline` lists the scenarios it is expected to fail, with why.
 run() {
-    local name=$1 url=$2 baseline=$3
-    echo "== conformance: $name ($url)"
-    local args=(server --url "$url" --suite all)
-    [[ -n $baseline ]] && args+=(--expected-failures "$PWD/$baseline")
+    local name=$1 url=$2 requirements=$3 baseline=$4
+    echo "== conformance: $name ($url), the $requirements requirements"
+    local args=(server --url "$url" --requirements "$requirements")
+    [[ -f $baseline ]] && args+=(--expected-failures "$PWD/$baseline")
     (cd "$work" && "$OLDPWD/$node" "$OLDPWD/$suite" "${args[@]}") 2>&1 \
         | sed -n '/=== SUMMARY ===/,$p'
     return "${PIPESTATUS[0]}"
 }
 
 # The suite sends no token: the endpoints take requests without one, on loopback, for its run.
+# The fixture served the way of the handshake era (the proxy carries a server's questions
+# across to a 2026-07-28 client), and the way of 2026-07-28 (discovered, its InputRequiredResults
+# its own), each behind a proxy.
 proxy_url=$(start proxy proxy --artifacts "$work/artifacts" --http 127.0.0.1:0 --allow-unauthenticated \
     -- "$node" fixture-server.mjs)
+modern_url=$(start modern proxy --artifacts "$work/modern-artifacts" --http 127.0.0.1:0 --allow-unauthenticated \
+    -- "$node" fixture-server.mjs --modern)
 mkdir -p "$work/root"
 printf '{"mcpServers": {"fixture": {"command": "%s", "args": ["%s"]}}}\n' \
     "$PWD/$node" "$PWD/fixture-server.mjs" > "$work/fixture.json"
 serve_url=$(start serve serve --root "$work/root" --artifacts "$work/serve-artifacts" \
     --config "$work/fixture.json" --http 127.0.0.1:0 --allow-unauthenticated)
 status=0
-run "toolsmith proxy in front of the SDK fixture" "$proxy_url" "" || status=1
-run "toolsmith serve (the standard tools, and the fixture's through the MCP client)" "$serve_url" conformance-serve.yml || status=1
+for requirements in 2025-11-25 2026-07-28; do
+    run "toolsmith proxy in front of the fixture of the handshake era" "$proxy_url" "$requirements" \
+        "conformance-proxy-$requirements.yml" || status=1
+    run "toolsmith proxy in front of the fixture of 2026-07-28" "$modern_url" "$requirements" \
+        "conformance-modern-$requirements.yml" || status=1
+    run "toolsmith serve (the standard tools, and the fixture's through the MCP client)" "$serve_url" \
+        "$requirements" "conformance-serve-$requirements.yml" || status=1
+done
 exit $status

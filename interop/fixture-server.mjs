@@ -8,13 +8,24 @@
 //                                      its URL; with FIXTURE_TOKEN set, requests must carry
 //                                      `Authorization: Bearer $FIXTURE_TOKEN`
 //
+//   node fixture-server.mjs --modern   serves MCP 2026-07-28 only on stdio, as a server of that
+//                                      version does: `server/discover`, no handshake (refused
+//                                      with -32022), every request carrying its envelope; the
+//                                      input-required tools answer InputRequiredResults of their
+//                                      own (the keys the conformance suite names, a requestState
+//                                      signed with a key of the process's), the rest served by
+//                                      the same tools as above, in-process
+//
 // With FIXTURE_TASKS set, it serves tasks too (the SDK's in-memory task store): `make_task`
 // answers a call made as a task with the task, and its result a moment later.
-import { randomUUID } from "node:crypto";
+import { createHmac, randomBytes, randomUUID } from "node:crypto";
 import http from "node:http";
+import readline from "node:readline";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { InMemoryTaskStore } from "@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js";
 import {
   CallToolRequestSchema,
@@ -33,7 +44,13 @@ import {
   ListToolsRequestSchema,
   ReadResourceRequestSchema,
   SetLevelRequestSchema,
+  McpError,
+  ResultSchema,
   SubscribeRequestSchema,
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  ListRootsRequestSchema,
+  LoggingMessageNotificationSchema,
   UnsubscribeRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 
@@ -519,7 +536,8 @@ function newServer() {
       const data = { id: match[1], templateTest: true, data: `Data for ID: ${match[1]}` };
       return { contents: [{ uri, mimeType: "application/json", text: JSON.stringify(data) }] };
     }
-    throw new Error(`Resource not found: ${uri}`);
+    // SEP-2164: an unknown resource is invalid params, naming the URI.
+    throw new McpError(-32602, `Resource not found: ${uri}`, { uri });
   });
   server.setRequestHandler(SubscribeRequestSchema, async (request) => {
     subscriptions.add(request.params.uri);
@@ -605,8 +623,253 @@ async function serveHttp(port) {
   });
 }
 
+// ===== MCP 2026-07-28 only, on stdio =====
+
+const MODERN = "2026-07-28";
+const ENVELOPE = "io.modelcontextprotocol/";
+const STATE_KEY = randomBytes(32);
+
+/// A requestState the process signed: `payload.signature`, base64url.
+function seal(payload) {
+  const body = Buffer.from(JSON.stringify(payload)).toString("base64url");
+  return `${body}.${createHmac("sha256", STATE_KEY).update(body).digest("base64url")}`;
+}
+
+/// The payload of a state this process signed, or undefined (altered, or not ours).
+function unseal(state) {
+  if (typeof state !== "string") return undefined;
+  const [body, signature] = state.split(".");
+  if (!body || signature !== createHmac("sha256", STATE_KEY).update(body).digest("base64url")) return undefined;
+  try {
+    return JSON.parse(Buffer.from(body, "base64url").toString("utf8"));
+  } catch {
+    return undefined;
+  }
+}
+
+class Refused extends Error {
+  constructor(code, message) {
+    super(message);
+    this.code = code;
+  }
+}
+
+const inputRequired = (inputRequests, requestState) => ({
+  resultType: "input_required",
+  inputRequests,
+  ...(requestState ? { requestState } : {}),
+});
+const complete = (result) => ({ ...result, resultType: "complete" });
+
+/// An accepted elicitation's content, or undefined; a response of the wrong shape is refused.
+function accepted(responses, key) {
+  const response = responses?.[key];
+  if (response === undefined) return undefined;
+  if (typeof response !== "object" || response === null) {
+    throw new Refused(-32602, `inputResponses.${key} is not a response object`);
+  }
+  return response.action === "accept" ? response.content ?? {} : undefined;
+}
+
+/// The input-required tools and prompt of the conformance suite, answered the 2026-07-28 way:
+/// the result, or undefined for a request the in-process server answers.
+function answerModern(method, params) {
+  const responses = params.inputResponses;
+  const state = params.requestState;
+  const name = params.name;
+  const capabilities = params._meta?.[`${ENVELOPE}clientCapabilities`] ?? {};
+  if (method === "prompts/get" && name === "test_input_required_result_prompt") {
+    const context = accepted(responses, "user_context");
+    if (context === undefined) return inputRequired({ user_context: asking.name("What context should the prompt use?") });
+    return complete({ messages: [{ role: "user", content: { type: "text", text: `Use this context: ${context.context ?? ""}` } }] });
+  }
+  if (method !== "tools/call") return undefined;
+  const opened = state === undefined ? undefined : unseal(state);
+  if (state !== undefined && opened === undefined) {
+    throw new Refused(-32602, "the requestState failed its integrity check");
+  }
+  const given = (key) => responses?.[key];
+  switch (name) {
+    case "test_input_required_result_elicitation": {
+      const who = accepted(responses, "user_name");
+      if (who === undefined) return inputRequired({ user_name: asking.name("What is your name?") });
+      return complete(text(`Hello, ${who.name}!`));
+    }
+    case "test_input_required_result_sampling":
+      if (given("capital_question") === undefined) {
+        return inputRequired({ capital_question: asking.model("What is the capital of France?", 100) });
+      }
+      return complete(text(`The model said: ${given("capital_question").content?.text ?? ""}`));
+    case "test_input_required_result_list_roots":
+      if (given("client_roots") === undefined) return inputRequired({ client_roots: asking.roots() });
+      return complete(text(`Roots: ${(given("client_roots").roots ?? []).map((root) => root.uri).join(", ")}`));
+    case "test_input_required_result_request_state":
+    case "test_input_required_result_tampered_state": {
+      const ok = accepted(responses, "confirm");
+      if (ok === undefined || opened?.tool !== name) {
+        return inputRequired({ confirm: asking.confirm() }, seal({ tool: name, round: 1 }));
+      }
+      return complete(text(`state-ok: confirmed=${ok.ok}`));
+    }
+    case "test_input_required_result_multiple_inputs": {
+      const keys = ["user_name", "greeting", "client_roots"];
+      if (opened?.tool !== name || keys.some((key) => given(key) === undefined)) {
+        return inputRequired(
+          { user_name: asking.name("What is your name?"), greeting: asking.model("Generate a greeting", 50), client_roots: asking.roots() },
+          seal({ tool: name }),
+        );
+      }
+      return complete(text(`${given("greeting").content?.text ?? "Hello"}, ${accepted(responses, "user_name")?.name}`));
+    }
+    case "test_input_required_result_multi_round": {
+      if (opened?.tool === name && opened.round === 2 && accepted(responses, "step2") !== undefined) {
+        return complete(text(`${opened.name} likes ${accepted(responses, "step2").color}`));
+      }
+      if (opened?.tool === name && opened.round === 1 && accepted(responses, "step1") !== undefined) {
+        return inputRequired({ step2: asking.color() }, seal({ tool: name, round: 2, name: accepted(responses, "step1").name }));
+      }
+      return inputRequired({ step1: asking.name("Step 1: What is your name?") }, seal({ tool: name, round: 1 }));
+    }
+    case "test_input_required_result_capabilities": {
+      // Only what the client declared it can be asked.
+      const requests = {};
+      if (capabilities.sampling) requests.answer = asking.model("What is 2 + 2?", 10);
+      if (capabilities.elicitation) requests.who = asking.name("What is your name?");
+      if (capabilities.roots) requests.roots = asking.roots();
+      if (Object.keys(requests).some((key) => given(key) === undefined) && Object.keys(requests).length > 0) {
+        return inputRequired(requests);
+      }
+      return complete(text("answered"));
+    }
+    default:
+      return undefined;
+  }
+}
+
+/// A request the in-process server asked its client and no answer was given yet: what the
+/// request's InputRequiredResult asks.
+class NeedsInput extends Error {}
+
+/// The fixture's own tools answering one 2026-07-28 request, in process: a server and its
+/// client of their own (each request is its own), the server's questions to its client
+/// answered from the request's `inputResponses` (`request_1`, `request_2`, … in the order they
+/// are asked; the tools ask the same questions in the same order each time), or gathered into
+/// an InputRequiredResult; a question the request's client did not declare it can be asked
+/// refused with -32021. Notifications go out as `out` writes them (logs only when the request
+/// asked for them).
+async function delegate(method, params, out) {
+  const { _meta, inputResponses, requestState, ...rest } = params;
+  const declared = _meta?.[`${ENVELOPE}clientCapabilities`] ?? {};
+  const logLevel = _meta?.[`${ENVELOPE}logLevel`];
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await newServer().connect(serverSide);
+  const inner = new Client(
+    { name: "fixture-modern-front", version: "1.0.0" },
+    { capabilities: { sampling: {}, elicitation: {}, roots: {} } },
+  );
+  const asked = [];
+  const capabilityOf = { "sampling/createMessage": "sampling", "elicitation/create": "elicitation", "roots/list": "roots" };
+  const answer = (schema) =>
+    inner.setRequestHandler(schema, async (request) => {
+      const capability = capabilityOf[request.method];
+      if (!declared[capability]) {
+        throw Object.assign(new Refused(-32021, `this tool asks \`${request.method}\`, which needs the \`${capability}\` capability`), {
+          data: { requiredCapabilities: { [capability]: {} } },
+        });
+      }
+      const key = `request_${asked.length + 1}`;
+      asked.push([key, { method: request.method, params: request.params ?? {} }]);
+      if (inputResponses?.[key] !== undefined) return inputResponses[key];
+      throw new NeedsInput(key);
+    });
+  answer(CreateMessageRequestSchema);
+  answer(ElicitRequestSchema);
+  answer(ListRootsRequestSchema);
+  if (logLevel !== undefined) {
+    inner.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => out(notification));
+  }
+  await inner.connect(clientSide);
+  const token = _meta?.progressToken;
+  const onprogress =
+    token === undefined ? undefined : (progress) => out({ method: "notifications/progress", params: { progressToken: token, ...progress } });
+  let refused;
+  try {
+    const result = await inner.request({ method, params: rest }, ResultSchema, { onprogress, timeout: 600_000 });
+    const unanswered = asked.filter(([key]) => inputResponses?.[key] === undefined);
+    if (unanswered.length > 0) return inputRequired(Object.fromEntries(unanswered));
+    return complete(result);
+  } catch (error) {
+    const unanswered = asked.filter(([key]) => inputResponses?.[key] === undefined);
+    if (unanswered.length > 0) return inputRequired(Object.fromEntries(unanswered));
+    refused = error;
+  } finally {
+    await inner.close().catch(() => {});
+  }
+  throw refused;
+}
+
+/// Serves MCP 2026-07-28 only on stdio: every request its own, answered as soon as it is done;
+/// the fixture's own tools ([`delegate`]) answer what the input-required tools do not.
+async function serveModern() {
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await newServer().connect(serverSide);
+  const inner = new Client({ name: "fixture-modern-front", version: "1.0.0" }, { capabilities: {} });
+  await inner.connect(clientSide);
+  const out = (message) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...message }) + "\n");
+  const lines = readline.createInterface({ input: process.stdin });
+  lines.on("line", async (line) => {
+    let message;
+    try {
+      message = JSON.parse(line);
+    } catch {
+      out({ id: null, error: { code: -32700, message: "not JSON" } });
+      return;
+    }
+    const { id, method } = message;
+    if (id === undefined) return; // 2026-07-28 has no notifications a client sends
+    const params = message.params ?? {};
+    try {
+      if (method === "initialize") {
+        throw Object.assign(new Refused(-32022, "this server speaks 2026-07-28 only: no initialize handshake"), {
+          data: { supported: [MODERN], requested: params.protocolVersion },
+        });
+      }
+      if (params._meta?.[`${ENVELOPE}protocolVersion`] !== MODERN) {
+        throw Object.assign(new Refused(-32022, `requests carry ${MODERN} in their envelope`), { data: { supported: [MODERN] } });
+      }
+      if (method === "server/discover") {
+        const capabilities = inner.getServerCapabilities();
+        out({
+          id,
+          result: {
+            supportedVersions: [MODERN],
+            capabilities,
+            instructions: inner.getInstructions(),
+            resultType: "complete",
+            ttlMs: 0,
+            cacheScope: "private",
+            _meta: { [`${ENVELOPE}serverInfo`]: inner.getServerVersion() },
+          },
+        });
+        return;
+      }
+      const answered = answerModern(method, params);
+      if (answered !== undefined) {
+        out({ id, result: answered });
+        return;
+      }
+      out({ id, result: await delegate(method, params, out) });
+    } catch (error) {
+      const code = typeof error.code === "number" ? error.code : -32603;
+      out({ id, error: { code, message: error.message, ...(error.data ? { data: error.data } : {}) } });
+    }
+  });
+}
+
 const http_at = process.argv.indexOf("--http");
-if (http_at >= 0) {
+if (process.argv.includes("--modern")) {
+  await serveModern();
+} else if (http_at >= 0) {
   await serveHttp(Number(process.argv[http_at + 1] ?? 0));
 } else {
   await newServer().connect(new StdioServerTransport());

@@ -327,12 +327,14 @@ impl ServerHandler for McpServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         let uri = request.uri;
+        // An unknown resource's error names it (SEP-2164).
+        let named = || Some(serde_json::json!({ "uri": uri }));
         let (_, arguments) = crate::artifacts::ArtifactId::parse_uri(&uri)
-            .map_err(|why| McpError::resource_not_found(why, None))?;
+            .map_err(|why| McpError::resource_not_found(why, named()))?;
         if self.registry.artifacts().is_none() {
             return Err(McpError::resource_not_found(
                 "this server keeps no artifacts",
-                None,
+                named(),
             ));
         }
         let call = crate::ToolCall::new("resource", crate::artifacts::READ_ARTIFACT, arguments);
@@ -346,7 +348,7 @@ impl ServerHandler for McpServer {
                 McpError::internal_error("the registry returned no result for the read", None)
             })?;
         if result.is_error() {
-            return Err(McpError::resource_not_found(result.content, None));
+            return Err(McpError::resource_not_found(result.content, named()));
         }
         let base = uri.split('?').next().unwrap_or(&uri).to_owned();
         let mut contents = Vec::with_capacity(1 + result.media.len());

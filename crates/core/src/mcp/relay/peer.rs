@@ -274,8 +274,9 @@ fn with_envelope(params: Option<Raw>, envelope: &serde_json::Map<String, Value>)
             .entry("_meta")
             .or_insert_with(|| Value::Object(serde_json::Map::new()));
         if let Some(meta) = meta.as_object_mut() {
+            // What the request says for itself (its client's capabilities) stands.
             for (key, value) in envelope {
-                meta.insert(key.clone(), value.clone());
+                meta.entry(key.clone()).or_insert_with(|| value.clone());
             }
         }
     }

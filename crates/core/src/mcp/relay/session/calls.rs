@@ -199,10 +199,16 @@ impl Session {
         // A 2026-07-28 client's call: what its envelope declares it can be asked, and, for a
         // retry, the state it echoes and its answers; none of it goes to the server.
         let modern = self.modern.load(Ordering::SeqCst);
-        let (capabilities, retry) = if modern {
+        let (declared, retry) = if modern {
             crossing::envelope_of_call(&mut params)
         } else {
-            (Value::Null, None)
+            // The level the client set with `logging/setLevel`, for a 2026-07-28 server.
+            let log_level = lock(&self.log_level).clone();
+            let declared = crossing::Declared {
+                log_level,
+                ..crossing::Declared::default()
+            };
+            (declared, None)
         };
         let bound = crossing::binding(
             self.principal(),
@@ -215,7 +221,7 @@ impl Session {
         };
         // Every way out below but the server's fitted result is an error result.
         counted.is_error = true;
-        let crossing = (modern, &capabilities, &bound[..]);
+        let crossing = (modern, &declared, &bound[..]);
         let (answer, waiting) = match self
             .crossed(
                 Crossed::Call,
@@ -252,10 +258,10 @@ impl Session {
         index: usize,
         sent: &Arc<Mutex<Option<(usize, Value)>>>,
     ) -> Outcome {
-        let (capabilities, retry) = crossing::envelope_of_call(&mut params);
+        let (declared, retry) = crossing::envelope_of_call(&mut params);
         let name = params["name"].as_str().unwrap_or_default().to_owned();
         let bound = crossing::binding(self.principal(), &name, &params["arguments"]);
-        let crossing = (true, &capabilities, &bound[..]);
+        let crossing = (true, &declared, &bound[..]);
         match self
             .crossed(Crossed::Prompt, &name, index, params, retry, crossing, sent)
             .await
@@ -278,12 +284,12 @@ impl Session {
         index: usize,
         mut params: Value,
         retry: Option<crossing::Retry>,
-        (modern, capabilities, bound): (bool, &Value, &[u8]),
+        (modern, declared, bound): (bool, &crossing::Declared, &[u8]),
         sent: &Arc<Mutex<Option<(usize, Value)>>>,
     ) -> Result<(Outcome, crossing::Waiting), Outcome> {
         let _progress;
         let waiting = match retry {
-            Some(retry) if crossing::is_ours(&retry.state) => {
+            Some(retry) if retry.is_ours() => {
                 match self.resume(&retry, bound, name).await {
                     Ok(waiting) => waiting,
                     // A state that opens no park is the request's fault: a JSON-RPC error.
@@ -299,12 +305,27 @@ impl Session {
                         );
                     }
                 };
-                if let Some(retry) = retry {
-                    // A state of the server's own: its to open, as it came.
-                    if !live.peer.is_modern() {
+                match retry {
+                    // A state of the server's own: its to open, as it came; answers given
+                    // without a state are its to read.
+                    Some(retry) if live.peer.is_modern() => retry.put_back(&mut params),
+                    Some(retry) if retry.state.is_some() => {
                         return Err(failed(INVALID_PARAMS, crossing::not_verified(name)));
                     }
-                    retry.put_back(&mut params);
+                    // Answers before any question, for a server of the handshake era, which
+                    // asks as it works: nothing to answer yet.
+                    _ => {}
+                }
+                // A 2026-07-28 server reads what this request's client declared it can be
+                // asked and the logs it wants (the session's envelope gives the rest).
+                if live.peer.is_modern() {
+                    if !declared.capabilities.is_null() {
+                        params["_meta"][wire::era::CLIENT_CAPABILITIES_KEY] =
+                            declared.capabilities.clone();
+                    }
+                    if let Some(level) = &declared.log_level {
+                        params["_meta"][wire::era::LOG_LEVEL_KEY] = Value::String(level.clone());
+                    }
                 }
                 _progress = self.route_progress(index, Some(&mut params));
                 self.send_call(live, index, crossed.method(), &params, modern)
@@ -315,7 +336,7 @@ impl Session {
             crossed,
             name,
             params: &params,
-            capabilities,
+            capabilities: &declared.capabilities,
             bound,
             modern,
         };
@@ -439,7 +460,12 @@ impl Session {
                 Err(why) => return Err(asked.crossed.failed(why)),
             };
             let mut again = asked.params.clone();
-            again["requestState"] = question["requestState"].clone();
+            if let Some(state) = question
+                .get("requestState")
+                .filter(|state| !state.is_null())
+            {
+                again["requestState"] = state.clone();
+            }
             again["inputResponses"] = answers;
             let (live, index) = (Arc::clone(&waiting.live), waiting.index);
             waiting = self
@@ -684,7 +710,11 @@ impl Session {
     ) -> Result<crossing::Parked, String> {
         self.sweep_parked();
         let again = "call the tool again without it";
-        let Some(nonce) = crossing::open(&retry.state, bound) else {
+        let Some(nonce) = retry
+            .state
+            .as_deref()
+            .and_then(|state| crossing::open(state, bound))
+        else {
             return Err(crossing::not_verified(tool));
         };
         lock(&self.parked).remove(&nonce).ok_or_else(|| {

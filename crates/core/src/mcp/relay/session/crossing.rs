@@ -116,40 +116,70 @@ pub(super) struct Parked {
 /// What a 2026-07-28 client's call carries for the proxy alone, taken out of its `params`:
 /// the capabilities its envelope declares, and a retry's state and answers. The rest of the
 /// envelope goes too (a server of the handshake era holds it from the session's start).
-pub(super) fn envelope_of_call(params: &mut Value) -> (Value, Option<Retry>) {
-    let capabilities = params
-        .get_mut("_meta")
-        .and_then(|meta| meta.get_mut(wire::era::CLIENT_CAPABILITIES_KEY))
-        .map(Value::take)
-        .unwrap_or(Value::Null);
+pub(super) fn envelope_of_call(params: &mut Value) -> (Declared, Option<Retry>) {
+    let mut taken = |key: &str| {
+        params
+            .get_mut("_meta")
+            .and_then(|meta| meta.get_mut(key))
+            .map(Value::take)
+            .unwrap_or(Value::Null)
+    };
+    let capabilities = taken(wire::era::CLIENT_CAPABILITIES_KEY);
+    let log_level = match taken(wire::era::LOG_LEVEL_KEY) {
+        Value::String(level) => Some(level),
+        _ => None,
+    };
     wire::era::without_envelope(params);
-    (capabilities, Retry::take(params))
+    let declared = Declared {
+        capabilities,
+        log_level,
+    };
+    (declared, Retry::take(params))
 }
 
-/// A client's retry of a call it was asked about: the state it echoes and its answers.
+/// What a 2026-07-28 client's request declares in its envelope for its server: what the
+/// client can be asked, and the least severe log level it wants sent.
+#[derive(Debug, Default)]
+pub(super) struct Declared {
+    pub(super) capabilities: Value,
+    pub(super) log_level: Option<String>,
+}
+
+/// A client's retry of a call it was asked about: the state it echoes (a server may ask
+/// without one) and its answers.
 #[derive(Debug)]
 pub(super) struct Retry {
-    pub(super) state: String,
+    pub(super) state: Option<String>,
     pub(super) answers: Value,
 }
 
 impl Retry {
     /// The retry `params` carry, taken out of them (a server of the handshake era is not sent
-    /// them); `None` for a first call.
+    /// them); `None` for a first call (no state, no answers).
     pub(super) fn take(params: &mut Value) -> Option<Self> {
         let params = params.as_object_mut()?;
         let answers = params.remove("inputResponses").unwrap_or(Value::Null);
-        let state = params.remove("requestState")?;
+        let state = params.remove("requestState");
+        if state.is_none() && answers.is_null() {
+            return None;
+        }
         Some(Self {
-            state: state.as_str().unwrap_or_default().to_owned(),
+            state: state.map(|state| state.as_str().unwrap_or_default().to_owned()),
             answers,
         })
     }
 
+    /// Whether the proxy sealed the state the retry echoes.
+    pub(super) fn is_ours(&self) -> bool {
+        self.state.as_deref().is_some_and(is_ours)
+    }
+
     /// `params` with the retry's state and answers as the client sent them, for a server
-    /// whose state it is.
+    /// whose state it is (a 2026-07-28 server's).
     pub(super) fn put_back(self, params: &mut Value) {
-        params["requestState"] = Value::String(self.state);
+        if let Some(state) = self.state {
+            params["requestState"] = Value::String(state);
+        }
         if !self.answers.is_null() {
             params["inputResponses"] = self.answers;
         }

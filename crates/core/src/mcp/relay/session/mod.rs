@@ -172,6 +172,9 @@ struct Session {
     started_answer: OnceLock<Result<Value, Value>>,
     /// The log levels the client's requests in flight opted in to (2026-07-28), by request.
     log_levels: Mutex<HashMap<String, String>>,
+    /// The level a client of the handshake era set with `logging/setLevel`: a server of
+    /// 2026-07-28 (which has no such method) is asked for it in each call's envelope.
+    log_level: Mutex<Option<String>>,
     /// For a 2026-07-28 client: where a server's requests go while a call waits on it (the
     /// call that waits last), by the server's place.
     asking: Mutex<HashMap<usize, tokio::sync::mpsc::Sender<crossing::Ask>>>,
@@ -266,6 +269,7 @@ pub(crate) async fn run(settings: Arc<Settings>, link: Link) -> Result<(), Strin
         modern: AtomicBool::new(false),
         started_answer: OnceLock::new(),
         log_levels: Mutex::default(),
+        log_level: Mutex::default(),
         asking: Mutex::default(),
         parked: Mutex::default(),
         listens: Mutex::default(),
@@ -374,7 +378,10 @@ impl Session {
                         }
                     }
                     // A call reads what its client declares it can be asked, and strips it.
-                    if let Some(params) = params.as_mut().filter(|_| method != "tools/call") {
+                    if let Some(params) = params
+                        .as_mut()
+                        .filter(|_| method != "tools/call" && method != "prompts/get")
+                    {
                         era::without_envelope(params);
                     }
                 } else if method == "ping" {
@@ -622,6 +629,9 @@ impl Session {
             // A shared server's level is every session's: it is not one client's to set.
             "logging/setLevel" if self.settings.shared.is_some() => ok(&json!({})),
             "logging/setLevel" => {
+                if let Some(level) = params.as_ref().and_then(|p| p["level"].as_str()) {
+                    *lock(&self.log_level) = Some(level.to_owned());
+                }
                 for index in self.serving("logging").await {
                     // A server that refuses a level is not the client's failure.
                     let _ = self.forward(index, method, params.clone(), sent).await;
