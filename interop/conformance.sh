@@ -84,13 +84,25 @@ printf '{"mcpServers": {"fixture": {"command": "%s", "args": ["%s"]}}}\n' \
     "$PWD/$node" "$PWD/fixture-server.mjs" > "$work/fixture.json"
 serve_url=$(start serve serve --root "$work/root" --artifacts "$work/serve-artifacts" \
     --config "$work/fixture.json" --http 127.0.0.1:0 --allow-unauthenticated)
-status=0
+# The six runs at once: each mostly waits on the fronts' answers (the suite's own timeouts
+# among them), and they share nothing but the fronts, which serve each run's sessions apart.
+runs=()
 for requirements in 2025-11-25 2026-07-28; do
-    run "toolsmith proxy in front of the fixture of the handshake era" "$proxy_url" "$requirements" \
-        "conformance-proxy-$requirements.yml" || status=1
-    run "toolsmith proxy in front of the fixture of 2026-07-28" "$modern_url" "$requirements" \
-        "conformance-modern-$requirements.yml" || status=1
-    run "toolsmith serve (the standard tools, and the fixture's through the MCP client)" "$serve_url" \
-        "$requirements" "conformance-serve-$requirements.yml" || status=1
+    runs+=("proxy|toolsmith proxy in front of the fixture of the handshake era|$proxy_url|$requirements")
+    runs+=("modern|toolsmith proxy in front of the fixture of 2026-07-28|$modern_url|$requirements")
+    runs+=("serve|toolsmith serve (the standard tools, and the fixture's through the MCP client)|$serve_url|$requirements")
+done
+pids=()
+for entry in "${runs[@]}"; do
+    IFS='|' read -r front name url requirements <<<"$entry"
+    run "$name" "$url" "$requirements" "conformance-$front-$requirements.yml" \
+        > "$work/run-$front-$requirements.log" 2>&1 &
+    pids+=($!)
+done
+status=0
+for i in "${!runs[@]}"; do
+    IFS='|' read -r front _ _ requirements <<<"${runs[$i]}"
+    wait "${pids[$i]}" || status=1
+    cat "$work/run-$front-$requirements.log"
 done
 exit $status

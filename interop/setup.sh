@@ -4,7 +4,8 @@
 # interop/node_modules; and the official Python SDK, pinned by requirements.txt, into
 # interop/.venv; and an S3-compatible server (moto), pinned by requirements-s3.txt, into
 # interop/.venv-s3; and the signal gate's Python anchors (llmslim, tooltrim), pinned by
-# requirements-anchors.txt, into interop/.venv-anchors. Run by the README's test command (and
+# requirements-anchors.txt, into interop/.venv-anchors; and nginx, Debian's package, where it is
+# missing. Run by the README's test command (and
 # the signal gate); does nothing when the installs are already those of the pins.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -16,6 +17,19 @@ if [[ ! -f $stamp || $(cat "$stamp") != "$want" || ! -x node_modules/.bin/node ]
     npm ci --no-audit --no-fund --loglevel=error
     node_modules/.bin/node --version >/dev/null
     echo "$want" > "$stamp"
+fi
+
+# nginx, Debian's package, for the test of gateway replicas behind a load balancer (the test
+# starts its own, in the foreground, with a configuration of its own).
+if [[ ! -x /usr/sbin/nginx && ! -x /usr/local/sbin/nginx ]]; then
+    if command -v apt-get >/dev/null && [[ $(id -u) == 0 ]]; then
+        echo "interop: installing nginx (apt-get, Debian's package)" >&2
+        DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nginx >/dev/null 2>&1 \
+            || { apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nginx >/dev/null; }
+    else
+        echo "interop: nginx is not installed, and cannot be from here; install Debian's package nginx (apt-get install nginx)" >&2
+        exit 1
+    fi
 fi
 
 command -v python3 >/dev/null || { echo "interop: python3 is not installed; install Python 3.10 or later" >&2; exit 1; }

@@ -290,3 +290,176 @@ async fn a_modern_client_needs_no_affinity_between_replicas() {
     assert_eq!(other["result"]["isError"], true, "{other}");
     assert!(!other.to_string().contains("line 1000"), "{other}");
 }
+
+/// nginx as people run it in front of gateway replicas: Debian's package, one upstream of the
+/// replicas, round-robin, no stickiness (docs/operating.md, "Replicas behind a load balancer").
+/// Run in the foreground as one process, its files in `dir`, listening on `port`.
+fn nginx(dir: &std::path::Path, port: u16, replicas: &[&str]) -> Child {
+    let nginx = ["/usr/sbin/nginx", "/usr/local/sbin/nginx"]
+        .into_iter()
+        .map(std::path::PathBuf::from)
+        .find(|path| path.exists())
+        .expect("nginx is not installed: run `bash interop/setup.sh` (Debian's package nginx)");
+    let servers: String = replicas
+        .iter()
+        .map(|url| {
+            let address = url.trim_start_matches("http://").trim_end_matches("/mcp");
+            format!("        server {address};\n")
+        })
+        .collect();
+    let config = include_str!("../../../../docs/nginx-replicas.conf")
+        .replace(
+            "        server 10.0.0.1:8080;\n        server 10.0.0.2:8080;\n",
+            &servers,
+        )
+        .replace("listen 8080;", &format!("listen 127.0.0.1:{port};"));
+    let config = format!(
+        "daemon off;\nmaster_process off;\npid {dir}/nginx.pid;\nerror_log {dir}/error.log;\n\
+         {config}",
+        dir = dir.display()
+    )
+    .replace(
+        "http {\n",
+        &format!(
+            "http {{\n    access_log off;\n    client_body_temp_path {dir}/body;\n    \
+             proxy_temp_path {dir}/proxy;\n    fastcgi_temp_path {dir}/fastcgi;\n    \
+             uwsgi_temp_path {dir}/uwsgi;\n    scgi_temp_path {dir}/scgi;\n",
+            dir = dir.display()
+        ),
+    );
+    let path = dir.join("nginx.conf");
+    std::fs::write(&path, config).unwrap();
+    Command::new(nginx)
+        .arg("-p")
+        .arg(dir)
+        .arg("-c")
+        .arg(&path)
+        .kill_on_drop(true)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("nginx starts")
+}
+
+/// What a replica's `/metrics` counts of `series` (summed over its labels, of the lines that
+/// hold `label`).
+async fn counted(url: &str, series: &str, label: &str) -> f64 {
+    let metrics = url.replace("/mcp", "/metrics");
+    let text = reqwest::Client::new()
+        .get(metrics)
+        .bearer_auth(ALICE)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .filter(|line| line.starts_with(series) && line.contains(label))
+        .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+/// Two replicas behind nginx, round-robin, no stickiness: a 2026-07-28 client's call cut on
+/// one replica has its artifact read on the other, another principal is refused, and with one
+/// replica killed mid-run the next requests are answered by the other.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_behind_nginx_need_no_affinity_and_outlive_each_other() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let server = S3Server::start();
+    server.create_bucket("replicas");
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.json");
+    std::fs::write(&tokens, json!({ ALICE: "alice", BOB: "bob" }).to_string()).unwrap();
+    std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let (mut a, url_a) = replica(&server, dir.path()).await;
+    let (_b, url_b) = replica(&server, dir.path()).await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let balancer = tempfile::tempdir().unwrap();
+    let _nginx = nginx(balancer.path(), port, &[&url_a, &url_b]);
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let waited = std::time::Instant::now();
+    while tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .is_err()
+    {
+        assert!(waited.elapsed() < PATIENCE, "nginx never listened");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    let listed = modern(&url, ALICE, "tools/list", json!({})).await;
+    assert_eq!(listed["result"]["resultType"], "complete", "{listed}");
+    let cut = modern(
+        &url,
+        ALICE,
+        "tools/call",
+        json!({ "name": "run_command", "arguments": { "command": RANDOM_LINES } }),
+    )
+    .await;
+    let text = cut["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    let marker = toolsmith::trim::find_marker(text).unwrap_or_else(|| panic!("cut: {cut}"));
+    let toolsmith::trim::MarkedFull::Stored { id, .. } = marker.full else {
+        panic!("kept as an artifact: {text}");
+    };
+    let read = modern(
+        &url,
+        ALICE,
+        "tools/call",
+        json!({ "name": "read_artifact", "arguments": { "id": id, "offset": 995 } }),
+    )
+    .await;
+    let page = read["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(page.contains("line 1000\n"), "{read}");
+    // Round-robin: the call went to one replica and the read to the other.
+    let on = |url: String| async move {
+        (
+            counted(&url, "toolsmith_calls_total", "tool=\"run_command\"").await,
+            counted(&url, "toolsmith_artifact_reads_total", "").await,
+        )
+    };
+    let (on_a, on_b) = (on(url_a.clone()).await, on(url_b.clone()).await);
+    assert!(
+        (on_a == (1.0, 0.0) && on_b == (0.0, 1.0)) || (on_a == (0.0, 1.0) && on_b == (1.0, 0.0)),
+        "(calls, reads) on A {on_a:?}, on B {on_b:?}: cut on one replica, read on the other"
+    );
+    // And as a resource, through whichever replica is next.
+    let uri = format!("toolsmith://artifact/{id}?offset=995");
+    let read = modern(&url, ALICE, "resources/read", json!({ "uri": uri })).await;
+    let page = read["result"]["contents"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(page.contains("line 1000\n"), "{read}");
+
+    // Bob, through the balancer to either replica: no such artifact.
+    for _ in 0..2 {
+        let other = modern(&url, BOB, "resources/read", json!({ "uri": uri })).await;
+        assert!(other.get("result").is_none(), "{other}");
+        assert!(!other.to_string().contains("line 1000"), "{other}");
+    }
+
+    // Replica A dies mid-run: every next request is answered, by B.
+    a.kill().await.unwrap();
+    a.wait().await.unwrap();
+    for _ in 0..4 {
+        let again = modern(
+            &url,
+            ALICE,
+            "tools/call",
+            json!({ "name": "read_artifact", "arguments": { "id": id, "offset": 995 } }),
+        )
+        .await;
+        let page = again["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(page.contains("line 1000\n"), "{again}");
+    }
+}
