@@ -4026,14 +4026,16 @@ async fn a_legacy_servers_questions_reach_a_modern_client_in_its_calls_answer() 
     let answers = json!({ "server_request": { "action": "accept",
         "content": { "username": "bob", "email": "bob@example.org" } } });
     let retry = |state: &str| json!({ "requestState": state, "inputResponses": answers });
-    let refused = |result: &Value, why: &str| {
-        assert_eq!(result["isError"], true, "{result}");
-        let text = result["content"][0]["text"].as_str().unwrap();
+    // A state that resumes nothing is the request's fault: -32602, saying why.
+    let refused = |answer: &Value, why: &str| {
+        assert!(answer.get("result").is_none(), "{answer}");
+        assert_eq!(answer["error"]["code"], -32602, "{answer}");
+        let text = answer["error"]["message"].as_str().unwrap();
         assert!(text.contains(why), "{why}: {text}");
     };
     // Other arguments: not this call's state; the call stays parked for its own retry.
     refused(
-        &call(can_elicit.clone(), "someone else?", retry(&state)).await["result"],
+        &call(can_elicit.clone(), "someone else?", retry(&state)).await,
         "could not be verified",
     );
     let done = call(can_elicit.clone(), "who?", retry(&state)).await["result"].clone();
@@ -4045,7 +4047,7 @@ async fn a_legacy_servers_questions_reach_a_modern_client_in_its_calls_answer() 
     );
     // Replayed: the call it named is over.
     refused(
-        &call(can_elicit, "who?", retry(&state)).await["result"],
+        &call(can_elicit, "who?", retry(&state)).await,
         "no `test_elicitation` call waits",
     );
     // A client that declared no elicitation is not asked: the server is told why (the

@@ -719,7 +719,8 @@ impl Session {
         };
         lock(&self.parked).remove(&nonce).ok_or_else(|| {
             format!(
-                "no `{tool}` call waits on this requestState (it was answered already, or                  waited too long); {again}"
+                "no `{tool}` call waits on this requestState (it was answered already, or waited \
+                 too long); {again}"
             )
         })
     }
