@@ -791,8 +791,10 @@ impl Typed<'_> {
             self.noted.then_some(continuation),
         )?;
         let mut text = texts.into_iter().next().unwrap_or_default();
-        text.push('\n');
-        text.push_str(&note);
+        if !note.is_empty() {
+            text.push('\n');
+            text.push_str(&note);
+        }
         let figures = Cut::without_spans(totals.chars, totals.lines, cut.chars);
         self.cuts.borrow_mut().push((text.clone(), cut));
         Some((text, figures))

@@ -266,41 +266,64 @@ pub(crate) fn fit_typed(
     if schema.validator.is_none() {
         return Typed::Over;
     }
-    let noted = noted.filter(|_| schema.admits_note && value.is_object());
-    // Room for the note: as wide as its figures can be, then less by what a cut was over.
-    let mut room = match noted {
-        Some(continuation) => {
-            let widest = note_of(original_chars, original_chars, &[], continuation);
-            allowance.saturating_sub(member_chars(&widest) + NOTE_PLACES_ROOM)
-        }
-        None => allowance,
+    let Some(cut) = cut_within(&mut node, schema, allowance, original_chars) else {
+        return Typed::Over;
     };
-    for _ in 0..NOTE_TRIES {
-        let Some(mut cut) = cut_within(&mut node, schema, room, original_chars) else {
-            return Typed::Over;
-        };
-        let Some(continuation) = noted else {
-            return Typed::Cut(cut);
-        };
-        let note = note_of(cut.chars, original_chars, &cut.summary(), continuation);
-        let chars = cut.chars + member_chars(&note);
-        if chars <= allowance
-            && let Value::Object(members) = &mut cut.value
-        {
-            members.insert(NOTE_MEMBER.to_owned(), Value::String(note));
-            cut.chars = chars;
-            return Typed::Cut(cut);
+    match noted.filter(|_| schema.admits_note && value.is_object()) {
+        Some(continuation) => {
+            Typed::Cut(with_note(cut, &mut node, schema, allowance, continuation))
         }
-        room = room.saturating_sub(chars - allowance.min(chars) + 1);
+        None => Typed::Cut(cut),
     }
-    Typed::Over
+}
+
+/// `cut` saying inside it that it was cut ([`NOTE_MEMBER`]: what was kept of how much and where
+/// the whole is; the places cut are in `_meta` and the texts' note), cut smaller to make room
+/// for it where it must be; `cut` as it is when no smaller cut leaves the room.
+fn with_note(
+    cut: StructureCut,
+    node: &mut cut::Node<'_>,
+    schema: &OutputSchema,
+    allowance: usize,
+    continuation: &crate::trim::Continuation<'_>,
+) -> StructureCut {
+    let noted = |mut cut: StructureCut| {
+        let note = note_of(cut.chars, cut.original_chars, &[], continuation);
+        let member = member_chars(&note);
+        if cut.chars + member > allowance {
+            return Err((cut, member));
+        }
+        if let Value::Object(members) = &mut cut.value {
+            members.insert(NOTE_MEMBER.to_owned(), Value::String(note));
+            cut.chars += member;
+        }
+        Ok(cut)
+    };
+    let (first, mut member) = match noted(cut) {
+        Ok(cut) => return cut,
+        Err(over) => over,
+    };
+    // The data's room is the allowance less the note's (its figures may take a char or two
+    // less once the cut is smaller: tried again).
+    for _ in 0..NOTE_TRIES {
+        let Some(smaller) = cut_within(
+            node,
+            schema,
+            allowance.saturating_sub(member),
+            first.original_chars,
+        ) else {
+            break;
+        };
+        match noted(smaller) {
+            Ok(cut) => return cut,
+            Err((_, more)) => member = more + 1,
+        }
+    }
+    first
 }
 
 /// Tries at a smaller room before a noted cut gives up.
 const NOTE_TRIES: usize = 4;
-/// Chars kept for the places a note names, beside its widest figures.
-const NOTE_PLACES_ROOM: usize = 96;
-
 /// The note a cut structure states in [`NOTE_MEMBER`]: its texts' note.
 fn note_of(
     kept: usize,
@@ -384,7 +407,8 @@ pub(crate) fn fit_with_copies(
             }
             Typed::Over => return None,
         };
-        // The texts repeat the tool's structure, not the note inside its cut.
+        // The texts repeat the tool's data, the note (with the places cut) after them; the
+        // note inside the cut is for a host that shows the structure alone.
         let texts = match cut.value.get(NOTE_MEMBER) {
             Some(_) => {
                 let mut value = cut.value.clone();

@@ -550,14 +550,18 @@ pub(crate) fn render_structure_note(
     push_grouped(&mut out, kept);
     out.push_str(" of ");
     push_grouped(&mut out, total);
-    out.push_str(" chars (");
-    out.push_str(&places[..places.len().min(SHOWN)].join(", "));
-    if places.len() > SHOWN {
-        out.push_str(", and ");
-        push_grouped(&mut out, places.len() - SHOWN);
-        out.push_str(" more");
+    out.push_str(" chars");
+    if !places.is_empty() {
+        out.push_str(" (");
+        out.push_str(&places[..places.len().min(SHOWN)].join(", "));
+        if places.len() > SHOWN {
+            out.push_str(", and ");
+            push_grouped(&mut out, places.len() - SHOWN);
+            out.push_str(" more");
+        }
+        out.push(')');
     }
-    out.push_str("); ");
+    out.push_str("; ");
     push_end(&mut out, continuation);
     out
 }

@@ -256,8 +256,11 @@ fn push_copies(
         fitted.push(out.len());
         out.push(Value::Object(block));
     }
-    fitted.push(out.len());
-    out.push(json!({ "type": "text", "text": note }));
+    // No note where the texts carry it (the structure's JSON, with the note inside the cut).
+    if !note.is_empty() {
+        fitted.push(out.len());
+        out.push(json!({ "type": "text", "text": note }));
+    }
 }
 
 /// Where a note says the rest is: `artifact ID, read it with read_artifact`.
