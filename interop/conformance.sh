@@ -40,6 +40,7 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 1' INT TERM
 
 # Starts `toolsmith ARGS… --http 127.0.0.1:0` and prints the URL it announces.
 start() {
