@@ -291,7 +291,7 @@ fn with_note(
         let note = note_of(cut.chars, cut.original_chars, &[], continuation);
         let member = member_chars(&note);
         if cut.chars + member > allowance {
-            return Err((cut, member));
+            return Err(Box::new((cut, member)));
         }
         if let Value::Object(members) = &mut cut.value {
             members.insert(NOTE_MEMBER.to_owned(), Value::String(note));
@@ -301,7 +301,7 @@ fn with_note(
     };
     let (first, mut member) = match noted(cut) {
         Ok(cut) => return cut,
-        Err(over) => over,
+        Err(over) => *over,
     };
     // The data's room is the allowance less the note's (its figures may take a char or two
     // less once the cut is smaller: tried again).
@@ -316,7 +316,7 @@ fn with_note(
         };
         match noted(smaller) {
             Ok(cut) => return cut,
-            Err((_, more)) => member = more + 1,
+            Err(over) => member = over.1 + 1,
         }
     }
     first
