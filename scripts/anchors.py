@@ -44,15 +44,20 @@ def main():
         "llmslim": lambda text, tokens: fit_text(text, tokens),
         "tooltrim": lambda text, tokens: compressor.compress(text, max_tokens=tokens).text,
     }
-    corpus = sorted(Path(sys.argv[1]).glob("*.out"))
+    # Both parts of the corpus: the held-out one's outputs named `held-out/NAME`.
+    root = Path(sys.argv[1])
+    corpus = sorted(root.glob("*.out")) + sorted(root.glob("held-out/*.out"))
     if not corpus:
         sys.exit(f"anchors.py: no output (*.out) in {sys.argv[1]}")
+
+    def output_name(path):
+        return str(path.relative_to(root).with_suffix(""))
     answers = {}
     for name, cut in libraries.items():
         answers[name] = {}
         for budget in BUDGETS:
             answers[name][str(budget)] = {
-                path.stem: largest_within(cut, path.read_bytes().decode("utf-8", errors="replace"), budget)
+                output_name(path): largest_within(cut, path.read_bytes().decode("utf-8", errors="replace"), budget)
                 for path in corpus
             }
     json.dump(answers, sys.stdout)

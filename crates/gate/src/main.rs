@@ -29,6 +29,7 @@ const ALLOWANCE: usize = 20_000;
 /// Every case, by name.
 const CASES: &[&str] = &[
     "fit_default_1mib",
+    "fit_default_512kib",
     "fit_positional_1mib",
     "fit_json_compact_1mib",
     "fit_json_as_text_1mib",
@@ -61,6 +62,8 @@ fn input(case: &str) -> Option<Input> {
     let positional = TrimStyle::head_tail(TrimStyle::DEFAULT_HEAD_RATIO);
     Some(match case {
         "fit_default_1mib" => Input::Text(inputs::log_of(MIB), TrimStyle::default()),
+        // The largest text read whole: what stands out in it is read besides the patterns.
+        "fit_default_512kib" => Input::Text(inputs::log_of(MIB / 2 - 256), TrimStyle::default()),
         "fit_positional_1mib" => Input::Text(inputs::log_of(MIB), positional),
         "fit_json_compact_1mib" => Input::Json(inputs::compact(MIB)),
         // The same JSON as a text result: the text fit tells it is JSON and cuts it as JSON

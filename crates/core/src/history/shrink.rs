@@ -9,11 +9,15 @@ use crate::trim::{self, Continuation, FullOutput, MarkedFull, Totals, TrimStyle}
 /// keeping `head_ratio` of the room from the top; `None` when it already fits.
 pub(super) fn shrink(text: &str, allowance: usize, head_ratio: f64) -> Option<String> {
     let artifact = earlier_artifact(text);
-    // The cut every path makes: errors and tracebacks outlive the passing lines around them.
+    // The cut every path makes: errors and tracebacks outlive the passing lines around them
+    // (found by the patterns: the model read this result whole when it came, and reading every
+    // line's shape again, in every old result, would cost a long history more than its cut).
     let trimmed = trim::fit_with(
         text,
         allowance,
-        &TrimStyle::head_tail(head_ratio).keeping_what_matters(),
+        &TrimStyle::head_tail(head_ratio)
+            .keeping_what_matters()
+            .by_patterns_alone(),
         &continuation(artifact.as_deref()),
     );
     trimmed

@@ -82,7 +82,9 @@ impl Capture {
         let cap = max_chars.saturating_add(1).saturating_mul(4);
         Capture {
             head: Vec::new(),
-            head_cap: cap,
+            // A stream up to what the salience reads whole is kept whole: its cut reads what
+            // stands out in it as a text's does.
+            head_cap: cap.max(super::salience::WHOLE_BYTES),
             tail: Vec::new(),
             tail_cap: cap,
             before_tail: None,
@@ -410,16 +412,17 @@ mod tests {
 
     #[test]
     fn a_long_stream_keeps_its_ends_and_exact_totals() {
+        // Past what a capture keeps whole (a stream up to it is read whole: `WHOLE_BYTES`).
         let mut capture = Capture::new(400);
-        for i in 0..10_000 {
+        for i in 0..100_000 {
             capture.push(format!("line {i}\n").as_bytes());
         }
         let Captured::Parts(parts) = capture.finish() else {
-            panic!("10,000 lines do not fit")
+            panic!("100,000 lines do not fit")
         };
-        assert_eq!(parts.totals().lines, 10_000);
+        assert_eq!(parts.totals().lines, 100_000);
         let shown = parts.fit(400, &TrimStyle::head_tail(0.3), &FullOutput::NotKept.into());
         assert!(shown.text().chars().count() <= 400);
-        assert!(shown.text().ends_with("line 9999\n"));
+        assert!(shown.text().ends_with("line 99999\n"));
     }
 }

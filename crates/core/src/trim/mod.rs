@@ -346,8 +346,9 @@ pub(crate) fn totals_and_salient_count(text: &str) -> (Totals, usize) {
     } else {
         salience::Found::Search(&searcher)
     };
-    // Warnings are salient too, but a summary counts the errors.
-    let parts = salience::scan(text, 0..text.len(), 1, found, usize::MAX)
+    // Warnings are salient too, but a summary counts the errors (the patterns' own: a summary
+    // of an old result is made for every one of a long history, so its shapes are not read).
+    let parts = salience::scan_as(text, 0..text.len(), 1, found, usize::MAX, false)
         .iter()
         .filter(|excerpt| excerpt.tier == salience::Tier::Error)
         .count();
@@ -414,7 +415,7 @@ mod tests {
     fn a_summary_counts_every_salient_part_however_many() {
         let searched = |text: &str| {
             let found = salience::Found::Search(&salience::Searcher::Default);
-            salience::scan(text, 0..text.len(), 1, found, usize::MAX)
+            salience::scan_as(text, 0..text.len(), 1, found, usize::MAX, false)
                 .iter()
                 .filter(|excerpt| excerpt.tier == salience::Tier::Error)
                 .count()

@@ -25,6 +25,9 @@ pub struct TrimStyle {
     pub(super) salience: Salience,
     /// When escapes and redraws are rendered away.
     pub(super) render: Render,
+    /// Whether a text is also read for what stands out in it (its rare shapes, its words of
+    /// failure: `salience::standout`) beside the salient patterns, when it is read whole.
+    pub(super) standouts: bool,
     /// Whether a text that is one JSON document is cut as JSON.
     pub(super) json: bool,
 }
@@ -65,6 +68,7 @@ impl TrimStyle {
             fold: false,
             salience: Salience::Off,
             render: Render::Never,
+            standouts: true,
             json: true,
         }
     }
@@ -80,6 +84,15 @@ impl TrimStyle {
         self.fold = true;
         self.salience = Salience::Default;
         self.render = Render::OnCut;
+        self
+    }
+
+    /// This style, its salient lines found by the patterns alone: what compacting a history
+    /// cuts (results the model read whole once), where reading every line's shape again would
+    /// cost more than the cut.
+    #[must_use]
+    pub(crate) fn by_patterns_alone(mut self) -> Self {
+        self.standouts = false;
         self
     }
 

@@ -290,7 +290,9 @@ impl Watch {
         }
         let (kept, half) = match excerpt.tier {
             salience::Tier::Error => (&mut self.errors, self.half),
-            salience::Tier::Warning => (&mut self.warnings, (self.half / 2).max(1)),
+            salience::Tier::Warning | salience::Tier::Rare => {
+                (&mut self.warnings, (self.half / 2).max(1))
+            }
         };
         if kept.first.len() < half && self.held_bytes + excerpt.text.len() <= self.max_bytes {
             self.held_bytes += excerpt.text.len();
@@ -346,14 +348,16 @@ mod tests {
     use super::*;
     use crate::trim::salience;
 
-    /// What a scan of the whole text finds, as the watch holds it.
+    /// What a scan of the text by its patterns finds (as of a text too long to be read whole,
+    /// the only kind whose middle is watched), as the watch holds it.
     fn scanned(text: &str) -> Vec<(usize, usize, String)> {
-        salience::scan(
+        salience::scan_as(
             text,
             0..text.len(),
             1,
             salience::Found::Search(&Searcher::Default),
             usize::MAX,
+            false,
         )
         .into_iter()
         .map(|e| (e.first_line, e.lines, text[e.bytes].to_owned()))

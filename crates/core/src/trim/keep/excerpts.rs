@@ -63,6 +63,7 @@ pub(super) fn candidates<'a>(
     head: &Walk<'_>,
     tail: &Walk<'_>,
     searcher: &Searcher,
+    standouts: bool,
 ) -> Vec<Candidate<'a>> {
     if !source.whole {
         return source
@@ -83,12 +84,13 @@ pub(super) fn candidates<'a>(
         Some(hits) => salience::Found::Surveyed(hits),
         None => salience::Found::Search(searcher),
     };
-    salience::scan(
+    salience::scan_as(
         text,
         head.bytes..end.max(head.bytes),
         head.covered + 1,
         found,
         MAX_CANDIDATES,
+        standouts && text.len() <= salience::WHOLE_BYTES,
     )
     .into_iter()
     .map(|e| Candidate {

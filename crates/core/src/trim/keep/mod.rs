@@ -280,10 +280,11 @@ impl<'s, 'a> Plan<'s, 'a> {
         if middle_first > middle_last {
             return Vec::new();
         }
-        let in_middle: Vec<Candidate<'a>> = candidates(self.source, &head, &tail, searcher)
-            .iter()
-            .filter_map(|c| within(c, middle_first, middle_last))
-            .collect();
+        let in_middle: Vec<Candidate<'a>> =
+            candidates(self.source, &head, &tail, searcher, self.style.standouts)
+                .iter()
+                .filter_map(|c| within(c, middle_first, middle_last))
+                .collect();
         if in_middle.is_empty() {
             return Vec::new();
         }
@@ -293,7 +294,7 @@ impl<'s, 'a> Plan<'s, 'a> {
         let cost = |candidate: &Candidate<'_>| {
             // A warning is costed at its bytes, no fewer than its chars as shown (a walk only
             // renders or folds lines away): warnings can be many, and a walk is not cheap.
-            if candidate.tier == salience::Tier::Warning {
+            if candidate.tier != salience::Tier::Error {
                 return (candidate.text.len() + per_block, candidate.lines);
             }
             let walk = walk_block(candidate, shown);

@@ -11,6 +11,10 @@ use std::ops::Range;
 use std::sync::OnceLock;
 
 mod anchors;
+mod standout;
+
+/// The largest text read whole for what stands out in it ([`standout`]).
+pub(crate) const WHOLE_BYTES: usize = standout::MAX_BYTES;
 
 use aho_corasick::{AhoCorasick, MatchKind};
 
@@ -126,12 +130,14 @@ const WARNINGS: &[&str] = PATTERNS
     .0;
 
 /// What a salient line is: an error's (errors, failures, panics, tracebacks, a record whose
-/// level is error, fatal, critical or panic) or a warning's, kept after them.
+/// level is error, fatal, critical or panic), a warning's, kept after them, or a line of a shape
+/// of its own in its output ([`standout`]), kept from what room is left after both.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub(crate) enum Tier {
     #[default]
     Error,
     Warning,
+    Rare,
 }
 
 /// What the level named at `at` (just after a level key) says: `Some(Tier::Error)` for error,
@@ -229,7 +235,7 @@ pub(crate) fn tier_of_line(line: &[u8]) -> Tier {
     for occurrence in found {
         match tier_of(line, occurrence) {
             Some(Tier::Error) => return Tier::Error,
-            Some(Tier::Warning) => tier = Tier::Warning,
+            Some(Tier::Warning | Tier::Rare) => tier = Tier::Warning,
             None => {}
         }
     }
@@ -409,16 +415,41 @@ pub(crate) enum Found<'a> {
     Surveyed(&'a [Hit]),
 }
 
-/// The excerpts of `text[range]`, in order (one may end where the next starts: the layout joins
-/// them); `first_line` is the number
-/// of the line `range` starts in (it starts a line). At most `limit` are gathered: the first
-/// `limit / 2` and the last `limit / 2`.
+/// [`scan_as`], the text read whole when it is up to [`WHOLE_BYTES`], as a cut reads it: what
+/// the tests here read.
+#[cfg(test)]
 pub(crate) fn scan(
     text: &str,
     range: Range<usize>,
     first_line: usize,
     found: Found<'_>,
     limit: usize,
+) -> Vec<Excerpt> {
+    scan_as(
+        text,
+        range,
+        first_line,
+        found,
+        limit,
+        text.len() <= WHOLE_BYTES,
+    )
+}
+
+/// The excerpts of `text[range]`, in order (one may end where the next starts: the layout joins
+/// them); `first_line` is the number of the line `range` starts in (it starts a line). At most
+/// `limit` are gathered: the first `limit / 2` and the last `limit / 2`.
+///
+/// A text read whole (`whole`: a cut's, up to [`WHOLE_BYTES`]) has what stands out in it
+/// ([`standout`]) salient beside what the patterns find, and an excerpt begins at its
+/// paragraph's header. A larger one, a stream's middle ([`Watch`](crate::trim::watch)), an
+/// old result of a history, by the patterns alone.
+pub(crate) fn scan_as(
+    text: &str,
+    range: Range<usize>,
+    first_line: usize,
+    found: Found<'_>,
+    limit: usize,
+    whole: bool,
 ) -> Vec<Excerpt> {
     let bytes = text.as_bytes();
     // The salient lines of the range: each line's start, its number when the survey knows it,
@@ -450,6 +481,14 @@ pub(crate) fn scan(
             )
         }
     };
+    // What the patterns found, and what stands out in this output whatever its tool: one list
+    // by line, the more severe tier of the two where both found a line.
+    let standouts = if whole {
+        standout::standouts(bytes, range.clone())
+    } else {
+        Vec::new()
+    };
+    let lines = with_standouts(lines.collect(), standouts);
     let half = (limit / 2).max(1);
     // Errors: the first `half`, then the latest `half` only. Warnings are placed after them
     // (where an error's excerpt holds one, it is the error's), at most `WARNINGS_KEPT` from each
@@ -470,12 +509,12 @@ pub(crate) fn scan(
         };
         counted_at = line_start;
         let salient = (line_start, counted_line);
-        if tier == Tier::Warning {
+        if tier != Tier::Error {
             keep_ends(
                 &mut warnings_first,
                 &mut warnings_latest,
                 half.min(WARNINGS_KEPT),
-                salient,
+                (salient, tier),
             );
             continue;
         }
@@ -486,6 +525,7 @@ pub(crate) fn scan(
             salient,
             covered,
             Tier::Error,
+            whole,
         );
         covered = excerpt.bytes.end;
         keep_ends(&mut first, &mut latest, half, excerpt);
@@ -500,7 +540,7 @@ pub(crate) fn scan(
     let mut all = Vec::with_capacity(errors.len() + 2 * WARNINGS_KEPT);
     let mut next_error = 0;
     let mut covered = range.start;
-    for salient in warnings_first.into_iter().chain(warnings_latest) {
+    for (salient, tier) in warnings_first.into_iter().chain(warnings_latest) {
         let line_start = salient.0;
         while next_error < errors.len() && errors[next_error].bytes.start <= line_start {
             covered = covered.max(errors[next_error].bytes.end);
@@ -512,13 +552,38 @@ pub(crate) fn scan(
         let limit = errors
             .get(next_error)
             .map_or(range.end, |error| error.bytes.start);
-        let excerpt = excerpt_at(bytes, range.clone(), limit, salient, covered, Tier::Warning);
+        let excerpt = excerpt_at(bytes, range.clone(), limit, salient, covered, tier, whole);
         covered = excerpt.bytes.end;
         all.push(excerpt);
     }
     all.extend(errors);
     all.sort_by_key(|excerpt| excerpt.bytes.start);
     all
+}
+
+/// `found` (each line's start, its number when known, its tier; in order) and `standouts` (each
+/// line's start and tier; in order) as one list in order, a line found by both at the more
+/// severe tier.
+fn with_standouts(
+    found: Vec<(usize, Option<usize>, Tier)>,
+    standouts: Vec<(usize, Tier)>,
+) -> Vec<(usize, Option<usize>, Tier)> {
+    if standouts.is_empty() {
+        return found;
+    }
+    let mut merged = Vec::with_capacity(found.len() + standouts.len());
+    let mut found = found.into_iter().peekable();
+    for (start, tier) in standouts {
+        while let Some(next) = found.next_if(|next| next.0 < start) {
+            merged.push(next);
+        }
+        match found.next_if(|next| next.0 == start) {
+            Some((start, number, found_tier)) => merged.push((start, number, found_tier.min(tier))),
+            None => merged.push((start, None, tier)),
+        }
+    }
+    merged.extend(found);
+    merged
 }
 
 /// How many warnings a scan keeps from each end of what it scans: a cut costs at most twice
@@ -547,6 +612,7 @@ fn excerpt_at(
     (line_start, line): (usize, usize),
     covered: usize,
     tier: Tier,
+    headed: bool,
 ) -> Excerpt {
     let salient_end = line_end(bytes, line_start, range.end);
     let (start, first_line) = match line_start.checked_sub(1) {
@@ -561,6 +627,12 @@ fn excerpt_at(
         }
         _ => (line_start, line),
     };
+    let (start, first_line) = if headed {
+        let under = continues(without_break(&bytes[line_start..salient_end]));
+        with_header(bytes, range.start.max(covered), start, first_line, under)
+    } else {
+        (start, first_line)
+    };
     let (end, block_lines) =
         block_end(bytes, line_start, salient_end, block_limit.max(salient_end));
     Excerpt {
@@ -570,6 +642,42 @@ fn excerpt_at(
         group: signature(without_break(&bytes[line_start..salient_end])),
         tier,
     }
+}
+
+/// How many lines above an excerpt its paragraph's first line may be for the excerpt to begin
+/// there: the header of a block of findings (a file's name over its findings, `In x.sh line 2:`
+/// over the source and the finding).
+const HEADER_REACH: usize = 3;
+
+/// Where an excerpt beginning at `start` (line `first_line`) begins once it holds its header:
+/// the first line of its paragraph (the line after a blank one; the text's first where the
+/// salient line is indented, `under` it) when that is at most [`HEADER_REACH`] lines above and
+/// not before `stop`; else where it was.
+fn with_header(
+    bytes: &[u8],
+    stop: usize,
+    start: usize,
+    first_line: usize,
+    under: bool,
+) -> (usize, usize) {
+    let mut at = start;
+    for above in 0..=HEADER_REACH {
+        // `at` is `above` lines above `start`: the paragraph's first line when a blank line is
+        // just above it (or the text begins there).
+        let paragraph_starts = (at == 0 && under)
+            || (at > stop && {
+                let before = crate::trim::after_last_break(bytes, stop, at - 1).unwrap_or(stop);
+                is_blank(&bytes[before..at])
+            });
+        if paragraph_starts {
+            return (at, first_line - above);
+        }
+        if above == HEADER_REACH || at <= stop || first_line <= above + 1 {
+            break;
+        }
+        at = crate::trim::after_last_break(bytes, stop, at - 1).unwrap_or(stop);
+    }
+    (start, first_line)
 }
 
 /// Whether a line continues the block above it: indented, or a diagnostic's numbered source
@@ -621,7 +729,7 @@ pub(crate) fn choose(
     mut cost: impl FnMut(usize) -> (usize, usize),
 ) -> Vec<usize> {
     let mut order: Vec<usize> = Vec::with_capacity(excerpts.len());
-    for tier in [Tier::Error, Tier::Warning] {
+    for tier in [Tier::Error, Tier::Warning, Tier::Rare] {
         order_fairly(excerpts, tier, &mut order);
     }
     let (mut left, mut lines_left) = (budget, line_budget);
@@ -635,7 +743,7 @@ pub(crate) fn choose(
         if chosen.len() == max {
             break;
         }
-        let warning = excerpts[i].tier == Tier::Warning;
+        let warning = excerpts[i].tier != Tier::Error;
         if warning && warnings_left == 0 {
             break;
         }

@@ -257,8 +257,15 @@ async fn through_proxy(text: &str, cap: usize, tokens: Option<TokenCap>) -> Stri
         .join("\n")
 }
 
-async fn run(dir: PathBuf, python_anchors: Option<PathBuf>, verbose: bool) -> Result<(), String> {
-    let cases = cases(&dir)?;
+/// The text paths' figures and the anchors', on one part of the corpus: its outputs in `dir`,
+/// every line's path named after `part` (`""` for the tuning part, `held-out/` for the other).
+async fn run(
+    dir: &Path,
+    part: &str,
+    python_anchors: Option<&Path>,
+    verbose: bool,
+) -> Result<(), String> {
+    let cases = cases(dir)?;
     if cases.is_empty() {
         return Err(format!("the corpus {} holds no output", dir.display()));
     }
@@ -307,21 +314,75 @@ async fn run(dir: PathBuf, python_anchors: Option<PathBuf>, verbose: bool) -> Re
                 };
                 figures.add(case, &shown, budget, path);
             }
-            println!("{}", figures.line(path, budget));
+            println!("{}", figures.line(&format!("{part}{path}"), budget));
             if verbose {
                 for missed in &figures.missed {
-                    eprintln!("  missed: {missed}");
+                    eprintln!("  missed: {part}{missed}");
                 }
             }
         }
     }
-    run_anchors(&cases, python_anchors, verbose)
+    run_anchors(&cases, part, python_anchors, verbose)
+}
+
+/// The corpus's two parts, as `tools.txt` lists them: every output listed, in the part it is in
+/// (the top folder or `held-out/`), and no tool in both. Prints how many outputs and tools each
+/// part has.
+fn check_parts(dir: &Path) -> Result<(), String> {
+    let path = dir.join("tools.txt");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut listed = std::collections::HashMap::new();
+    let mut tools: std::collections::HashMap<&str, std::collections::HashSet<&str>> =
+        std::collections::HashMap::new();
+    for line in text
+        .lines()
+        .filter(|line| !line.starts_with('#') && !line.is_empty())
+    {
+        let mut fields = line.split('\t');
+        let (Some(part), Some(name), Some(tool)) = (fields.next(), fields.next(), fields.next())
+        else {
+            return Err(format!(
+                "{}: `{line}` is not PART<tab>OUTPUT<tab>TOOL",
+                path.display()
+            ));
+        };
+        listed.insert(name, part);
+        tools.entry(part).or_default().insert(tool);
+    }
+    for (part, folder) in [
+        ("tuning", dir.to_path_buf()),
+        ("held-out", dir.join("held-out")),
+    ] {
+        let outputs = corpus::read(&folder)?;
+        for output in &outputs {
+            if listed.get(output.name.as_str()) != Some(&part) {
+                return Err(format!(
+                    "{} is in the {part} part, and tools.txt does not list it there",
+                    output.name
+                ));
+            }
+        }
+        let count = tools.get(part).map_or(0, std::collections::HashSet::len);
+        println!("# {part}: {} outputs of {count} tools", outputs.len());
+    }
+    if let (Some(tuning), Some(held)) = (tools.get("tuning"), tools.get("held-out"))
+        && let Some(both) = tuning.intersection(held).next()
+    {
+        return Err(format!("the tool {both} is in both parts of the corpus"));
+    }
+    Ok(())
 }
 
 /// The anchors' figures, on the same corpus: each reimplemented cut at every budget (its whole
 /// answer within the budget's chars) and at its own default, and the Python libraries' answers
 /// read from `python` (written by `scripts/anchors.py`: `{library: {budget: {output: text}}}`).
-fn run_anchors(cases: &[Case], python: Option<PathBuf>, verbose: bool) -> Result<(), String> {
+fn run_anchors(
+    cases: &[Case],
+    part: &str,
+    python: Option<&Path>,
+    verbose: bool,
+) -> Result<(), String> {
     // `allowance`: what the fill is counted against (a budget's chars; for a limit in lines,
     // no chars at all: the output's size).
     let report = |name: &str,
@@ -332,10 +393,10 @@ fn run_anchors(cases: &[Case], python: Option<PathBuf>, verbose: bool) -> Result
         for case in cases {
             figures.add(case, &shown(case)?, allowance, name);
         }
-        println!("{}", figures.line(name, budget));
+        println!("{}", figures.line(&format!("{part}{name}"), budget));
         if verbose {
             for missed in &figures.missed {
-                eprintln!("  missed: {missed}");
+                eprintln!("  missed: {part}{missed}");
             }
         }
         Ok::<(), String>(())
@@ -361,7 +422,7 @@ fn run_anchors(cases: &[Case], python: Option<PathBuf>, verbose: bool) -> Result
         )?;
     }
     let Some(python) = python else { return Ok(()) };
-    let text = std::fs::read_to_string(&python)
+    let text = std::fs::read_to_string(python)
         .map_err(|e| format!("cannot read the anchors' answers {}: {e}", python.display()))?;
     let answers: std::collections::BTreeMap<
         String,
@@ -381,7 +442,8 @@ fn run_anchors(cases: &[Case], python: Option<PathBuf>, verbose: bool) -> Result
                 ));
             };
             report(&format!("anchor:{library}"), budget, budget, &|case| {
-                outputs.get(&case.output.name).cloned().ok_or_else(|| {
+                let name = format!("{part}{}", case.output.name);
+                outputs.get(&name).cloned().ok_or_else(|| {
                     format!(
                         "{library} has no answer for {} at {budget} chars",
                         case.output.name
@@ -638,10 +700,17 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
-    let typed = dir.clone();
     match runtime.block_on(async move {
-        run(dir, python_anchors, verbose).await?;
-        run_typed(&typed, verbose).await
+        check_parts(&dir)?;
+        run(&dir, "", python_anchors.as_deref(), verbose).await?;
+        run(
+            &dir.join("held-out"),
+            "held-out/",
+            python_anchors.as_deref(),
+            verbose,
+        )
+        .await?;
+        run_typed(&dir, verbose).await
     }) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(why) => {

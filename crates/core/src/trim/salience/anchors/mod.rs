@@ -622,7 +622,7 @@ mod tests {
     fn real_outputs_make_few_candidates_beyond_their_patterns() {
         // The outputs of real tools in the test corpus: build logs, test runs, stack traces.
         let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus");
-        let mut read = 0;
+        let (mut read, mut false_in_all, mut bytes_in_all) = (0, 0, 0);
         for entry in std::fs::read_dir(&corpus).expect("the test corpus") {
             let path = entry.expect("a corpus entry").path();
             if path.extension().is_none_or(|extension| extension != "out") {
@@ -637,15 +637,23 @@ mod tests {
                 .filter(|&at| anchors.iter().any(|anchor| bytes[at..].starts_with(anchor)))
                 .count();
             let false_candidates = candidates(&bytes) - true_anchors;
-            // At most one position in 4,000 (250 a megabyte) is a candidate for nothing.
+            // At most one position in 4,000 (250 a megabyte) over the corpus is a candidate for
+            // nothing, and one in 500 in any output (one of hex object ids, `git fsck`, has one in
+            // 630).
             assert!(
-                false_candidates * 4_000 <= bytes.len(),
+                false_candidates * 500 <= bytes.len(),
                 "{}: {false_candidates} false candidates in {} bytes",
                 path.display(),
                 bytes.len()
             );
             read += 1;
+            false_in_all += false_candidates;
+            bytes_in_all += bytes.len();
         }
         assert!(read >= 8, "the corpus holds {read} outputs");
+        assert!(
+            false_in_all * 4_000 <= bytes_in_all,
+            "{false_in_all} false candidates in {bytes_in_all} bytes"
+        );
     }
 }
