@@ -13,9 +13,11 @@
 //!   came, but a tool result is cut to the cap and its whole kept as an artifact. It speaks to
 //!   each side in its own era of the protocol (the handshake's, or 2026-07-28's).
 //!
-//! Whatever sends a result — the proxy's relayed answers, `McpServer`'s after a registry's cut
-//! — sends it through one owner of what is sent: the structure cut by its schema, the texts
-//! that repeat it written again from the cut, media, the link to the artifact, a cap in tokens.
+//! The proxy's relayed answers are fitted by `outgoing`: the structure cut by its schema, the
+//! texts that repeat it written again from the cut, media, the link to the artifact, a cap in
+//! tokens. `McpServer` sends what the registry's own fit made of a result
+//! (`registry/fit.rs`), with `outgoing`'s link to the artifact only: two owners of fitting a
+//! result, not yet one.
 
 mod approve;
 mod caps;

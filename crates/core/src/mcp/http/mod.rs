@@ -11,10 +11,10 @@
 //! limit (`table.rs`). What it holds is bounded: bodies one by one (413) and together (503),
 //! the time to send headers, and an `accept` that fails for want of descriptors backs off and
 //! sheds idle connections rather than spin.
-
 //!
-//! A layer of its own, below the client, the server and the proxy: it knows JSON-RPC lines
-//! ([`wire`]) and links ([`Link`]), not what a session does with them. The files: the options
+//! A layer of its own, below the server and the proxy (the proxy's upstreams over HTTP are
+//! reached through it too; the library's `McpClient` uses rmcp's transport): it knows
+//! JSON-RPC lines ([`wire`]) and links ([`Link`]), not what a session does with them. The files: the options
 //! (`options.rs`), the listener and its accept loop (`listen.rs`), the routes of the endpoint
 //! (`routes.rs`), the event streams of answers (`events.rs`), the guard (`guard.rs`), the
 //! limits per principal (`limits.rs`), the table of sessions (`table.rs`); and the client

@@ -1,6 +1,7 @@
-//! Sending a fitted result: the one owner of what a tool result, or a resource's contents, is
-//! made into on its way to an MCP client — the proxy's relayed answers and `serve`'s link after
-//! a registry's cut both come through here. Every byte a cut leaves out is kept as an artifact;
+//! Sending a fitted result: what a relayed tool result, or a resource's contents, is made into
+//! on its way to an MCP client — the proxy's answers come through here, and `serve`'s link
+//! after a registry's cut (the registry's own fit, `registry/fit.rs`, makes the rest of what
+//! `serve` sends: two owners of fitting a result, not yet one). Every byte a cut leaves out is kept as an artifact;
 //! everything else in a result passes as it came.
 //!
 //! A tool result goes through [`tool_result`] in steps, top to bottom:
