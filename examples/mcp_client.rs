@@ -28,9 +28,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
             .tool(list_issues())
             .budget(BudgetPolicy::default().with_batch_budget_chars(1_000_000))
             .build()?;
-        return toolsmith::mcp::McpServer::new(registry)?
+        toolsmith::mcp::McpServer::new(registry)?
             .serve_stdio()
-            .await;
+            .await?;
+        return Ok(());
     }
 
     let tracker = McpClient::stdio("tracker", std::env::current_exe()?.to_string_lossy())

@@ -33,5 +33,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         "serving {} tools over MCP on stdio",
         registry.tools().count()
     );
-    toolsmith::mcp::serve_stdio(registry).await
+    toolsmith::mcp::serve_stdio(registry).await?;
+    Ok(())
 }

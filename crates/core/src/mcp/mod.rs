@@ -48,7 +48,7 @@ pub use client::{
 pub use http::{HttpError, HttpOptions, HttpServer, Limits, METRICS_PATH};
 pub use metrics::{Metrics, MetricsOptions, OTHER_TOOL};
 pub use relay::{Copies, Prefix, Proxy, ProxyError, Upstream};
-pub use server::{McpServer, serve_stdio};
+pub use server::{McpServer, ServeError, serve_stdio};
 pub use transport::refuse_stdio;
 
 #[doc(hidden)]

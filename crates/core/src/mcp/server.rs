@@ -43,12 +43,26 @@ use crate::tool::{Event, LogLevel, Media, MediaKind};
 ///
 /// # Errors
 ///
-/// When the MCP session cannot be set up or ends abnormally (an input that ends before the
-/// client asked anything is not an error).
-pub async fn serve_stdio(
-    registry: Registry,
-) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+/// [`ServeError`]: a tool that MCP's dialect cannot state, or a session that cannot be set up
+/// or ends abnormally (an input that ends before the client asked anything is not an error).
+pub async fn serve_stdio(registry: Registry) -> Result<(), ServeError> {
     McpServer::new(registry)?.serve_stdio().await
+}
+
+/// Why serving a registry over MCP on stdio failed, a variant a caller can match.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// A tool's schema cannot be stated in MCP's dialect (its name and the keyword are said).
+    #[error(transparent)]
+    Schema(#[from] DialectError),
+    /// The session could not be set up: the client's first messages were not a session's
+    /// start, or the transport failed before it was.
+    #[error("the MCP session could not be set up ({0})")]
+    Setup(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The session's task ended abnormally (it panicked or was cancelled).
+    #[error("the MCP session ended abnormally ({0})")]
+    Ended(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// The MCP handler of a [`Registry`]. Serve it on any rmcp transport, or on stdio with
@@ -203,9 +217,10 @@ impl McpServer {
     ///
     /// # Errors
     ///
-    /// When the MCP session cannot be set up or ends abnormally (an input that ends before the
-    /// client asked anything is not an error).
-    pub async fn serve_stdio(mut self) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// [`ServeError::Setup`] when the MCP session cannot be set up, [`ServeError::Ended`] when
+    /// it ends abnormally (an input that ends before the client asked anything is not an
+    /// error).
+    pub async fn serve_stdio(mut self) -> Result<(), ServeError> {
         let closed = CancellationToken::new();
         // Pipes (as a client starts its server) on the runtime's reactor: a message crosses no
         // thread of tokio's blocking pool.
@@ -217,9 +232,12 @@ impl McpServer {
             Ok(service) => service,
             // The input ended before the client asked anything: nothing is owed.
             Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
-            Err(error) => return Err(error.into()),
+            Err(error) => return Err(ServeError::Setup(Box::new(error))),
         };
-        service.waiting().await?;
+        service
+            .waiting()
+            .await
+            .map_err(|error| ServeError::Ended(Box::new(error)))?;
         Ok(())
     }
 

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::media::media_of;
 use super::store::{store, store_and_give_back, store_media};
 use super::structure::kept_as;
-use super::{Fitting, MAX_BLOCKS, Report, artifact_link, full_output};
+use super::{CutFacts, Fitting, MAX_BLOCKS, artifact_link, full_output};
 use crate::figures::grouped;
 use crate::tool::left_out_note;
 use crate::trim::{self, Continuation, FullOutput, TrimStyle};
@@ -128,7 +128,7 @@ pub(super) async fn fit(
     content: Blocks,
     fitting: &Fitting,
     style: &TrimStyle,
-    report: &mut Report,
+    report: &mut CutFacts,
 ) -> Vec<Value> {
     let Blocks {
         blocks,
@@ -160,7 +160,7 @@ async fn leave_out_media(
     blocks: impl Iterator<Item = Value>,
     fitted: &[usize],
     fitting: &Fitting,
-    report: &mut Report,
+    report: &mut CutFacts,
 ) -> Vec<Item> {
     let mut items = Vec::new();
     let mut media_kept = 0usize;
@@ -204,7 +204,7 @@ async fn leave_out_media(
 
 /// Blocks past the most a result carries, kept as they were, as one artifact: the note that
 /// stands for them.
-async fn keep_beyond(beyond: (usize, String), fitting: &Fitting, report: &mut Report) -> String {
+async fn keep_beyond(beyond: (usize, String), fitting: &Fitting, report: &mut CutFacts) -> String {
     let (count, lines) = beyond;
     report.received_chars += lines.chars().count() as u64;
     let stored = store(fitting, lines).await;
@@ -224,7 +224,7 @@ async fn keep_beyond(beyond: (usize, String), fitting: &Fitting, report: &mut Re
 async fn pass_others(
     items: Vec<Item>,
     fitting: &Fitting,
-    report: &mut Report,
+    report: &mut CutFacts,
 ) -> (Vec<Item>, usize) {
     let half = fitting.cap / 2;
     let mut fixed_chars = 0usize;
@@ -311,7 +311,7 @@ async fn share_texts(
     room: usize,
     fitting: &Fitting,
     style: &TrimStyle,
-    report: &mut Report,
+    report: &mut CutFacts,
 ) -> Vec<(usize, Value)> {
     let separators = join_small_texts(kept, room);
     let texts: Vec<(usize, usize)> = kept

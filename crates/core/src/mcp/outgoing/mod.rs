@@ -94,7 +94,7 @@ impl Fitting {
 
 /// What fitting did to one result, for the gateway's metrics and traces and the result's
 /// `_meta`: the registry's cut facts, one type for both.
-pub(crate) use crate::registry::facts::CutFacts as Report;
+pub(crate) use crate::registry::facts::CutFacts;
 
 /// The most content blocks a result keeps as blocks; the rest are kept as an artifact, and
 /// never built into values (an answer of a million tiny blocks costs what its text costs).
@@ -108,7 +108,7 @@ pub(crate) async fn tool_result(
     raw: &RawValue,
     call: &Call<'_>,
     fitting: &Fitting,
-) -> Result<(Value, Report), String> {
+) -> Result<(Value, CutFacts), String> {
     let Some(cap) = &fitting.tokens else {
         return tool_result_in_chars(raw, call, fitting).await;
     };
@@ -141,8 +141,8 @@ async fn tool_result_in_chars(
     raw: &RawValue,
     call: &Call<'_>,
     fitting: &Fitting,
-) -> Result<(Value, Report), String> {
-    let mut report = Report::default();
+) -> Result<(Value, CutFacts), String> {
+    let mut report = CutFacts::default();
     let mut read = read(raw, &mut report)?;
     send_copies(&mut read, call.copies(), &mut report);
     let rest = rest_of(std::mem::take(&mut read.parsed.rest))?;
@@ -209,7 +209,7 @@ struct Read {
 /// Reads a tool result within bounds; a structure that cannot be read is left out, a note
 /// saying why. A list's items sent a text each past the blocks a result keeps are read back
 /// as blocks: they are written again from the list's cut.
-fn read(raw: &RawValue, report: &mut Report) -> Result<Read, String> {
+fn read(raw: &RawValue, report: &mut CutFacts) -> Result<Read, String> {
     let mut parsed =
         bounded::call_result(raw.get(), MAX_BLOCKS).map_err(|error| error.to_string())?;
     let structure = match parsed.structured.take() {
@@ -247,7 +247,7 @@ fn read(raw: &RawValue, report: &mut Report) -> Result<Read, String> {
 
 /// Leaves out the copy of a structured result the server is set not to send. What is left out
 /// was received (the figures say so), not cut: it is the same data as what is sent.
-fn send_copies(read: &mut Read, copies: Copies, report: &mut Report) {
+fn send_copies(read: &mut Read, copies: Copies, report: &mut CutFacts) {
     match copies {
         // Counted as received when it was read.
         Copies::TextOnly => read.structure = None,
@@ -280,7 +280,7 @@ async fn place_structure(
     call: &Call<'_>,
     is_error: bool,
     fitting: &Fitting,
-    report: &mut Report,
+    report: &mut CutFacts,
 ) -> structure::Placed {
     let content_chars: usize = content.iter().map(visible_chars).sum();
     let structure_chars = crate::structure::compact_chars(&value);
@@ -312,7 +312,7 @@ fn assemble(
     structured: Option<Value>,
     is_error: bool,
     rest: Map<String, Value>,
-    report: &Report,
+    report: &CutFacts,
 ) -> Value {
     let mut result = Map::new();
     result.insert("content".to_owned(), Value::Array(content));
@@ -422,7 +422,7 @@ fn insert_meta(result: &mut Map<String, Value>, facts: Value) {
 pub(crate) fn over_cap_result(
     tool: &str,
     fitted: &Value,
-    report: &mut Report,
+    report: &mut CutFacts,
     fitting: &Fitting,
     why: OverCapWhy,
 ) -> Value {

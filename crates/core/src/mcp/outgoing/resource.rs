@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::blocks::{self, Blocks};
 use super::tokens::hold_tokens;
-use super::{Fitting, Report};
+use super::{CutFacts, Fitting};
 use crate::trim::TrimStyle;
 
 /// Fits a `resources/read` result to the cap: text contents share it, blobs follow the media
@@ -64,7 +64,7 @@ async fn resource_contents_in_chars(result: Value, fitting: &Fitting) -> Value {
         Blocks::only(blocks),
         fitting,
         &TrimStyle::default(),
-        &mut Report::default(),
+        &mut CutFacts::default(),
     )
     .await;
     let contents: Vec<Value> = fitted

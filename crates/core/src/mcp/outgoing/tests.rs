@@ -149,7 +149,7 @@ fn fit_typed_result(
     schema: &Value,
     cap: usize,
     send: Copies,
-) -> (Value, Report, usize) {
+) -> (Value, CutFacts, usize) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();

@@ -77,7 +77,7 @@ struct Counted {
     /// The tool's name: the server's for it, or the proxy's own.
     tool: String,
     /// What fitting did, for a result that was fitted.
-    report: Option<outgoing::Report>,
+    report: Option<outgoing::CutFacts>,
     /// Whether the result is an error result.
     is_error: bool,
 }
