@@ -103,13 +103,14 @@ impl Capture {
     }
 
     /// Gathers what a cut in `style` keeps from a middle it does not hold: the stream's salient
-    /// lines as it passes (see [`Salience`](super::Salience); at most 64 parts, in about as much memory as the
-    /// head), and, when the style folds, the lossless run of the head's last line followed past
-    /// the head (a line and a half of memory).
+    /// lines as it passes (see [`Salience`](super::Salience); at most 64 parts, in about as much
+    /// memory as the tail: what a cut of the allowance can show, however large the head kept
+    /// to read a short stream whole), and, when the style folds, the lossless run of the head's
+    /// last line followed past the head (a line and a half of memory).
     #[must_use]
     pub(crate) fn keeping(mut self, style: &TrimStyle) -> Self {
         self.watch = super::salience::searcher(style.salience)
-            .map(|searcher| Watch::new(searcher, MAX_HELD, self.head_cap));
+            .map(|searcher| Watch::new(searcher, MAX_HELD, self.tail_cap));
         self.follow_runs = style.fold.then_some(style.render != super::Render::Never);
         self
     }

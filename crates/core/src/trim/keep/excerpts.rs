@@ -90,7 +90,7 @@ pub(super) fn candidates<'a>(
         head.covered + 1,
         found,
         MAX_CANDIDATES,
-        standouts && text.len() <= salience::WHOLE_BYTES,
+        standouts && salience::reads_whole(text),
     )
     .into_iter()
     .map(|e| Candidate {

@@ -16,6 +16,12 @@ mod standout;
 /// The largest text read whole for what stands out in it ([`standout`]).
 pub(crate) const WHOLE_BYTES: usize = standout::MAX_BYTES;
 
+/// Whether a cut reads `text` whole: for what stands out in it, each excerpt from its
+/// paragraph's header.
+pub(crate) fn reads_whole(text: &str) -> bool {
+    text.len() <= WHOLE_BYTES
+}
+
 use aho_corasick::{AhoCorasick, MatchKind};
 
 use super::bytes::{count_chars_and_newlines, count_newlines, is_blank, line_end, without_break};
@@ -425,14 +431,7 @@ pub(crate) fn scan(
     found: Found<'_>,
     limit: usize,
 ) -> Vec<Excerpt> {
-    scan_as(
-        text,
-        range,
-        first_line,
-        found,
-        limit,
-        text.len() <= WHOLE_BYTES,
-    )
+    scan_as(text, range, first_line, found, limit, reads_whole(text))
 }
 
 /// The excerpts of `text[range]`, in order (one may end where the next starts: the layout joins
